@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The test command behind `npm test`: build, typecheck, lint, unit tests, then the root-only
+# namespace and end-to-end tests. Usage: scripts/test.sh [all|unit|ns|e2e|stress]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-all}
+
+run_node_tests() { # $1: folder under test/
+  mapfile -t files < <(find "test/$1" -name '*.test.ts' | sort)
+  if [ "${#files[@]}" -eq 0 ]; then echo "no tests in test/$1"; return 0; fi
+  node --import tsx --test --test-concurrency=1 --test-reporter=spec "${files[@]}"
+}
+
+need_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "############################################################" >&2
+    echo "## SKIPPED: test/$1 needs root (network namespaces).       ##" >&2
+    echo "## Run 'sudo npm test' to run them.                        ##" >&2
+    echo "############################################################" >&2
+    return 1
+  fi
+}
+
+case "$mode" in
+  all)
+    npm run build
+    npx tsc --noEmit
+    npx eslint .
+    run_node_tests unit
+    if need_root ns; then run_node_tests ns; run_node_tests e2e; fi
+    ;;
+  unit) run_node_tests unit ;;
+  ns) need_root ns && run_node_tests ns ;;
+  e2e) need_root e2e && run_node_tests e2e ;;
+  *) echo "usage: $0 [all|unit|ns|e2e]" >&2; exit 2 ;;
+esac
