@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
+bash scripts/deps.sh
 
 run_node_tests() { # $1: folder under test/
   mapfile -t files < <(find "test/$1" -name '*.test.ts' | sort)

@@ -1,0 +1,53 @@
+// `npm run bench [-- name...]`: runs the suite's benchmarks and writes bench-results/<stamp>.{md,json}.
+// Every figure is a ratio to a baseline measured in the same run (node -e 0, the reference Go
+// plugins in /usr/lib/cni, a bare veth path), never an absolute number compared across runs.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, hostname } from 'node:os';
+import { join } from 'node:path';
+import { benchLoopback } from './loopback.ts';
+import { ROOT, type BenchResult } from './util.ts';
+
+type Bench = () => BenchResult[] | Promise<BenchResult[]>;
+
+const BENCHES: Record<string, Bench> = {
+  loopback: () => benchLoopback(),
+};
+
+function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {
+  const lines = ['| benchmark | figure | value | baseline | ratio | target |', '|---|---|---|---|---|---|'];
+  for (const { bench, rows } of sections) {
+    for (const r of rows) {
+      const target = r.target === undefined ? '' : `${r.target} ${r.ok === false ? 'MISSED' : 'met'}`;
+      lines.push(`| ${bench} | ${r.name} | ${r.value} ${r.unit} | ${r.baseline ?? ''} | ${r.ratio ?? ''} | ${target} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const unknown = wanted.filter((w) => !(w in BENCHES));
+  if (unknown.length > 0) throw new Error(`unknown benchmark(s) ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
+  if (process.getuid?.() !== 0) throw new Error('benchmarks create network namespaces: run as root');
+  const names = wanted.length > 0 ? wanted : Object.keys(BENCHES);
+  const sections: Array<{ bench: string; rows: BenchResult[] }> = [];
+  for (const name of names) {
+    process.stderr.write(`bench ${name} ...\n`);
+    const run = BENCHES[name];
+    if (run !== undefined) sections.push({ bench: name, rows: await run() });
+  }
+  const table = formatTable(sections);
+  process.stdout.write(`${table}\n`);
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const dir = join(ROOT, 'bench-results');
+  mkdirSync(dir, { recursive: true });
+  const meta = { date: new Date().toISOString(), host: hostname(), cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version };
+  writeFileSync(join(dir, `${stamp}.json`), JSON.stringify({ meta, sections }, null, 2));
+  writeFileSync(join(dir, `${stamp}.md`), `# weft benchmarks ${meta.date}\n\n${meta.cpus} x ${meta.cpu ?? '?'}, node ${meta.node}\n\n${table}\n`);
+  process.stderr.write(`wrote bench-results/${stamp}.{md,json}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exit(1);
+});

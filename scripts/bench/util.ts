@@ -1,0 +1,85 @@
+// Shared benchmark helpers: timing of whole commands, statistics, and the BenchResult row type.
+import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** One figure of a benchmark; ratio is value / baseline value measured in the same run. */
+export interface BenchResult {
+  name: string;
+  value: number;
+  unit: string;
+  baseline?: string;
+  ratio?: number;
+  target?: string;
+  ok?: boolean;
+}
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DIST = join(ROOT, 'dist', 'bin');
+
+/** Path of a built executable; throws a clear message when `npm run build` has not run. */
+export function distBin(name: string): string {
+  const p = join(DIST, name);
+  if (!existsSync(p)) throw new Error(`${p} is missing: run npm run build first`);
+  return p;
+}
+
+export interface Command {
+  cmd: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  /** Checked after every run so a failing command is never timed as a fast one. */
+  expectStatus?: number;
+}
+
+/** Runs a command once and returns its wall time in milliseconds. */
+export function timeOnce(c: Command): number {
+  const opts: SpawnSyncOptions = { env: c.env ?? process.env, input: c.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] };
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(c.cmd, c.args, opts);
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const want = c.expectStatus ?? 0;
+  if (r.status !== want) {
+    throw new Error(`${c.cmd} ${c.args.join(' ')} exited ${String(r.status)} (want ${want}): ${String(r.stdout)} ${String(r.stderr)}`);
+  }
+  return ms;
+}
+
+/**
+ * Times several commands interleaved (a, b, c, a, b, c, ...) so that drift in machine load hits
+ * them all alike; returns the samples of each, after `warmup` untimed rounds.
+ */
+export function timeInterleaved(commands: Command[], runs: number, warmup = 3): number[][] {
+  const samples = commands.map(() => [] as number[]);
+  for (let i = 0; i < warmup + runs; i++) {
+    commands.forEach((c, j) => {
+      const ms = timeOnce(c);
+      if (i >= warmup) samples[j]?.push(ms);
+    });
+  }
+  return samples;
+}
+
+/** Median of the samples. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[m] ?? NaN) : ((s[m - 1] ?? NaN) + (s[m] ?? NaN)) / 2;
+}
+
+/** The q-quantile (0..1) of the samples, nearest rank. */
+export function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? NaN;
+}
+
+/** The `node -e 0` baseline command: Node's own start-up, the floor of every plugin call. */
+export const NODE_BASELINE: Command = { cmd: process.execPath, args: ['-e', '0'] };
+
+/** Rounds for display. */
+export function round(x: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}

@@ -1,0 +1,52 @@
+// `npm run build`: generated validators, the native addon, then one esbuild bundle per executable.
+// Each bundle is CommonJS (a lone file in /opt/cni/bin has no package.json saying "module"),
+// minified, with the addon embedded, and starts with a marker line that lib/cni/delegate.ts
+// reads to recognise our own bundles for in-process delegation.
+import { build } from 'esbuild';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildAddon, embedAddonPlugin } from './build/addon.ts';
+import { ENTRIES } from './build/entries.ts';
+import { generateValidators } from './gen-validators.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  const started = performance.now();
+  await generateValidators();
+  const addonPath = await buildAddon();
+  const outDir = join(root, 'dist', 'bin');
+  mkdirSync(outDir, { recursive: true });
+  const entries = only.length > 0 ? ENTRIES.filter((e) => only.includes(e.name)) : ENTRIES;
+  await Promise.all(
+    entries.map(async (entry) => {
+      const outfile = join(outDir, entry.name);
+      await build({
+        entryPoints: [join(root, entry.source)],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        target: 'node20',
+        format: 'cjs',
+        minify: true,
+        legalComments: 'none',
+        logLevel: 'warning',
+        // import.meta.url is only read on the source-tree path of lib/sys (never in a bundle).
+        logOverride: { 'empty-import-meta': 'silent' },
+        banner: { js: `#!/usr/bin/env node\n// weft-bundle ${entry.name} ${version}` },
+        plugins: [embedAddonPlugin(addonPath)],
+      });
+      chmodSync(outfile, 0o755);
+    }),
+  );
+  const ms = Math.round(performance.now() - started);
+  process.stderr.write(`built ${entries.map((e) => e.name).join(', ')} into dist/bin in ${ms} ms\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`build failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,12 @@
+// The executables weft ships: each becomes one self-contained bundle dist/bin/<name>.
+export interface Entry {
+  /** File name under dist/bin/ (what a runtime finds on CNI_PATH). */
+  name: string;
+  /** TypeScript entry point, relative to the repository root. */
+  source: string;
+}
+
+export const ENTRIES: readonly Entry[] = [
+  { name: 'loopback', source: 'plugins/loopback/main.ts' },
+  { name: 'host-local', source: 'ipam/host-local/main.ts' },
+];

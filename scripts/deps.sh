@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what weft's tests, demo and benchmarks need when it is missing: Debian packages
+# (as root, through apt) and the npm packages of package-lock.json. Quiet and quick when all is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(iproute2 iptables nftables iperf3 ethtool conntrack util-linux procps
+  containernetworking-plugins etcd-server etcd-client podman runc busybox-static
+  python3 make g++)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "weft: missing Debian packages (${missing[*]}); run as root to install them" >&2
+  else
+    echo "weft: installing Debian packages: ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}" >&2
+  fi
+fi
+
+# npm packages: install from the lock file when node_modules is missing or older than it.
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "weft: installing npm packages (npm ci)" >&2
+  npm ci --no-audit --no-fund >&2
+fi
