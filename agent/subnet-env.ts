@@ -1,0 +1,94 @@
+// /run/flannel/subnet.env: written by weftd once it holds a lease, read by the flannel CNI plugins.
+// Format as flannel writes it: KEY=VALUE lines, FLANNEL_SUBNET being the node's first usable
+// address with the lease's prefix length (the bridge gateway), e.g. 10.244.3.1/24.
+import { randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { formatCidr4, formatIPv4, parseCidr4, parseCidr4Loose, prefixSize, containsIPv4 } from './config/cidr4.ts';
+
+/** The content of subnet.env, with the subnet in its gateway form ("10.244.3.1/24"). */
+export interface SubnetEnv {
+  network: string;
+  subnet: string;
+  mtu: number;
+  ipMasq: boolean;
+}
+
+/** What weftd knows when it writes the file: the lease's subnet in network form ("10.244.3.0/24"). */
+export interface SubnetEnvInput {
+  network: string;
+  leaseSubnet: string;
+  mtu: number;
+  ipMasq: boolean;
+}
+
+/** Renders subnet.env text from the lease; throws on a subnet that is not a network prefix. */
+export function formatSubnetEnv(input: SubnetEnvInput): string {
+  const sn = parseCidr4(input.leaseSubnet);
+  if (sn === null) throw new Error(`subnet.env: lease subnet ${JSON.stringify(input.leaseSubnet)} is not an IPv4 network`);
+  if (!Number.isInteger(input.mtu) || input.mtu < 68) throw new Error(`subnet.env: MTU ${input.mtu} is not a valid MTU`);
+  return [
+    `FLANNEL_NETWORK=${input.network}`,
+    `FLANNEL_SUBNET=${formatIPv4(sn.ip + 1)}/${sn.prefix}`,
+    `FLANNEL_MTU=${input.mtu}`,
+    `FLANNEL_IPMASQ=${input.ipMasq}`,
+    '',
+  ].join('\n');
+}
+
+/** Writes subnet.env atomically at `path` (temp file in the same directory, fsync, rename), creating the directory. */
+export function writeSubnetEnv(path: string, input: SubnetEnvInput): void {
+  const text = formatSubnetEnv(input);
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    const fd = openSync(tmp, 'wx', 0o644);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    // rename(2) replaces the target atomically: a reader sees the old file or the new one, never half.
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+const LINE = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
+
+/** Parses subnet.env text; tolerates comments, blank lines and unknown keys (e.g. FLANNEL_IPV6_*), rejects anything else. */
+export function parseSubnetEnv(text: string): SubnetEnv {
+  const vars = new Map<string, string>();
+  text.split(/\r?\n/).forEach((rawLine, i) => {
+    const line = rawLine.trim();
+    if (line === '' || line.startsWith('#')) return;
+    const m = LINE.exec(line);
+    if (!m) throw new Error(`subnet.env line ${i + 1}: expected KEY=VALUE, got ${JSON.stringify(line.slice(0, 60))}`);
+    vars.set(m[1] as string, (m[2] as string).trim());
+  });
+  const need = (key: string): string => {
+    const v = vars.get(key);
+    if (v === undefined || v === '') throw new Error(`subnet.env: ${key} is missing`);
+    return v;
+  };
+  const networkText = need('FLANNEL_NETWORK');
+  const network = parseCidr4(networkText);
+  if (network === null) throw new Error(`subnet.env: FLANNEL_NETWORK ${JSON.stringify(networkText)} is not an IPv4 network`);
+  const subnetText = need('FLANNEL_SUBNET');
+  const subnet = parseCidr4Loose(subnetText);
+  if (subnet === null || subnet.prefix < network.prefix || !containsIPv4(network, subnet.ip)) {
+    throw new Error(`subnet.env: FLANNEL_SUBNET ${JSON.stringify(subnetText)} is not an address/prefix inside ${networkText}`);
+  }
+  if (subnet.ip % prefixSize(subnet.prefix) === 0 && subnet.prefix < 31) {
+    throw new Error(`subnet.env: FLANNEL_SUBNET ${JSON.stringify(subnetText)} is a network address, expected the gateway (first usable) address`);
+  }
+  const mtuText = need('FLANNEL_MTU');
+  const mtu = Number(mtuText);
+  if (!/^[0-9]+$/.test(mtuText) || mtu < 68 || mtu > 65535) throw new Error(`subnet.env: FLANNEL_MTU ${JSON.stringify(mtuText)} is not an MTU`);
+  const masqText = need('FLANNEL_IPMASQ');
+  if (masqText !== 'true' && masqText !== 'false') throw new Error(`subnet.env: FLANNEL_IPMASQ ${JSON.stringify(masqText)} must be true or false`);
+  return { network: formatCidr4(network), subnet: subnetText, mtu, ipMasq: masqText === 'true' };
+}
