@@ -1,0 +1,65 @@
+// Spawns nft (optionally through nsenter) synchronously; plugins use node:child_process, not execa, to stay lean.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { NftError } from './errors.ts';
+import { validateNetnsPath } from './validate.ts';
+import type { NftRunOptions } from './types.ts';
+
+const NFT_CANDIDATES = ['/usr/sbin/nft', '/sbin/nft', '/usr/bin/nft'];
+const NSENTER_CANDIDATES = ['/usr/bin/nsenter', '/bin/nsenter', '/usr/sbin/nsenter'];
+let cachedNft: string | undefined;
+
+/** The nft binary: absolute paths first, because a runtime may exec plugins with a minimal PATH. */
+export function findNft(): string {
+  cachedNft ??= NFT_CANDIDATES.find((p) => existsSync(p)) ?? 'nft';
+  return cachedNft;
+}
+
+function findNsenter(): string {
+  return NSENTER_CANDIDATES.find((p) => existsSync(p)) ?? 'nsenter';
+}
+
+/** Output of a successful nft run. */
+export interface NftOutput {
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs `nft <args>` with `input` on stdin, in the calling thread's network namespace: a child forked
+ * by the thread that did setns() starts in that namespace (checked on Node 20 / libuv: spawnSync
+ * after setns on the main thread lands in the new netns). With `netnsPath`, runs under
+ * `nsenter --net=<path>` instead. Throws NftError (kind spawn/timeout/failed) with stderr kept.
+ */
+export function runNft(args: readonly string[], input: string | undefined, opts: NftRunOptions = {}): NftOutput {
+  const nft = opts.nftBinary ?? findNft();
+  const [file, argv] =
+    opts.netnsPath === undefined
+      ? [nft, [...args]]
+      : [findNsenter(), [`--net=${validateNetnsPath(opts.netnsPath)}`, '--', nft, ...args]];
+  const res = spawnSync(file, argv, {
+    input: input ?? '',
+    encoding: 'utf8',
+    timeout: opts.timeoutMs ?? 10_000,
+    maxBuffer: 256 * 1024 * 1024, // a listing of a large set must not be truncated
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const script = input ?? '';
+  if (res.error !== undefined) {
+    const timedOut = (res.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
+    throw new NftError(timedOut ? 'timeout' : 'spawn', `nftables: ${file} ${timedOut ? 'timed out' : 'could not be started'}: ${res.error.message}`, {
+      cause: res.error,
+      script,
+    });
+  }
+  const stderr = res.stderr ?? '';
+  if (res.status !== 0) {
+    const first = stderr.split('\n').find((l) => l.includes('Error')) ?? stderr.split('\n')[0] ?? '';
+    throw new NftError('failed', `nftables: nft ${args.join(' ')} failed (exit ${String(res.status ?? res.signal)}): ${first.trim()}`, {
+      exitStatus: res.status,
+      stderr,
+      script,
+    });
+  }
+  return { stdout: res.stdout ?? '', stderr };
+}
