@@ -1,0 +1,43 @@
+// Bounded synchronous read of the plugin's stdin (the network configuration).
+import { readSync } from 'node:fs';
+import { isatty } from 'node:tty';
+
+/** Largest configuration we accept on stdin; a larger one is refused with code 7. */
+export const MAX_STDIN_BYTES = 1024 * 1024;
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Read fd 0 to EOF but never more than `limit + 1` bytes, so an oversized input is detected
+ * without buffering all of it. A terminal on stdin reads as empty (about text, VERSION by hand).
+ */
+export function readStdinSync(limit = MAX_STDIN_BYTES): Buffer {
+  if (isatty(0)) return Buffer.alloc(0);
+  // Start small (configs are usually < 4 KiB) and grow by doubling up to limit + 1.
+  let buf = Buffer.allocUnsafe(Math.min(64 * 1024, limit + 1));
+  let n = 0;
+  while (true) {
+    if (n === buf.length) {
+      if (buf.length > limit) break;
+      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, limit + 1));
+      buf.copy(bigger, 0, 0, n);
+      buf = bigger;
+    }
+    let got: number;
+    try {
+      got = readSync(0, buf, n, buf.length - n, null);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // A non-blocking stdin (inherited O_NONBLOCK) has no data yet: wait briefly and retry.
+      if (code === 'EAGAIN') {
+        Atomics.wait(sleepCell, 0, 0, 2);
+        continue;
+      }
+      if (code === 'EOF') break;
+      throw e;
+    }
+    if (got === 0) break;
+    n += got;
+  }
+  return buf.subarray(0, n);
+}

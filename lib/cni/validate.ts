@@ -1,0 +1,84 @@
+// Config validation with build-time generated ajv validators (gen/validators/<name>.js): no ajv at run time.
+import { invalidConfig } from './errors.ts';
+
+/** One ajv error, the fields we use (ajv's ErrorObject is structurally compatible). */
+export interface SchemaError {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** A generated validator: ajv's ValidateFunction shape (errors set after a failed call). */
+export interface GeneratedValidator {
+  (data: unknown): boolean;
+  errors?: SchemaError[] | null;
+}
+
+const MAX_SHOWN = 80;
+
+/** Decode a JSON pointer ("/ipam/ranges/0") into its segments (RFC 6901 escapes ~1, ~0). */
+function pointerSegments(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+/** Dotted path for messages: ["ipam","ranges","0","subnet"] -> "ipam.ranges.0.subnet"; root -> "(config)". */
+export function formatFieldPath(segments: readonly string[]): string {
+  return segments.length ? segments.join('.') : '(config)';
+}
+
+function valueAt(root: unknown, segments: readonly string[]): unknown {
+  let v = root;
+  for (const s of segments) {
+    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, s)) return undefined;
+    v = (v as Record<string, unknown>)[s];
+  }
+  return v;
+}
+
+/**
+ * A value for an error message: JSON-encoded (so control characters show as \uXXXX escapes),
+ * with DEL, C1 controls and bidi/line-separator characters escaped too, truncated to ~80 chars.
+ */
+export function formatShownValue(value: unknown): string {
+  let s: string;
+  try {
+    s = value === undefined ? 'undefined' : (JSON.stringify(value) ?? String(value));
+  } catch {
+    s = String(value);
+  }
+  s = s.replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) =>
+    `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return s.length > MAX_SHOWN ? `${s.slice(0, MAX_SHOWN)}...` : s;
+}
+
+/** The message of one schema error, naming the field and the bad value. */
+export function formatSchemaError(err: SchemaError, root: unknown): string {
+  const segs = pointerSegments(err.instancePath);
+  const p = err.params;
+  if (err.keyword === 'required' && typeof p['missingProperty'] === 'string') {
+    return `${formatFieldPath([...segs, p['missingProperty']])} is required`;
+  }
+  if (err.keyword === 'additionalProperties' && typeof p['additionalProperty'] === 'string') {
+    const field = [...segs, p['additionalProperty']];
+    return `${formatFieldPath(field)} is not allowed (value ${formatShownValue(valueAt(root, field))})`;
+  }
+  const why = err.message ?? `fails "${err.keyword}"`;
+  return `${formatFieldPath(segs)} ${why} (value ${formatShownValue(valueAt(root, segs))})`;
+}
+
+/**
+ * Check `value` with a generated validator and return it typed as T; on failure throw code 7
+ * ("invalid configuration") whose details name the first failing field and its value.
+ */
+export function validateConfig<T>(validate: GeneratedValidator, value: unknown, what = 'configuration'): T {
+  if (validate(value)) return value as T;
+  const first = validate.errors?.[0];
+  const why = first ? formatSchemaError(first, value) : 'schema validation failed';
+  throw invalidConfig(`invalid ${what}: ${why}`, first ? `schema keyword "${first.keyword}"` : '');
+}
