@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "weft_sys",
+      "sources": ["weft_sys.c"],
+      "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration", "-O2"],
+      "defines": ["_GNU_SOURCE", "NAPI_VERSION=8"]
+    }
+  ]
+}

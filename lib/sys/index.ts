@@ -1,0 +1,95 @@
+// Typed entry point to weft's only native code (lib/sys/weft_sys.c). The addon is loaded lazily on
+// the first sys() call, never at import time, so commands such as VERSION pay nothing for it.
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { EMBEDDED_ADDON } from './embedded.ts';
+import { addonDirCandidates, ensureAddonFile, ensurePrivateDir } from './loader.ts';
+import type { EmbeddedAddon } from './loader.ts';
+
+/** The native surface. Every call is synchronous and acts on the calling thread. */
+export interface Sys {
+  /** setns(fd, CLONE_NEWNET) on the calling thread. */
+  setns(fd: number): void;
+  /** flock(2). op 'sh' | 'ex' | 'un'. With nonBlocking, returns false instead of waiting when the lock is held. */
+  flock(fd: number, op: 'sh' | 'ex' | 'un', nonBlocking?: boolean): boolean;
+  /** Opens /dev/net/tun and TUNSETIFF with IFF_TUN | IFF_NO_PI for `name`; returns the fd and the kernel's name. */
+  tunOpen(name: string): { fd: number; name: string };
+  /** socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol), bound (nl_pid 0 = kernel assigns) to the multicast `groups` bitmask, SO_RCVBUF 1 MiB, NETLINK_EXT_ACK on. Lives in the calling thread's netns for ever. */
+  nlOpen(protocol: number, groups: number): number;
+  /** setsockopt NETLINK_ADD_MEMBERSHIP for one group number (needed for groups > 32). */
+  nlAddMembership(fd: number, group: number): void;
+  /** send one netlink message (or a batch of concatenated messages) to the kernel (nl_pid 0). */
+  nlSend(fd: number, msg: Uint8Array): void;
+  /** Receive one datagram, whatever its size. timeoutMs -1 blocks; 0 polls; returns null on timeout. */
+  nlRecv(fd: number, timeoutMs: number): Buffer | null;
+  /** libuv readiness watch (uv_poll, readable) on any fd; cb runs on the event loop. Returns an id for pollStop. The handle does not keep the loop alive unless ref is true. */
+  pollStart(fd: number, cb: () => void, ref?: boolean): number;
+  /** Stops a watch started by pollStart; an unknown or already stopped id is a no-op. */
+  pollStop(id: number): void;
+}
+
+/** What every failing native call throws: message like `setns: Invalid argument (EINVAL)`. */
+export interface SysError extends Error {
+  /** errno name, e.g. 'ENOENT'. */
+  code: string;
+  /** Positive errno number. */
+  errno: number;
+  /** The failing call, e.g. 'setns', 'TUNSETIFF', 'bind'. */
+  syscall: string;
+}
+
+/** True when `e` is an error carrying an errno code (from sys() or node:fs), optionally a given one. */
+export function isSysError(e: unknown, code?: string): e is SysError {
+  if (!(e instanceof Error)) return false;
+  const c = (e as { code?: unknown }).code;
+  return typeof c === 'string' && (code === undefined || c === code);
+}
+
+let loaded: Sys | undefined;
+
+/** The native addon, loaded on first use (embedded copy in a bundle, node-gyp build in the tree). */
+export function sys(): Sys {
+  loaded ??= EMBEDDED_ADDON === null ? loadFromSourceTree() : loadEmbedded(EMBEDDED_ADDON);
+  return loaded;
+}
+
+function dlopen(path: string): Sys {
+  const mod = { exports: {} as Record<string, unknown> };
+  process.dlopen(mod, path);
+  return mod.exports as unknown as Sys;
+}
+
+// Source tree (tsx, tests): the node-gyp output next to this file. import.meta.url is only read
+// here, so a CommonJS bundle (where it is empty) never evaluates it.
+function loadFromSourceTree(): Sys {
+  const path = fileURLToPath(new URL('./build/Release/weft_sys.node', import.meta.url));
+  if (!existsSync(path)) {
+    throw new Error(`weft_sys: native addon not built (${path} is missing); run \`npm run build\` (or \`npx node-gyp rebuild -C lib/sys\`)`);
+  }
+  return dlopen(path);
+}
+
+// Bundle: unpack once into a private directory, then dlopen. If loading from one directory fails
+// (e.g. it sits on a noexec mount), the next candidate is tried before giving up.
+function loadEmbedded(addon: EmbeddedAddon): Sys {
+  const candidates = addonDirCandidates();
+  const reasons: string[] = [];
+  for (const dir of candidates) {
+    try {
+      ensurePrivateDir(dir);
+    } catch (e) {
+      reasons.push(`${dir}: ${errorText(e)}`);
+      continue;
+    }
+    try {
+      return dlopen(ensureAddonFile(dir, addon));
+    } catch (e) {
+      reasons.push(`${dir}: ${errorText(e)}`);
+    }
+  }
+  throw new Error(`weft_sys: cannot load the embedded native addon (${reasons.join('; ')})`);
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

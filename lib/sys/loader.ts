@@ -1,0 +1,123 @@
+// Materialises the addon embedded in a bundle as a content-addressed file that process.dlopen can
+// load. Kept apart from index.ts so the directory and write logic is unit-testable without root.
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The addon as a bundle carries it (see lib/sys/embedded.ts). */
+export interface EmbeddedAddon {
+  sha256: string;
+  base64: string;
+}
+
+/** Error for a directory we refuse to load native code from (code 'EUNSAFEDIR'). */
+export class UnsafeDirError extends Error {
+  readonly code = 'EUNSAFEDIR';
+  readonly path: string;
+  constructor(path: string, reason: string) {
+    super(`refusing addon directory ${path}: ${reason}`);
+    this.name = 'UnsafeDirError';
+    this.path = path;
+  }
+}
+
+/** Where a bundle may write its addon, best first: /run/weft (root), then $TMPDIR/weft-<uid>. */
+export function addonDirCandidates(uid: number = currentUid(), tmp: string = tmpdir()): string[] {
+  return ['/run/weft', join(tmp, `weft-${uid}`)];
+}
+
+/**
+ * Creates `dir` (mode 0700) when missing, then checks that it is a real directory (not a symlink),
+ * owned by `uid`, writable by us and not writable by group or others. Idempotent.
+ * Why: we dlopen() a file from here, i.e. run its code with our privileges (root for a CNI plugin).
+ * Anyone who can create or rename entries in the directory (another user who pre-created
+ * /tmp/weft-0, or a group/world-writable dir, or a symlink to one) could swap in their own .node.
+ */
+export function ensurePrivateDir(dir: string, uid: number = currentUid()): void {
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  }
+  const st = lstatSync(dir);
+  if (!st.isDirectory()) throw new UnsafeDirError(dir, st.isSymbolicLink() ? 'it is a symlink' : 'not a directory');
+  if (st.uid !== uid) throw new UnsafeDirError(dir, `owned by uid ${st.uid}, not ${uid}`);
+  if ((st.mode & 0o022) !== 0) {
+    throw new UnsafeDirError(dir, `writable by group or others (mode ${(st.mode & 0o777).toString(8)})`);
+  }
+  accessSync(dir, constants.W_OK); // EACCES / EROFS: not usable, the caller tries the next one
+}
+
+/** File name of the addon with this sha256 (content-addressed, so versions never collide). */
+export function addonFileName(sha256: string): string {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`weft_sys: bad embedded sha256 ${JSON.stringify(sha256)}`);
+  return `weft_sys-${sha256.slice(0, 16)}.node`;
+}
+
+/** Byte length of standard base64 text, computed without decoding it. */
+export function base64DecodedLength(b64: string): number {
+  const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+  return (b64.length / 4) * 3 - pad;
+}
+
+/**
+ * Ensures `<dir>/weft_sys-<sha16>.node` holds the addon and returns its path. Idempotent and safe
+ * against concurrent loaders: the bytes go to a unique temp name in the same directory and are
+ * renamed into place (rename(2) is atomic), so nobody ever sees a half-written file. The hot path
+ * is one lstat: the hash was computed at build time and only the size is checked here.
+ */
+export function ensureAddonFile(dir: string, addon: EmbeddedAddon, uid: number = currentUid()): string {
+  const path = join(dir, addonFileName(addon.sha256));
+  const size = base64DecodedLength(addon.base64);
+  try {
+    const st = lstatSync(path);
+    if (st.isFile() && st.size === size && st.uid === uid) return path;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const bytes = Buffer.from(addon.base64, 'base64');
+  const actual = createHash('sha256').update(bytes).digest('hex');
+  if (actual !== addon.sha256) throw new Error(`weft_sys: embedded addon is corrupt (sha256 ${actual}, expected ${addon.sha256})`);
+  writeAtomically(path, bytes);
+  return path;
+}
+
+// Writes `bytes` to a unique sibling temp file, fsyncs it (a crash must not leave a renamed but
+// empty file on a disk-backed TMPDIR) and renames it over `path`.
+function writeAtomically(path: string, bytes: Buffer): void {
+  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o500);
+  try {
+    try {
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already renamed or never created: nothing to clean
+    }
+    throw e;
+  }
+}
+
+function currentUid(): number {
+  return process.getuid?.() ?? 0;
+}

@@ -1,0 +1,448 @@
+// weft_sys: the only native code in weft (N-API, plain C). The exact surface is the contract in
+// lib/sys/index.ts: setns, flock, a TUN open, raw netlink sockets and an fd readiness watch.
+// Every call is synchronous and acts on the calling thread (the JS main thread). Failing syscalls
+// throw an Error carrying code (errno name), errno (positive) and syscall; errno is copied right
+// after the failing call, before anything else can overwrite it.
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <linux/if_tun.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <node_api.h>
+#include <uv.h>
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+static const char *errno_name(int err) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  const char *n = strerrorname_np(err);
+  if (n != NULL) return n;
+#endif
+  // libuv knows the common names; unknown codes are rare enough to accept its generic text.
+  return uv_err_name(-err);
+}
+
+static void set_str(napi_env env, napi_value obj, const char *key, const char *val) {
+  napi_value v;
+  if (napi_create_string_utf8(env, val, NAPI_AUTO_LENGTH, &v) == napi_ok) napi_set_named_property(env, obj, key, v);
+}
+
+// Throws `<syscall>: <strerror> (<ENAME>)` with code/errno/syscall; always returns NULL.
+static napi_value throw_errno(napi_env env, const char *syscall, int err) {
+  char desc[128];
+  char msg[256];
+  const char *d = strerror_r(err, desc, sizeof desc); // GNU variant: returns the text
+  const char *name = errno_name(err);
+  snprintf(msg, sizeof msg, "%s: %s (%s)", syscall, d, name);
+  napi_value m, e, num;
+  if (napi_create_string_utf8(env, msg, NAPI_AUTO_LENGTH, &m) != napi_ok) return NULL;
+  if (napi_create_error(env, NULL, m, &e) != napi_ok) return NULL;
+  set_str(env, e, "code", name);
+  set_str(env, e, "syscall", syscall);
+  if (napi_create_int32(env, err, &num) == napi_ok) napi_set_named_property(env, e, "errno", num);
+  napi_throw(env, e);
+  return NULL;
+}
+
+// Turns a failed napi_* call into a JS exception (unless one is already pending); returns NULL.
+static napi_value throw_napi(napi_env env, const char *what) {
+  bool pending = false;
+  if (napi_is_exception_pending(env, &pending) == napi_ok && pending) return NULL;
+  const napi_extended_error_info *info = NULL;
+  napi_get_last_error_info(env, &info);
+  char msg[256];
+  snprintf(msg, sizeof msg, "weft_sys: %s failed: %s", what,
+           info != NULL && info->error_message != NULL ? info->error_message : "unknown N-API error");
+  napi_throw_error(env, NULL, msg);
+  return NULL;
+}
+
+#define CALL(env, expr)                                                                        \
+  do {                                                                                         \
+    if ((expr) != napi_ok) return throw_napi((env), #expr);                                    \
+  } while (0)
+
+// Reads up to `want` arguments; missing ones are `undefined`.
+#define ARGS(env, info, want)                                                                  \
+  size_t argc = (want);                                                                        \
+  napi_value argv[(want) > 0 ? (want) : 1];                                                    \
+  CALL(env, napi_get_cb_info((env), (info), &argc, argv, NULL, NULL));                         \
+  for (size_t i_ = argc; i_ < (want); i_++) napi_get_undefined((env), &argv[i_])
+
+static bool get_i32(napi_env env, napi_value v, const char *what, int32_t *out) {
+  if (napi_get_value_int32(env, v, out) == napi_ok) return true;
+  char msg[96];
+  snprintf(msg, sizeof msg, "weft_sys: %s must be a number", what);
+  napi_throw_type_error(env, NULL, msg);
+  return false;
+}
+
+static napi_value undefined(napi_env env) {
+  napi_value u = NULL;
+  napi_get_undefined(env, &u);
+  return u;
+}
+
+static napi_value boolean(napi_env env, bool b) {
+  napi_value v = NULL;
+  napi_get_boolean(env, b, &v);
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// setns, flock, tunOpen
+
+static napi_value js_setns(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  int32_t fd;
+  if (!get_i32(env, argv[0], "fd", &fd)) return NULL;
+  if (setns(fd, CLONE_NEWNET) != 0) return throw_errno(env, "setns", errno);
+  return undefined(env);
+}
+
+static napi_value js_flock(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  int32_t fd;
+  if (!get_i32(env, argv[0], "fd", &fd)) return NULL;
+  char op[4] = {0};
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, argv[1], op, sizeof op, &len) != napi_ok) op[0] = 0;
+  int how;
+  if (strcmp(op, "sh") == 0) how = LOCK_SH;
+  else if (strcmp(op, "ex") == 0) how = LOCK_EX;
+  else if (strcmp(op, "un") == 0) how = LOCK_UN;
+  else {
+    napi_throw_type_error(env, NULL, "weft_sys: flock op must be 'sh', 'ex' or 'un'");
+    return NULL;
+  }
+  bool non_blocking = false;
+  napi_valuetype t;
+  if (napi_typeof(env, argv[2], &t) == napi_ok && t == napi_boolean) napi_get_value_bool(env, argv[2], &non_blocking);
+  if (non_blocking) how |= LOCK_NB;
+  for (;;) {
+    if (flock(fd, how) == 0) return boolean(env, true);
+    int err = errno;
+    if (err == EINTR) continue;
+    if (non_blocking && err == EWOULDBLOCK) return boolean(env, false);
+    return throw_errno(env, "flock", err);
+  }
+}
+
+static napi_value js_tun_open(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  size_t len = 0;
+  CALL(env, napi_get_value_string_utf8(env, argv[0], NULL, 0, &len));
+  // IFNAMSIZ includes the terminating NUL (include/uapi/linux/if.h).
+  if (len >= IFNAMSIZ) return throw_errno(env, "TUNSETIFF", EINVAL);
+  CALL(env, napi_get_value_string_utf8(env, argv[0], ifr.ifr_name, IFNAMSIZ, &len));
+  ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+
+  int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+  if (fd < 0) return throw_errno(env, "open", errno);
+  if (ioctl(fd, TUNSETIFF, &ifr) != 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "TUNSETIFF", err);
+  }
+  ifr.ifr_name[IFNAMSIZ - 1] = 0;
+  napi_value obj, vfd, vname;
+  if (napi_create_object(env, &obj) != napi_ok || napi_create_int32(env, fd, &vfd) != napi_ok ||
+      napi_create_string_utf8(env, ifr.ifr_name, NAPI_AUTO_LENGTH, &vname) != napi_ok ||
+      napi_set_named_property(env, obj, "fd", vfd) != napi_ok ||
+      napi_set_named_property(env, obj, "name", vname) != napi_ok) {
+    close(fd);
+    return throw_napi(env, "tunOpen result");
+  }
+  return obj;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Netlink sockets
+
+static napi_value js_nl_open(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  int32_t protocol;
+  uint32_t groups = 0;
+  if (!get_i32(env, argv[0], "protocol", &protocol)) return NULL;
+  if (napi_get_value_uint32(env, argv[1], &groups) != napi_ok) {
+    napi_throw_type_error(env, NULL, "weft_sys: groups must be a number");
+    return NULL;
+  }
+  // The socket's netns is fixed here, at creation, from the calling thread (net/socket.c).
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  const char *step = NULL;
+  int one = 1, rcvbuf = 1 << 20;
+  struct sockaddr_nl sa;
+  memset(&sa, 0, sizeof sa);
+  sa.nl_family = AF_NETLINK;
+  sa.nl_pid = 0; // the kernel assigns a unique port id
+  sa.nl_groups = groups;
+  if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf) != 0) step = "setsockopt(SO_RCVBUF)";
+  else if (setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one) != 0) step = "setsockopt(NETLINK_EXT_ACK)";
+  else if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) step = "bind";
+  if (step != NULL) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, step, err);
+  }
+  napi_value v;
+  if (napi_create_int32(env, fd, &v) != napi_ok) {
+    close(fd);
+    return throw_napi(env, "nlOpen result");
+  }
+  return v;
+}
+
+static napi_value js_nl_add_membership(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  int32_t fd, group;
+  if (!get_i32(env, argv[0], "fd", &fd) || !get_i32(env, argv[1], "group", &group)) return NULL;
+  if (setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof group) != 0)
+    return throw_errno(env, "setsockopt(NETLINK_ADD_MEMBERSHIP)", errno);
+  return undefined(env);
+}
+
+static napi_value js_nl_send(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  int32_t fd;
+  if (!get_i32(env, argv[0], "fd", &fd)) return NULL;
+  bool is_ta = false;
+  napi_typedarray_type type;
+  size_t len = 0, offset = 0;
+  void *data = NULL;
+  napi_value ab;
+  if (napi_is_typedarray(env, argv[1], &is_ta) != napi_ok || !is_ta ||
+      napi_get_typedarray_info(env, argv[1], &type, &len, &data, &ab, &offset) != napi_ok ||
+      type != napi_uint8_array) {
+    napi_throw_type_error(env, NULL, "weft_sys: nlSend message must be a Uint8Array");
+    return NULL;
+  }
+  struct sockaddr_nl to;
+  memset(&to, 0, sizeof to);
+  to.nl_family = AF_NETLINK; // nl_pid 0: the kernel
+  for (;;) {
+    ssize_t n = sendto(fd, data, len, 0, (struct sockaddr *)&to, sizeof to);
+    if (n < 0) {
+      int err = errno;
+      if (err == EINTR) continue;
+      return throw_errno(env, "sendto", err);
+    }
+    // Netlink datagrams are all-or-nothing; a short count would mean a kernel surprise.
+    if ((size_t)n != len) return throw_errno(env, "sendto", EMSGSIZE);
+    return undefined(env);
+  }
+}
+
+static napi_value js_nl_recv(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  int32_t fd, timeout;
+  if (!get_i32(env, argv[0], "fd", &fd) || !get_i32(env, argv[1], "timeoutMs", &timeout)) return NULL;
+  if (timeout < -1) timeout = -1;
+  for (;;) {
+    struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
+    int r = poll(&p, 1, timeout);
+    if (r < 0) {
+      int err = errno;
+      if (err == EINTR) continue;
+      return throw_errno(env, "poll", err);
+    }
+    napi_value nul;
+    if (r == 0) {
+      CALL(env, napi_get_null(env, &nul));
+      return nul;
+    }
+    // MSG_PEEK|MSG_TRUNC returns the whole datagram's length (net/netlink/af_netlink.c),
+    // so the buffer is sized exactly and nothing is ever truncated.
+    ssize_t want = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+    if (want < 0) {
+      int err = errno;
+      if (err == EINTR || ((err == EAGAIN || err == EWOULDBLOCK) && timeout != 0)) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK) {
+        CALL(env, napi_get_null(env, &nul));
+        return nul;
+      }
+      return throw_errno(env, "recv", err);
+    }
+    void *data = NULL;
+    napi_value buf;
+    CALL(env, napi_create_buffer(env, (size_t)want, &data, &buf));
+    ssize_t n = recv(fd, data, (size_t)want, MSG_DONTWAIT);
+    if (n < 0) {
+      int err = errno;
+      if (err == EINTR || err == EAGAIN || err == EWOULDBLOCK) continue; // lost a race; the buffer is GC'd
+      return throw_errno(env, "recv", err);
+    }
+    if (n == want) return buf;
+    napi_value copy;
+    CALL(env, napi_create_buffer_copy(env, (size_t)n, data, NULL, &copy));
+    return copy;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Readiness watch (uv_poll). Entries live in a per-env list so worker threads stay separate.
+
+typedef struct poll_entry {
+  uv_poll_t handle; // handle.data points back at the entry
+  napi_env env;
+  napi_ref cb;
+  napi_async_context ctx;
+  uint32_t id;
+  struct poll_entry *next;
+} poll_entry;
+
+typedef struct {
+  uint32_t next_id;
+  poll_entry *head;
+} addon_state;
+
+static void free_entry(uv_handle_t *h) { free(h->data); }
+
+static void on_poll(uv_poll_t *h, int status, int events) {
+  (void)status; // on error the callback still runs: its read then reports the real errno
+  (void)events;
+  poll_entry *e = h->data;
+  napi_env env = e->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  napi_value cb, global, result;
+  if (napi_get_reference_value(env, e->cb, &cb) == napi_ok && napi_get_global(env, &global) == napi_ok) {
+    // make_callback (not call_function) so microtasks and async hooks run as for any libuv callback.
+    // `e` may be freed by pollStop inside the callback: it is not touched after this call.
+    napi_status s = napi_make_callback(env, e->ctx, global, cb, 0, NULL, &result);
+    if (s == napi_pending_exception) {
+      napi_value exc;
+      if (napi_get_and_clear_last_exception(env, &exc) == napi_ok) napi_fatal_exception(env, exc);
+    }
+  }
+  napi_close_handle_scope(env, scope);
+}
+
+static napi_value js_poll_start(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  int32_t fd;
+  if (!get_i32(env, argv[0], "fd", &fd)) return NULL;
+  napi_valuetype t;
+  CALL(env, napi_typeof(env, argv[1], &t));
+  if (t != napi_function) {
+    napi_throw_type_error(env, NULL, "weft_sys: pollStart callback must be a function");
+    return NULL;
+  }
+  bool ref = false;
+  if (napi_typeof(env, argv[2], &t) == napi_ok && t == napi_boolean) napi_get_value_bool(env, argv[2], &ref);
+  addon_state *st = NULL;
+  uv_loop_t *loop = NULL;
+  CALL(env, napi_get_instance_data(env, (void **)&st));
+  CALL(env, napi_get_uv_event_loop(env, &loop));
+
+  poll_entry *e = calloc(1, sizeof *e);
+  if (e == NULL) return throw_errno(env, "malloc", ENOMEM);
+  e->env = env;
+  napi_value name;
+  if (napi_create_string_utf8(env, "weft_sys.poll", NAPI_AUTO_LENGTH, &name) != napi_ok ||
+      napi_create_reference(env, argv[1], 1, &e->cb) != napi_ok) {
+    free(e);
+    return throw_napi(env, "pollStart");
+  }
+  if (napi_async_init(env, NULL, name, &e->ctx) != napi_ok) {
+    napi_delete_reference(env, e->cb);
+    free(e);
+    return throw_napi(env, "napi_async_init");
+  }
+  int r = uv_poll_init(loop, &e->handle, fd);
+  if (r != 0) {
+    napi_delete_reference(env, e->cb);
+    napi_async_destroy(env, e->ctx);
+    free(e);
+    return throw_errno(env, "uv_poll_init", -r); // libuv errors are negated errnos on Linux
+  }
+  e->handle.data = e;
+  r = uv_poll_start(&e->handle, UV_READABLE, on_poll);
+  if (r != 0) {
+    napi_delete_reference(env, e->cb);
+    napi_async_destroy(env, e->ctx);
+    uv_close((uv_handle_t *)&e->handle, free_entry);
+    return throw_errno(env, "uv_poll_start", -r);
+  }
+  if (!ref) uv_unref((uv_handle_t *)&e->handle);
+  e->id = ++st->next_id;
+  e->next = st->head;
+  st->head = e;
+  napi_value id;
+  CALL(env, napi_create_uint32(env, e->id, &id));
+  return id;
+}
+
+// Stops and releases one watch; an unknown or already stopped id is a no-op.
+static napi_value js_poll_stop(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  uint32_t id = 0;
+  if (napi_get_value_uint32(env, argv[0], &id) != napi_ok) return undefined(env);
+  addon_state *st = NULL;
+  CALL(env, napi_get_instance_data(env, (void **)&st));
+  for (poll_entry **pp = &st->head; *pp != NULL; pp = &(*pp)->next) {
+    poll_entry *e = *pp;
+    if (e->id != id) continue;
+    *pp = e->next;
+    uv_poll_stop(&e->handle);
+    napi_delete_reference(env, e->cb);
+    napi_async_destroy(env, e->ctx);
+    uv_close((uv_handle_t *)&e->handle, free_entry); // freed by libuv's close callback
+    break;
+  }
+  return undefined(env);
+}
+
+// At env teardown (e.g. a worker exits) close every remaining watch and free the state.
+static void cleanup_state(void *arg) {
+  addon_state *st = arg;
+  for (poll_entry *e = st->head, *next; e != NULL; e = next) {
+    next = e->next;
+    uv_poll_stop(&e->handle);
+    uv_close((uv_handle_t *)&e->handle, free_entry);
+  }
+  free(st);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+NAPI_MODULE_INIT() {
+  addon_state *st = calloc(1, sizeof *st);
+  if (st == NULL) return throw_errno(env, "malloc", ENOMEM);
+  if (napi_set_instance_data(env, st, NULL, NULL) != napi_ok ||
+      napi_add_env_cleanup_hook(env, cleanup_state, st) != napi_ok) {
+    free(st);
+    return throw_napi(env, "weft_sys init");
+  }
+  napi_property_descriptor props[] = {
+      {"setns", NULL, js_setns, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"flock", NULL, js_flock, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"tunOpen", NULL, js_tun_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"nlOpen", NULL, js_nl_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"nlAddMembership", NULL, js_nl_add_membership, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"nlSend", NULL, js_nl_send, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"nlRecv", NULL, js_nl_recv, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pollStart", NULL, js_poll_start, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"pollStop", NULL, js_poll_stop, NULL, NULL, NULL, napi_enumerable, NULL},
+  };
+  CALL(env, napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
+  return exports;
+}

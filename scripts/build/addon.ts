@@ -1,0 +1,70 @@
+// Build steps for the native addon: compile it with node-gyp when its sources changed, and embed
+// its bytes into each bundle by replacing lib/sys/embedded.ts (see lib/sys/loader.ts for the unpacking).
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'esbuild';
+
+const sysDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lib', 'sys');
+const addonPath = join(sysDir, 'build', 'Release', 'weft_sys.node');
+const sources = ['weft_sys.c', 'binding.gyp'].map((f) => join(sysDir, f));
+
+/** Compiles lib/sys with `node-gyp rebuild` unless the .node is newer than its sources; returns the .node path. */
+export async function buildAddon(): Promise<string> {
+  if (isUpToDate()) return addonPath;
+  const nodeGyp = createRequire(import.meta.url).resolve('node-gyp/bin/node-gyp.js');
+  await run(process.execPath, [nodeGyp, 'rebuild', '--silent', '-C', sysDir]);
+  if (!isUpToDate()) throw new Error(`node-gyp finished but ${addonPath} is missing or older than its sources`);
+  return addonPath;
+}
+
+function isUpToDate(): boolean {
+  let built: number;
+  try {
+    built = statSync(addonPath).mtimeMs;
+  } catch {
+    return false;
+  }
+  return sources.every((src) => statSync(src).mtimeMs <= built);
+}
+
+function run(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`${args.slice(0, 2).join(' ')} failed (${signal ?? `exit ${String(code)}`})`));
+    });
+  });
+}
+
+/** Contents that replace lib/sys/embedded.ts in a bundle, cached per addon file version. */
+let cache: { key: string; contents: string } | undefined;
+
+function embeddedModule(nodePath: string): string {
+  const st = statSync(nodePath);
+  const key = `${nodePath}:${st.size}:${st.mtimeMs}`;
+  if (cache?.key !== key) {
+    const bytes = readFileSync(nodePath);
+    const addon = { sha256: createHash('sha256').update(bytes).digest('hex'), base64: bytes.toString('base64') };
+    cache = { key, contents: `export const EMBEDDED_ADDON = ${JSON.stringify(addon)};\n` };
+  }
+  return cache.contents;
+}
+
+/** esbuild plugin: replaces lib/sys/embedded.ts with the addon at `nodePath` as base64 plus its sha256. */
+export function embedAddonPlugin(nodePath: string): Plugin {
+  return {
+    name: 'weft-embed-addon',
+    setup(build) {
+      build.onLoad({ filter: /[\\/]lib[\\/]sys[\\/]embedded\.ts$/ }, () => ({
+        contents: embeddedModule(nodePath),
+        loader: 'js',
+      }));
+    },
+  };
+}
