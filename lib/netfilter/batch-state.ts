@@ -5,13 +5,13 @@ import type { NftBaseChainSpec, NftDataType, NftMapSpec, NftSetSpec, NftTableSta
 
 /** A batch step resolved against the table state at apply time. */
 export type StatefulOp =
-  | { readonly kind: 'ensureRule'; readonly chain: string; readonly expr: string; readonly tag: string }
+  | { readonly kind: 'ensureRule'; readonly chain: string; readonly expr: string; readonly tag: string; readonly replaces?: string }
   | { readonly kind: 'deleteRulesByTag'; readonly chain: string; readonly tag: string }
   | { readonly kind: 'deleteChain'; readonly chain: string }
   | { readonly kind: 'deleteSet'; readonly set: string }
   | { readonly kind: 'flushChain'; readonly chain: string }
   | { readonly kind: 'noteChain'; readonly chain: string }
-  | { readonly kind: 'noteSet'; readonly set: string }
+  | { readonly kind: 'noteSet'; readonly set: string; readonly setKind: 'set' | 'map' }
   | { readonly kind: 'deleteTable' };
 
 const DATA_TYPES = new Set<NftDataType>(['ipv4_addr', 'ipv6_addr', 'inet_proto', 'inet_service', 'ether_addr', 'mark', 'verdict']);
@@ -58,7 +58,7 @@ export function formatBaseChain(base: NftBaseChainSpec): string {
 export function simulate(state: NftTableState | null, prefix: string): { apply(op: StatefulOp): string[] } {
   // chain -> tagged rules (tag, handle; handle -1 = added by this batch)
   const chains = new Map<string, { tag: string | undefined; handle: number }[]>();
-  const sets = new Set<string>(state?.sets.keys() ?? []);
+  const sets = new Map<string, 'set' | 'map'>([...(state?.sets.values() ?? [])].map((x) => [x.name, x.kind]));
   for (const [name, c] of state?.chains ?? []) chains.set(name, c.rules.map((r) => ({ tag: r.comment, handle: r.handle })));
   const rule = (chain: string) => chains.get(chain) ?? [];
 
@@ -67,18 +67,20 @@ export function simulate(state: NftTableState | null, prefix: string): { apply(o
       switch (op.kind) {
         case 'ensureRule': {
           const tagged = rule(op.chain).filter((r) => r.tag === op.tag);
-          if (tagged.length > 0) {
-            // Keep the first; concurrent callers may each have added one: remove the copies.
-            const extras = tagged.slice(1).filter((r) => r.handle >= 0);
-            chains.set(op.chain, rule(op.chain).filter((r) => !extras.includes(r)));
-            return extras.map((r) => `delete rule ${prefix} ${op.chain} handle ${r.handle}`);
-          }
+          // Keep the first; concurrent callers may each have added one: remove the copies, and the
+          // older versions of this rule when `replaces` is given.
+          const { replaces } = op;
+          const stale = rule(op.chain).filter((r) => replaces !== undefined && r.tag !== op.tag && r.tag?.startsWith(replaces) === true);
+          const extras = [...tagged.slice(1), ...stale].filter((r) => r.handle >= 0);
+          if (extras.length > 0) chains.set(op.chain, rule(op.chain).filter((r) => !extras.includes(r)));
+          const lines = extras.map((r) => `delete rule ${prefix} ${op.chain} handle ${r.handle}`);
+          if (tagged.length > 0) return lines;
           chains.set(op.chain, [...rule(op.chain), { tag: op.tag, handle: -1 }]);
-          return [`add rule ${prefix} ${op.chain} ${op.expr} comment "${op.tag}"`];
+          return [...lines, `add rule ${prefix} ${op.chain} ${op.expr} comment "${op.tag}"`];
         }
         case 'deleteRulesByTag': {
           const tagged = rule(op.chain).filter((r) => r.tag === op.tag);
-          chains.set(op.chain, rule(op.chain).filter((r) => r.tag !== op.tag));
+          if (chains.has(op.chain)) chains.set(op.chain, rule(op.chain).filter((r) => r.tag !== op.tag));
           if (tagged.some((r) => r.handle < 0)) throw invalidValue('batch', op.tag, 'cannot delete a rule added in the same batch');
           return tagged.map((r) => `delete rule ${prefix} ${op.chain} handle ${r.handle}`);
         }
@@ -86,7 +88,7 @@ export function simulate(state: NftTableState | null, prefix: string): { apply(o
           if (!chains.has(op.chain)) chains.set(op.chain, []);
           return [];
         case 'noteSet':
-          sets.add(op.set);
+          sets.set(op.set, op.setKind);
           return [];
         case 'flushChain':
           if (chains.has(op.chain)) chains.set(op.chain, []);
@@ -97,9 +99,12 @@ export function simulate(state: NftTableState | null, prefix: string): { apply(o
           // A chain must be empty to be deleted: flush it in the same transaction.
           return [`flush chain ${prefix} ${op.chain}`, `delete chain ${prefix} ${op.chain}`];
         }
-        case 'deleteSet':
-          if (!sets.delete(op.set)) return [];
-          return [`delete set ${prefix} ${op.set}`];
+        case 'deleteSet': {
+          const kind = sets.get(op.set);
+          if (kind === undefined) return [];
+          sets.delete(op.set);
+          return [`delete ${kind} ${prefix} ${op.set}`];
+        }
         case 'deleteTable':
           chains.clear();
           sets.clear();

@@ -53,13 +53,13 @@ export class NftBatch {
   /** Idempotent: creates a set (an existing set with the same type is left as is, elements kept). */
   ensureSet(name: string, spec: NftSetSpec): this {
     const set = validateName('set', name);
-    return this.line(`add set ${this.prefix} ${set} ${formatSetBody(spec)}`, { kind: 'noteSet', set });
+    return this.line(`add set ${this.prefix} ${set} ${formatSetBody(spec)}`, { kind: 'noteSet', set, setKind: 'set' });
   }
 
   /** Idempotent: creates a map (`verdict` data makes it a verdict map). */
   ensureMap(name: string, spec: NftMapSpec): this {
     const set = validateName('map', name);
-    return this.line(`add map ${this.prefix} ${set} ${formatSetBody(spec)}`, { kind: 'noteSet', set });
+    return this.line(`add map ${this.prefix} ${set} ${formatSetBody(spec)}`, { kind: 'noteSet', set, setKind: 'map' });
   }
 
   /** Idempotent for sets: adds an element with an optional comment (e.g. the container ID); `data` for maps. */
@@ -90,9 +90,16 @@ export class NftBatch {
     return this.line(`flush set ${this.prefix} ${validateName('set', name)}`);
   }
 
-  /** Idempotent: appends `expr comment "<tag>"` unless the chain already holds a rule tagged `tag`; extra copies are deleted. */
-  ensureRule(chain: string, expr: NftExpr, tag: string): this {
-    this.ops.push({ kind: 'ensureRule', chain: validateName('chain', chain), expr: expr.text, tag: validateTag(tag) });
+  /**
+   * Idempotent: appends `expr comment "<tag>"` unless the chain already holds a rule tagged `tag`
+   * (extra copies are deleted). With `replaces`, rules whose tag starts with that prefix but differs
+   * from `tag` are deleted too: put a hash of the rule in the tag and a changed rule replaces its old self.
+   */
+  ensureRule(chain: string, expr: NftExpr, tag: string, opts: { replaces?: string } = {}): this {
+    const replaces = opts.replaces === undefined ? undefined : validateTag(opts.replaces);
+    if (replaces !== undefined && !tag.startsWith(replaces)) throw invalidValue('rule tag', tag, `must start with ${replaces}`);
+    const op = { kind: 'ensureRule', chain: validateName('chain', chain), expr: expr.text, tag: validateTag(tag) } as const;
+    this.ops.push(replaces === undefined ? op : { ...op, replaces });
     return this;
   }
 
@@ -108,7 +115,7 @@ export class NftBatch {
     return this;
   }
 
-  /** Deletes a set or map if present (no rule may still reference it). */
+  /** Deletes a set or map if present (no rule may still reference it); `delete set` or `delete map` by its listed kind. */
   deleteSet(name: string): this {
     this.ops.push({ kind: 'deleteSet', set: validateName('set', name) });
     return this;
