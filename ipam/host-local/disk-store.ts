@@ -1,0 +1,196 @@
+// The disk Store, in the reference's layout so both binaries can share one directory:
+// <dataDir>/<network>/<ip> holding "<containerID>\r\n<ifname>", last_reserved_ip.<set index>, and an
+// exclusive flock(2) on the regular file <dataDir>/<network>/lock (the reference's go-filemutex does
+// the same: LOCK_EX on that file, opened O_RDONLY|O_CREAT with mode 0750). Runs in any netns.
+import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
+import { join } from 'node:path';
+import type { IpAddr } from '../../lib/ip/index.ts';
+import { formatIp, normalizeIp, parseIp } from '../../lib/ip/index.ts';
+import type { Allocation, Store } from './store.ts';
+import { formatHolder, parseHolder } from './store.ts';
+
+/** flock(2) as lib/sys exposes it (injected so the store has no native dependency of its own). */
+export type FlockFn = (fd: number, op: 'sh' | 'ex' | 'un', nonBlocking?: boolean) => boolean;
+
+/** Where the reference keeps its files when the config names no dataDir. */
+export const DEFAULT_DATA_DIR = '/var/lib/cni/networks';
+const LAST_PREFIX = 'last_reserved_ip.';
+// Our scratch files: never a valid IP, so the reference's GetByID ignores them, and only ever
+// created under the lock, so any seen by a lock holder belongs to a writer that was killed.
+const TEMP_PREFIX = '.weft-tmp-';
+
+interface Entry {
+  alloc: Allocation;
+  file: string;
+}
+
+function errno(e: unknown): string | undefined {
+  return (e as NodeJS.ErrnoException).code;
+}
+
+/** Refuses a network name that is not exactly one path component (defence in depth behind validateNetworkName). */
+export function assertPathComponent(name: string, what: string): void {
+  if (name === '' || name === '.' || name === '..' || name.includes('/') || name.includes('\0') || Buffer.byteLength(name) > 255) {
+    throw new Error(`${what} ${JSON.stringify(name)} is not a single path component`);
+  }
+}
+
+/** The reference layout under <dataDir>/<network>; created (0755) when missing, like the reference. */
+export class DiskStore implements Store {
+  readonly dir: string;
+  private lockFd: number;
+  private readonly flock: FlockFn;
+  private locked = false;
+  // Listing cache keyed by canonical address text, valid only while the lock is held (reset on
+  // every withLock). `file` is the name on disk, normally the same text.
+  private cache: Map<string, Entry> | null = null;
+  private taken = new Set<string>();
+
+  constructor(dataDir: string, network: string, flock: FlockFn) {
+    assertPathComponent(network, 'network name');
+    this.dir = join(dataDir, network);
+    this.flock = flock;
+    mkdirSync(this.dir, { recursive: true, mode: 0o755 });
+    // libuv opens every fd with O_CLOEXEC, so a spawned child never inherits the lock.
+    this.lockFd = openSync(join(this.dir, 'lock'), constants.O_RDONLY | constants.O_CREAT, 0o750);
+  }
+
+  withLock<T>(fn: () => T): T {
+    if (this.lockFd < 0) throw new Error('DiskStore: closed');
+    if (this.locked) throw new Error('DiskStore: lock is not re-entrant');
+    this.flock(this.lockFd, 'ex');
+    this.locked = true;
+    this.cache = null;
+    this.taken = new Set();
+    try {
+      return fn();
+    } finally {
+      this.cache = null;
+      this.locked = false;
+      this.flock(this.lockFd, 'un');
+    }
+  }
+
+  private assertLocked(): void {
+    if (!this.locked) throw new Error('DiskStore: used outside withLock');
+  }
+
+  private scan(): Map<string, Entry> {
+    const out = new Map<string, Entry>();
+    for (const ent of readdirSync(this.dir, { withFileTypes: true })) {
+      const name = ent.name;
+      if (name.startsWith(TEMP_PREFIX)) {
+        this.unlinkQuietly(name); // left by a writer killed mid-reserve; we hold the lock, so it is dead
+        continue;
+      }
+      if (!ent.isFile()) continue;
+      const parsed = parseIp(name);
+      if (parsed === null) continue; // lock, last_reserved_ip.N, foreign files
+      let content: string;
+      try {
+        content = readFileSync(join(this.dir, name), 'utf8');
+      } catch (e) {
+        if (errno(e) === 'ENOENT') continue;
+        throw e;
+      }
+      const holder = parseHolder(content);
+      if (holder === null) {
+        // An empty reservation: a reference binary killed between open(O_EXCL) and write(). Writers
+        // hold the lock, so it can never complete; without this the address would be lost for ever.
+        this.unlinkQuietly(name);
+        continue;
+      }
+      const ip = normalizeIp(parsed);
+      out.set(formatIp(ip), { alloc: { ip, ...holder }, file: name });
+    }
+    return out;
+  }
+
+  private unlinkQuietly(name: string): void {
+    try {
+      unlinkSync(join(this.dir, name));
+    } catch (e) {
+      if (errno(e) !== 'ENOENT') throw e;
+    }
+  }
+
+  private listing(): Map<string, Entry> {
+    this.assertLocked();
+    this.cache ??= this.scan();
+    return this.cache;
+  }
+
+  /** Writes `content` to a fresh scratch file in the directory and returns its name. */
+  private writeTemp(content: string): string {
+    const name = `${TEMP_PREFIX}${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    writeFileSync(join(this.dir, name), content, { flag: 'wx', mode: 0o644 });
+    return name;
+  }
+
+  reserve(containerId: string, ifname: string, ip: IpAddr, rangeSetIndex: number): boolean {
+    const listing = this.listing();
+    const name = formatIp(normalizeIp(ip));
+    if (listing.has(name) || this.taken.has(name)) return false;
+    // Crash safety: the reservation appears with its full content in one step. We write a scratch
+    // file, then link(2) it to the address's name; link fails with EEXIST when the name exists, so
+    // it is as exclusive as O_EXCL but can never leave an empty or half-written reservation.
+    const tmp = this.writeTemp(formatHolder(containerId, ifname));
+    try {
+      linkSync(join(this.dir, tmp), join(this.dir, name));
+    } catch (e) {
+      if (errno(e) === 'EEXIST') {
+        this.taken.add(name);
+        return false;
+      }
+      throw e;
+    } finally {
+      this.unlinkQuietly(tmp);
+    }
+    listing.set(name, { alloc: { ip, containerId: containerId.trim(), ifname }, file: name });
+    this.writeLastReserved(rangeSetIndex, name);
+    return true;
+  }
+
+  private writeLastReserved(rangeSetIndex: number, text: string): void {
+    // temp + rename(2): readers see the old or the new address, never an empty or partial file.
+    const tmp = this.writeTemp(text);
+    try {
+      renameSync(join(this.dir, tmp), join(this.dir, `${LAST_PREFIX}${rangeSetIndex}`));
+    } catch (e) {
+      this.unlinkQuietly(tmp);
+      throw e;
+    }
+  }
+
+  lastReservedIp(rangeSetIndex: number): IpAddr | null {
+    this.assertLocked();
+    let text: string;
+    try {
+      text = readFileSync(join(this.dir, `${LAST_PREFIX}${rangeSetIndex}`), 'utf8');
+    } catch (e) {
+      if (errno(e) === 'ENOENT') return null;
+      throw e;
+    }
+    const ip = parseIp(text.trim());
+    return ip === null ? null : normalizeIp(ip);
+  }
+
+  list(): Allocation[] {
+    return [...this.listing().values()].map((e) => e.alloc);
+  }
+
+  release(ip: IpAddr): boolean {
+    const listing = this.listing();
+    const key = formatIp(normalizeIp(ip));
+    const entry = listing.get(key);
+    if (entry === undefined) return false;
+    this.unlinkQuietly(entry.file); // by the name found on disk, whatever its spelling
+    listing.delete(key);
+    return true;
+  }
+
+  close(): void {
+    if (this.lockFd >= 0) closeSync(this.lockFd);
+    this.lockFd = -1;
+  }
+}

@@ -1,0 +1,58 @@
+// The Store the allocator sees: reservations keyed by address, the last reserved address per range
+// set, and an exclusive lock. The disk store (reference layout) and the memory store implement it.
+import type { IpAddr } from '../../lib/ip/index.ts';
+
+/** Who holds an address. `ifname` is null for files written by pre-0.7 reference versions (ID only). */
+export interface Holder {
+  readonly containerId: string;
+  readonly ifname: string | null;
+}
+
+/** One reservation as found in the store. */
+export interface Allocation extends Holder {
+  readonly ip: IpAddr;
+}
+
+/** Reservation storage; every method except withLock/close must run inside withLock. */
+export interface Store {
+  /** Runs fn holding the store's exclusive lock; the disk store flocks <dataDir>/<network>/lock. */
+  withLock<T>(fn: () => T): T;
+  /**
+   * Reserves `ip` for the attachment unless someone holds it; true when reserved. Also records it as
+   * the last reserved address of range set `rangeSetIndex` (round-robin continues after it).
+   */
+  reserve(containerId: string, ifname: string, ip: IpAddr, rangeSetIndex: number): boolean;
+  /** The last address reserved from range set `rangeSetIndex`, or null when unknown. */
+  lastReservedIp(rangeSetIndex: number): IpAddr | null;
+  /** Every reservation (the addresses held, with their holders). */
+  list(): Allocation[];
+  /** Frees one address; false when it was not held. */
+  release(ip: IpAddr): boolean;
+  /** Releases the store's resources (fds); idempotent. */
+  close(): void;
+}
+
+/** The reference's file content for a holder: `<containerID>\r\n<ifname>`. */
+export function formatHolder(containerId: string, ifname: string): string {
+  return `${containerId.trim()}\r\n${ifname}`;
+}
+
+/** Parses reservation content (trimmed like the reference); an ID alone is the legacy form. */
+export function parseHolder(content: string): Holder | null {
+  const t = content.trim();
+  if (t === '') return null;
+  const i = t.indexOf('\r\n');
+  if (i < 0) return { containerId: t, ifname: null };
+  return { containerId: t.slice(0, i), ifname: t.slice(i + 2) };
+}
+
+/**
+ * The reference's matching rule for one attachment: files holding `<id>\r\n<ifname>`; only when
+ * there are none, legacy files holding just `<id>` (disk backend ReleaseByID / FindByID).
+ */
+export function allocationsOf(all: readonly Allocation[], containerId: string, ifname: string): Allocation[] {
+  const id = containerId.trim();
+  const exact = all.filter((a) => a.containerId === id && a.ifname === ifname);
+  if (exact.length > 0) return exact;
+  return all.filter((a) => a.containerId === id && a.ifname === null);
+}
