@@ -1,0 +1,140 @@
+// IPAM (and other) delegation per the spec: run the plugin named `type` from CNI_PATH with the same
+// env (only CNI_COMMAND changed) and the same stdin bytes. A weft bundle whose handler is registered
+// runs in-process through runPlugin, so both paths produce and interpret the same bytes.
+import { CniError, ErrorCode, decodeFailure, ioFailure } from './errors.ts';
+import { findInPath, readBundleHeader } from './find-plugin.ts';
+import { log } from './log.ts';
+import { parseResult } from './result-parse.ts';
+import { runPlugin } from './skel.ts';
+import type { Env, Plugin, PluginOutput } from './plugin.ts';
+import type { Command, Result } from './types.ts';
+
+/** Commands that can be delegated (VERSION is not a delegation). */
+export type DelegateCommand = Exclude<Command, 'VERSION'>;
+
+const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
+const inProcess = new Map<string, Plugin>();
+
+/** Make `plugin` runnable in-process when a bundle named `name` (with the same version) is found on CNI_PATH. */
+export function registerInProcess(name: string, plugin: Plugin): void {
+  inProcess.set(name, plugin);
+}
+
+/** Undo registerInProcess (tests, or a plugin that must always be exec'd). */
+export function unregisterInProcess(name: string): void {
+  inProcess.delete(name);
+}
+
+function preview(s: string): string {
+  return JSON.stringify(s.length > 200 ? `${s.slice(0, 200)}...` : s);
+}
+
+/** Turn a delegate's stdout and exit status into a result (ADD), nothing, or its own CniError. */
+function interpretOutput(type: string, command: DelegateCommand, out: PluginOutput | { stdout: string; exitCode: number }): Result | undefined {
+  const text = out.stdout.trim();
+  if (out.exitCode !== 0) {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      doc = undefined;
+    }
+    const e = doc as { code?: unknown; msg?: unknown; details?: unknown } | undefined;
+    if (e && typeof e.code === 'number' && typeof e.msg === 'string') {
+      throw new CniError(e.code, e.msg, typeof e.details === 'string' ? e.details : '');
+    }
+    throw new CniError(ErrorCode.unexpected, `delegate ${type} ${command} failed`, `exit status ${out.exitCode}, stdout ${preview(text)}`);
+  }
+  if (command !== 'ADD') return undefined;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    throw decodeFailure(`cannot decode the result of delegate ${type}`, `${(err as Error).message}; stdout ${preview(text)}`);
+  }
+  return parseResult(doc, undefined, `${type} result`);
+}
+
+function spawnEnv(env: Env, command: DelegateCommand): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  out['CNI_COMMAND'] = command;
+  return out;
+}
+
+/** Exec `file` with the CNI contract; resolves with its stdout and exit status (stderr passes through). */
+async function execPlugin(file: string, command: DelegateCommand, stdinData: Buffer, env: Env): Promise<{ stdout: string; exitCode: number }> {
+  // Loaded on the (rare) exec path only: keeps child_process out of every plugin's start-up.
+  const { spawn } = await import('node:child_process');
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, [], { env: spawnEnv(env, command), stdio: ['pipe', 'pipe', 'inherit'] });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    child.on('error', (e) => reject(ioFailure(`failed to run ${file}`, e.message, e)));
+    child.stdout.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_OUTPUT_BYTES) child.kill('SIGKILL');
+      else chunks.push(c);
+    });
+    // EPIPE when the child exits without reading stdin is harmless: its output decides.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(stdinData);
+    child.on('close', (code, signal) => {
+      if (size > MAX_OUTPUT_BYTES) reject(ioFailure(`delegate ${file} printed more than ${MAX_OUTPUT_BYTES} bytes`));
+      else if (signal) reject(new CniError(ErrorCode.unexpected, `delegate ${file} killed by ${signal}`));
+      else resolve({ stdout: Buffer.concat(chunks).toString('utf8'), exitCode: code ?? 1 });
+    });
+  });
+}
+
+/**
+ * Run plugin `type` from env.CNI_PATH for `command` with `stdinData` (normally the caller's own stdin
+ * bytes) and `env` (normally the caller's). Returns the parsed result for ADD, undefined otherwise;
+ * a failure of the delegate is rethrown as its own CniError (code and msg preserved). A missing
+ * plugin is code 100 (ErrorCode.pluginNotFound): the caller decides whether DEL tolerates it.
+ */
+export async function delegate(type: string, command: DelegateCommand, stdinData: Buffer, env: Env): Promise<Result | undefined> {
+  const dirs = (env['CNI_PATH'] ?? '').split(':').filter((d) => d !== '');
+  const file = findInPath(type, dirs);
+  const header = readBundleHeader(file);
+  const plugin = header ? inProcess.get(header.name) : undefined;
+  if (plugin && header && plugin.version === header.version) {
+    log.debug('delegating in-process', { type, command, file });
+    const out = await runPlugin(plugin, { env: { ...env, CNI_COMMAND: command }, stdin: stdinData });
+    return interpretOutput(type, command, out);
+  }
+  log.debug('delegating by exec', { type, command, file });
+  return interpretOutput(type, command, await execPlugin(file, command, stdinData, env));
+}
+
+/** Delegate ADD; resolves with the delegate's result in internal form. */
+export async function delegateAdd(type: string, stdinData: Buffer, env: Env): Promise<Result> {
+  const r = await delegate(type, 'ADD', stdinData, env);
+  if (!r) throw decodeFailure(`delegate ${type} returned no result`);
+  return r;
+}
+
+/** Delegate DEL (a missing plugin throws code 100; tolerate it with isPluginNotFound if desired). */
+export async function delegateDel(type: string, stdinData: Buffer, env: Env): Promise<void> {
+  await delegate(type, 'DEL', stdinData, env);
+}
+
+/** Delegate CHECK. */
+export async function delegateCheck(type: string, stdinData: Buffer, env: Env): Promise<void> {
+  await delegate(type, 'CHECK', stdinData, env);
+}
+
+/** Delegate GC (1.1.0): stdin carries cni.dev/valid-attachments unchanged. */
+export async function delegateGc(type: string, stdinData: Buffer, env: Env): Promise<void> {
+  await delegate(type, 'GC', stdinData, env);
+}
+
+/** Delegate STATUS (1.1.0). */
+export async function delegateStatus(type: string, stdinData: Buffer, env: Env): Promise<void> {
+  await delegate(type, 'STATUS', stdinData, env);
+}
+
+/** True when `e` is the "delegate not found on CNI_PATH" error. */
+export function isPluginNotFound(e: unknown): boolean {
+  return e instanceof CniError && e.code === ErrorCode.pluginNotFound;
+}

@@ -1,0 +1,14 @@
+// Registry of config schemas compiled by scripts/gen-validators.ts into gen/validators/<name>.js.
+// Each owner writes a plain schema object in its own module and adds one line here.
+import { loopbackSchema } from '../plugins/loopback/schema.ts';
+
+/** One schema to compile: `name` becomes the file name (kebab-case) under gen/validators/. */
+export interface SchemaEntry {
+  name: string;
+  schema: Readonly<Record<string, unknown>>;
+}
+
+/** Every generated validator. */
+export const schemas: readonly SchemaEntry[] = [
+  { name: 'loopback', schema: loopbackSchema },
+];
