@@ -4,7 +4,7 @@ import { formatIP, formatMac, parseIP, parseMac } from './addr.ts';
 import { attrMap, formatAttr, getBe16, getU16, getU32, parseAttrs, rawExtras } from './attrs.ts';
 import { AF_BRIDGE } from './constants.ts';
 import {
-  NDA_DST, NDA_LLADDR, NDA_MASTER, NDA_PORT, NDA_VLAN, NDA_VNI, NDMSG_LEN, NTF_MASTER, NTF_SELF, NUD_PERMANENT,
+  NDA_DST, NDA_LLADDR, NDA_MASTER, NDA_PORT, NDA_VLAN, NDA_VNI, NDMSG_LEN, NTF_MASTER, NTF_SELF, NUD_NOARP, NUD_PERMANENT,
   NUD_REACHABLE, formatNdmsg, parseNdmsg,
 } from './neigh.ts';
 
@@ -35,7 +35,8 @@ export interface Fdb {
 export function formatFdbRequest(o: { index: number; mac: string; dst?: string; self?: boolean; permanent?: boolean }, del: boolean): Uint8Array {
   const attrs = [formatAttr(NDA_LLADDR, parseMac(o.mac))];
   if (o.dst !== undefined) attrs.push(formatAttr(NDA_DST, parseIP(o.dst)));
-  const state = del ? 0 : o.permanent === false ? NUD_REACHABLE : NUD_PERMANENT;
+  // iproute2's bridge(8) sends NUD_NOARP | NUD_PERMANENT for a permanent entry; the kernel accepts either.
+  const state = del ? 0 : o.permanent === false ? NUD_REACHABLE : NUD_PERMANENT | NUD_NOARP;
   return formatNdmsg({ family: AF_BRIDGE, index: o.index, state, flags: o.self === false ? NTF_MASTER : NTF_SELF }, attrs);
 }
 

@@ -80,7 +80,7 @@ export function parseNlError(m: Pick<NlMsg, 'flags' | 'payload'>): NlStatus {
   const p = m.payload;
   if (p.length < 4) throw new RangeError(`NLMSG_ERROR payload too short: ${p.length} bytes`);
   const dv = view(p);
-  const st: NlStatus = { errno: -dv.getInt32(0, LE) };
+  const st: NlStatus = { errno: -dv.getInt32(0, LE) | 0 };
   if (p.length >= 4 + NLMSG_HDRLEN) {
     const reqLen = dv.getUint32(4, LE);
     st.request = { type: dv.getUint16(8, LE), flags: dv.getUint16(10, LE), seq: dv.getUint32(12, LE), pid: dv.getUint32(16, LE) };
@@ -96,7 +96,7 @@ export function parseNlError(m: Pick<NlMsg, 'flags' | 'payload'>): NlStatus {
 export function parseNlDone(m: Pick<NlMsg, 'flags' | 'payload'>): NlStatus {
   // Very old kernels sent DONE with no payload; treat that as success.
   if (m.payload.length < 4) return { errno: 0 };
-  const st: NlStatus = { errno: -view(m.payload).getInt32(0, LE) };
+  const st: NlStatus = { errno: -view(m.payload).getInt32(0, LE) | 0 };
   if (m.flags & NLM_F_ACK_TLVS) parseAckTlvs(m.payload.subarray(4), st);
   return st;
 }

@@ -60,7 +60,8 @@ export function formatAddrRequest(o: { index: number; cidr: string; noDad?: bool
   // IFA_LOCAL is the address itself; IFA_ADDRESS equal to it means "no peer" (as iproute2 sends it).
   const attrs = [formatAttr(IFA_LOCAL, p.bytes), formatAttr(IFA_ADDRESS, p.bytes)];
   if (o.broadcast !== undefined) attrs.push(formatAttr(IFA_BROADCAST, parseIP(o.broadcast)));
-  if (flags) attrs.push(attrU32(IFA_FLAGS, flags));
+  // ifa_flags holds the low 8 bits; IFA_FLAGS is only needed for the bits above (iproute2 does the same).
+  if (flags > 0xff) attrs.push(attrU32(IFA_FLAGS, flags));
   return formatIfaddr({ family: p.family === 4 ? AF_INET : AF_INET6, prefix: p.prefix, flags, scope: o.scope ?? 0, index: o.index }, attrs);
 }
 

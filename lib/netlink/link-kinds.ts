@@ -40,7 +40,8 @@ export function linkBasics(o: { name: string; mtu?: number; mac?: string }): Uin
 
 /** IFLA_LINKINFO { KIND kind, DATA data? }. */
 export function formatLinkInfo(kind: string, data?: readonly Uint8Array[]): Uint8Array {
-  const inner = [attrStr(IFLA_INFO_KIND, kind)];
+  // The kind goes without a NUL, as iproute2 sends it; the kernel copies it with nla_strscpy either way.
+  const inner = [formatAttr(IFLA_INFO_KIND, Buffer.from(kind, 'latin1'))];
   if (data) inner.push(attrNested(IFLA_INFO_DATA, data));
   return attrNested(IFLA_LINKINFO, inner);
 }

@@ -97,8 +97,8 @@ export function formatRouteRequest(r: RouteSpec, del: boolean): Uint8Array {
   if (r.advmss !== undefined) metrics.push(attrU32(RTAX_ADVMSS, r.advmss));
   if (metrics.length) attrs.push(attrNested(RTA_METRICS, metrics));
   const table = r.table ?? RT_TABLE_MAIN;
-  // rtm_table is 8 bits; RTA_TABLE carries any id and wins when present.
-  attrs.push(attrU32(RTA_TABLE, table));
+  // rtm_table is 8 bits; RTA_TABLE carries larger ids (and wins when present), as iproute2 sends it.
+  if (table > 255) attrs.push(attrU32(RTA_TABLE, table));
   const type = r.type ?? (del ? 0 : RTN_UNICAST);
   // iproute2's default: an IPv4 unicast route without a gateway is a link-scope route.
   const addScope = dst.family === 4 && r.gw === undefined && type === RTN_UNICAST ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
