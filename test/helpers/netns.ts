@@ -1,0 +1,132 @@
+// Test utilities for root-only tests: throwaway network namespaces with unique names, cleaned up
+// even on failure, plus `ip -j` queries inside them. Never touches the root network namespace.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { after } from 'node:test';
+import type { TestContext } from 'node:test';
+
+/** Outcome of a command; a non-zero exit is reported, not thrown. */
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  code: number;
+}
+
+/** A namespace created by this test process (`ip netns add`, so it lives at /run/netns/<name>). */
+export interface TestNetns {
+  name: string;
+  path: string;
+  /** Runs `cmd` inside the namespace (`ip netns exec <name> ...cmd`). */
+  exec(cmd: string[]): Promise<ExecResult>;
+  /** Deletes the namespace; idempotent. */
+  destroy(): Promise<void>;
+}
+
+const LOUD_SKIP =
+  '########## SKIPPED: needs root (network namespaces); run as root (sudo npm test) to run it ##########';
+
+// Every namespace this process created and has not destroyed yet.
+const created = new Set<string>();
+
+/** Runs a command (no shell) and collects its output; never rejects on a non-zero exit. */
+export function run(cmd: string[], input?: string): Promise<ExecResult> {
+  const [file, ...args] = cmd;
+  if (file === undefined) return Promise.reject(new Error('run: empty command'));
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ stdout, stderr, code: code ?? (signal !== null ? 128 : 1) }));
+    // A child that exits without reading stdin (ip netns add) makes the write fail with EPIPE: ignore it.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input ?? '');
+  });
+}
+
+/** True when running as root (needed to create namespaces). */
+export function isRoot(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/** Marks `t` skipped with a loud reason unless root; returns true when skipped (then return early). */
+export function skipUnlessRoot(t: TestContext): boolean {
+  if (isRoot()) return false;
+  process.stderr.write(`${LOUD_SKIP} (${t.name})\n`);
+  t.skip(LOUD_SKIP);
+  return true;
+}
+
+/** Options for describe()/test() that skip the whole block loudly unless root. */
+export function rootOnly(): { skip?: string } {
+  return isRoot() ? {} : { skip: LOUD_SKIP };
+}
+
+/** Creates a namespace named `<prefix>-<pid>-<random>` (default prefix 'weft-t'). */
+export async function createTestNetns(prefix = 'weft-t'): Promise<TestNetns> {
+  const name = `${prefix}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const res = await run(['ip', 'netns', 'add', name]);
+  if (res.code !== 0) throw new Error(`ip netns add ${name} failed (${res.code}): ${res.stderr.trim()}`);
+  created.add(name);
+  return {
+    name,
+    path: `/run/netns/${name}`,
+    exec: (cmd) => run(['ip', 'netns', 'exec', name, ...cmd]),
+    destroy: () => deleteNetns(name),
+  };
+}
+
+/** Runs `fn` with a fresh namespace and deletes it afterwards, also when `fn` fails. */
+export async function withTestNetns<T>(fn: (ns: TestNetns) => Promise<T> | T, prefix?: string): Promise<T> {
+  const ns = await createTestNetns(prefix);
+  try {
+    return await fn(ns);
+  } finally {
+    await ns.destroy();
+  }
+}
+
+/** Parsed `ip -j <args>` output inside namespace `ns` (by name); throws on a non-zero exit. */
+export async function ipJson<T = unknown>(ns: string | { name: string }, args: string[]): Promise<T> {
+  const name = typeof ns === 'string' ? ns : ns.name;
+  const res = await run(['ip', '-n', name, '-j', ...args]);
+  if (res.code !== 0) throw new Error(`ip -n ${name} -j ${args.join(' ')} failed (${res.code}): ${res.stderr.trim()}`);
+  const text = res.stdout.trim();
+  return (text === '' ? [] : JSON.parse(text)) as T;
+}
+
+async function deleteNetns(name: string): Promise<void> {
+  if (!created.has(name)) return;
+  const res = await run(['ip', 'netns', 'delete', name]);
+  created.delete(name);
+  if (res.code !== 0 && !/No such file/i.test(res.stderr)) {
+    throw new Error(`ip netns delete ${name} failed (${res.code}): ${res.stderr.trim()}`);
+  }
+}
+
+function deleteAllSync(): void {
+  for (const name of created) {
+    try {
+      execFileSync('ip', ['netns', 'delete', name], { stdio: 'ignore' });
+    } catch {
+      // best effort at exit: already gone, or nothing more we can do
+    }
+    created.delete(name);
+  }
+}
+
+// Safety nets, registered when a test file imports this module (so `after` lands on the file's
+// root): delete every namespace this process still owns when the tests end, at exit, and on
+// SIGINT/SIGTERM (the runner's timeout), so a failed or interrupted test leaves nothing behind.
+after(async () => {
+  for (const name of [...created]) await deleteNetns(name);
+});
+process.on('exit', deleteAllSync);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    deleteAllSync();
+    process.kill(process.pid, sig);
+  });
+}
