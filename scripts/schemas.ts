@@ -1,6 +1,7 @@
 // Registry of config schemas compiled by scripts/gen-validators.ts into gen/validators/<name>.js.
 // Each owner writes a plain schema object in its own module and adds one line here.
 import { loopbackSchema } from '../plugins/loopback/schema.ts';
+import { hostLocalSchema } from '../ipam/host-local/schema.ts';
 
 /** One schema to compile: `name` becomes the file name (kebab-case) under gen/validators/. */
 export interface SchemaEntry {
@@ -11,4 +12,5 @@ export interface SchemaEntry {
 /** Every generated validator. */
 export const schemas: readonly SchemaEntry[] = [
   { name: 'loopback', schema: loopbackSchema },
+  { name: 'host-local', schema: hostLocalSchema },
 ];

@@ -1,0 +1,85 @@
+// host-local ADD, DEL and CHECK. They run in the runtime's netns and never enter the pod's
+// (CNI_NETNS is not needed: IPAM only touches files under the data dir).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CmdArgs } from '../../lib/cni/skel.ts';
+import { unknownContainer } from '../../lib/cni/errors.ts';
+import type { Result } from '../../lib/cni/types.ts';
+import { validateConfig } from '../../lib/cni/validate.ts';
+import { validateNetworkName } from '../../lib/cni/ids.ts';
+import { formatIp, normalizeIp, parseCidr } from '../../lib/ip/index.ts';
+import { validate } from '../../gen/validators/host-local.js';
+import { allocate, findAttachment, releaseAttachment } from './allocator.ts';
+import type { Attachment } from './allocator.ts';
+import { parseHostLocalConfig } from './config.ts';
+import type { HostLocalNetConf } from './config.ts';
+import { DEFAULT_DATA_DIR } from './disk-store.ts';
+import { rangeFor } from './range.ts';
+import { readResolvConf } from './resolv-conf.ts';
+import type { Store } from './store.ts';
+
+/** Opens the store for network `name` under `dataDir` (creating <dataDir>/<name> and its lock file). */
+export type OpenStore = (dataDir: string, name: string) => Store;
+
+function attachment(args: CmdArgs): Attachment {
+  return { containerId: args.containerId, ifname: args.ifName };
+}
+
+function withStore<T>(open: OpenStore, dataDir: string, name: string, fn: (s: Store) => T): T {
+  const store = open(dataDir, name);
+  try {
+    return fn(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** ADD: one address per range set; result with ips (prefix of the range's subnet, its gateway), routes, dns. */
+export function cmdAdd(args: CmdArgs, open: OpenStore): Result {
+  const conf = parseHostLocalConfig(args.config, args.args);
+  // Read resolv.conf before reserving anything, so a bad path leaves nothing behind.
+  const dns = conf.resolvConf ? readResolvConf(conf.resolvConf) : {};
+  const got = withStore(open, conf.dataDir, conf.name, (s) => allocate(s, conf.rangeSets, attachment(args), conf.requestedIps));
+  const result: Result = {
+    ips: got.map((g) => ({ address: `${formatIp(g.ip)}/${g.range.subnet.prefix}`, gateway: formatIp(g.range.gateway) })),
+  };
+  if (conf.routes.length > 0) result.routes = conf.routes;
+  result.dns = dns;
+  return result;
+}
+
+/**
+ * DEL: frees what the attachment holds (reference matching rules). Needs only `name` and
+ * `ipam.dataDir` from the config, so a config whose ranges changed or broke still releases.
+ * Nothing held, or no directory at all, is success; nothing is created then.
+ */
+export function cmdDel(args: CmdArgs, open: OpenStore): void {
+  const conf = validateConfig<HostLocalNetConf>(validate, args.config);
+  const name = validateNetworkName(conf.name);
+  const dataDir = conf.ipam.dataDir ?? DEFAULT_DATA_DIR;
+  if (!existsSync(join(dataDir, name))) return;
+  withStore(open, dataDir, name, (s) => releaseAttachment(s, attachment(args)));
+}
+
+/**
+ * CHECK: the attachment holds at least one address (as the reference checks), and every address of
+ * prevResult that lies in our range sets is held by this attachment.
+ */
+export function cmdCheck(args: CmdArgs, open: OpenStore): void {
+  const conf = parseHostLocalConfig(args.config, args.args);
+  const at = attachment(args);
+  const held = withStore(open, conf.dataDir, conf.name, (s) => findAttachment(s, at));
+  if (held.length === 0) {
+    throw unknownContainer(`host-local: failed to find address added by container ${at.containerId}`, `interface ${at.ifname}, network ${conf.name}`);
+  }
+  const mine = new Set(held.map((h) => formatIp(h.ip)));
+  for (const ip of args.prevResult?.ips ?? []) {
+    const c = parseCidr(ip.address);
+    if (c === null) continue;
+    const addr = normalizeIp(c.addr);
+    if (!conf.rangeSets.some((set) => rangeFor(set, addr))) continue; // another IPAM's address
+    if (!mine.has(formatIp(addr))) {
+      throw unknownContainer(`host-local: address ${formatIp(addr)} of prevResult is not held by container ${at.containerId}`, `interface ${at.ifname}, network ${conf.name}`);
+    }
+  }
+}
