@@ -8,3 +8,5 @@ export { findNft, runNft, type NftOutput } from './run.ts';
 export { deleteTable, WEFT_TABLE, WEFT_TABLE_V4, WEFT_TABLE_V6 } from './table.ts';
 export { formatAddress, formatAtom, formatComment, formatKey, validateFamily, validateName, validatePort } from './validate.ts';
 export type * from './types.ts';
+export { MASQ_CHAIN, masqNames, setupPodMasquerade, teardownPodMasquerade, type PodMasqSpec } from './masquerade.ts';
+export { IPMASQ_CHAIN, KUBE_PROXY_MASQ_MARK, ensureIpMasq, teardownIpMasq, type IpMasqSpec } from './ip-masq.ts';
