@@ -1,0 +1,98 @@
+// The lease store seen by the rest of weftd: one interface, a file implementation (single-machine
+// clusters, `--store file:DIR`) and an etcd v3 one (`--etcd-endpoints`), both with flannel's
+// lease format so that a node can migrate between flannel and weftd.
+//
+// How the agent uses it (both stores behave the same):
+//   const lease = await store.acquire({ publicIp, backendType: 'vxlan', backendData: { VNI: 1, VtepMAC } , preferredSubnet });
+//     -> takes back this node's lease when one with the same PublicIP exists (and fits the
+//        net-conf), else the preferred subnet (the one in the old subnet.env) when it is free,
+//        else a random free /SubnetLen among the first 100 free ones (flannel's rule).
+//        From then on the store keeps the lease alive by itself (renewal before expiry) until
+//        release() or close(); renew() exists for callers that want to force it.
+//   store.onLost(({ lost, current }) => ...)  -> the store noticed its own lease vanished (deleted
+//        by hand, expired, etcd data wiped) and registered again; `current` may be a different
+//        subnet, in which case the agent rewrites subnet.env and re-programs its devices.
+//   const { leases, revision } = await store.list();
+//   const w = store.watch(revision, (ev) => reconcile(ev));   // diffs after `revision`
+//        Events are 'added' (new lease, or its PublicIP/BackendType/BackendData changed) and
+//        'removed' (deleted or expired). Renewals that change nothing else are not events.
+//        The store recovers from missed events on its own (re-list and diff after etcd
+//        compaction, reconnects or fs.watch gaps), so a watcher sees a consistent sequence.
+//        The list includes this node's own lease; callers skip it by subnet.
+//   w.stop(); await store.close();   // close() does NOT release the lease: a restart takes it back.
+import type { NetConf } from '../config/net-conf.ts';
+
+/** BackendData as flannel writes it; vxlan sets VNI and VtepMAC, host-gw nothing. Unknown keys are kept. */
+export interface BackendData {
+  VNI?: number;
+  VtepMAC?: string;
+  [key: string]: unknown;
+}
+
+/** One node's lease. `subnet` in network form ("10.244.3.0/24"); `expiration` in ms since the epoch, 0 when unknown (remote etcd leases). */
+export interface Lease {
+  subnet: string;
+  publicIp: string;
+  backendType: string;
+  backendData: BackendData;
+  expiration: number;
+}
+
+/** What a node asks for; preferredSubnet is the subnet remembered in subnet.env from an earlier run. */
+export interface AcquireOptions {
+  publicIp: string;
+  backendType: string;
+  backendData: BackendData;
+  preferredSubnet?: string;
+}
+
+/** A change of the lease table. */
+export interface LeaseEvent {
+  type: 'added' | 'removed';
+  lease: Lease;
+}
+
+/** A running watch; stop() is idempotent. */
+export interface Watch {
+  stop(): void;
+}
+
+/** Reported once the store has noticed its own lease was gone and has registered again. */
+export interface LeaseLostEvent {
+  lost: Lease;
+  current: Lease;
+}
+
+/** The lease table of the cluster (see the module comment for the life cycle). */
+export interface LeaseStore {
+  /** The network configuration leases are allocated from. */
+  readonly netConf: NetConf;
+  /** Takes this node's lease (previous one, preferred subnet, or a random free one) and keeps it alive. */
+  acquire(opts: AcquireOptions): Promise<Lease>;
+  /** Extends the lease now (also re-creates it if it vanished); returns it with the new expiration. */
+  renew(lease: Lease): Promise<Lease>;
+  /** Deletes the lease (only if it still belongs to lease.publicIp) and stops keeping it alive. */
+  release(lease: Lease): Promise<void>;
+  /** All live (unexpired) leases and the revision they are current at. */
+  list(): Promise<{ leases: Lease[]; revision: number }>;
+  /** Calls onEvent for every change after `fromRevision` (take it from list()); onError for problems it recovers from. */
+  watch(fromRevision: number, onEvent: (ev: LeaseEvent) => void, onError?: (err: Error) => void): Watch;
+  /** Registers a callback for "own lease lost and re-registered"; returns an unsubscribe function. */
+  onLost(cb: (ev: LeaseLostEvent) => void): () => void;
+  /** Stops timers, watches and connections; the lease stays in the store (a restart takes it back). */
+  close(): Promise<void>;
+}
+
+/** Thrown by acquire when no free subnet is left between SubnetMin and SubnetMax. */
+export class OutOfSubnetsError extends Error {
+  constructor(conf: NetConf) {
+    super(`no free /${conf.subnetLen} subnet left in ${conf.network} between ${conf.subnetMin} and ${conf.subnetMax}`);
+    this.name = 'OutOfSubnetsError';
+  }
+}
+
+/** True when two leases carry the same node data (what makes an 'added' event worth sending). */
+export function sameLeaseData(a: Lease, b: Lease): boolean {
+  return a.subnet === b.subnet && a.publicIp === b.publicIp && a.backendType === b.backendType &&
+    JSON.stringify(a.backendData) === JSON.stringify(b.backendData);
+}
