@@ -35,6 +35,7 @@ export class Rtnl {
     return new Rtnl(new NlSocket(t));
   }
 
+  /** Closes the socket. */
   close(): void {
     this.sock.close();
   }

@@ -44,6 +44,7 @@ export class NlSocket {
     this.seq = (Math.random() * 0x3fffffff) >>> 0;
   }
 
+  /** Closes the underlying socket. */
   close(): void {
     this.transport.close();
   }
