@@ -1,6 +1,6 @@
 // Network namespace handles: open a namespace file by path, verify it really is a netns, and
 // compare namespaces by identity (nsfs dev + inode).
-import { closeSync, constants, fstatSync, openSync, readlinkSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 
 /** Path of the calling thread's network namespace (thread-self: setns is per thread). */
 export function currentNetnsPath(): string {
@@ -53,10 +53,10 @@ export class NetnsHandle {
 }
 
 /**
- * Opens `path` (O_RDONLY; libuv adds O_CLOEXEC to every open) and checks that it is a network namespace: the kernel names
- * an open nsfs file `net:[<inode>]` in /proc/self/fd (fs/nsfs.c, ns_dname), which no regular file,
- * directory or other namespace type can imitate. Missing path: the fs error (code 'ENOENT');
- * anything else that is not a netns: NotNetnsError (code 'ENOTNETNS'). Works from any netns.
+ * Opens `path` (O_RDONLY; libuv adds O_CLOEXEC to every open) and checks that it is a network
+ * namespace, by the name the kernel gives the open file (see nsfsName). Works from any netns.
+ * Missing path: the fs error (code 'ENOENT'); anything else that is not a netns: NotNetnsError
+ * (code 'ENOTNETNS'), which callers map to CNI errors.
  */
 export function openNetns(path: string): NetnsHandle {
   if (typeof path !== 'string' || path === '') throw new NotNetnsError(String(path), 'an empty path');
@@ -64,14 +64,42 @@ export function openNetns(path: string): NetnsHandle {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
     const st = fstatSync(fd, { bigint: true });
-    const link = readlinkSync(`/proc/self/fd/${fd}`);
-    if (link !== `net:[${st.ino}]`) throw new NotNetnsError(path, describe(link));
+    const name = nsfsName(fd);
+    if (name !== `net:[${st.ino}]`) throw new NotNetnsError(path, describe(name));
     return new NetnsHandle(fd, path, st.dev, st.ino);
   } catch (e) {
     closeSync(fd);
     throw e;
   }
 }
+
+/**
+ * The nsfs name (`<type>:[<inode>]`) of an open namespace file, else its path. Everything is read
+ * through the fd, so the answer is about the file we hold, not whatever `path` names now.
+ * - Opened through a /proc/<pid>/ns link, the file sits on the internal nsfs mount and the kernel
+ *   names it `net:[<inode>]` in /proc/self/fd (fs/nsfs.c ns_dname); no regular file can imitate
+ *   that, since real paths start with '/'.
+ * - Opened through a bind mount (`ip netns add`, containerd, podman: /run/netns/<name>), d_path
+ *   gives the mount point instead, but the mount's root in /proc/self/mountinfo is `net:[<inode>]`
+ *   on an nsfs mount; the fd's mount is found by the mnt_id in /proc/self/fdinfo/<fd>.
+ */
+function nsfsName(fd: number): string {
+  const link = readlinkSync(`/proc/self/fd/${fd}`);
+  if (NSFS_NAME.test(link)) return link;
+  const mntId = /^mnt_id:\s*(\d+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+  if (mntId === undefined) return link;
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    if (!line.startsWith(`${mntId} `)) continue;
+    // "<id> <parent> <maj:min> <root> <mount point> <opts> [optional...] - <fstype> <source> <super opts>"
+    const fields = line.split(' ');
+    const fstype = fields[fields.indexOf('-') + 1];
+    const root = fields[3] ?? '';
+    return fstype === 'nsfs' && NSFS_NAME.test(root) ? root : link;
+  }
+  return link;
+}
+
+const NSFS_NAME = /^[a-z_]+:\[\d+\]$/;
 
 function describe(link: string): string {
   const m = /^([a-z_]+):\[\d+\]$/.exec(link);

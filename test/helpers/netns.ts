@@ -2,6 +2,7 @@
 // even on failure, plus `ip -j` queries inside them. Never touches the root network namespace.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { constants } from 'node:os';
 import { after } from 'node:test';
 import type { TestContext } from 'node:test';
 
@@ -39,7 +40,10 @@ export function run(cmd: string[], input?: string): Promise<ExecResult> {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ stdout, stderr, code: code ?? (signal !== null ? 128 : 1) }));
+    // Killed by a signal: the shell convention 128 + signal number (SIGABRT -> 134).
+    child.on('close', (code, signal) =>
+      resolve({ stdout, stderr, code: code ?? 128 + (signal !== null ? (constants.signals[signal] ?? 0) : 0) }),
+    );
     // A child that exits without reading stdin (ip netns add) makes the write fail with EPIPE: ignore it.
     child.stdin.on('error', () => undefined);
     child.stdin.end(input ?? '');
