@@ -70,6 +70,8 @@ export function rootOnly(): { skip?: string } {
 
 /** Creates a namespace named `<prefix>-<pid>-<random>` (default prefix 'weft-t'). */
 export async function createTestNetns(prefix = 'weft-t'): Promise<TestNetns> {
+  sweeping ??= sweepStaleTestNetns();
+  await sweeping;
   const name = `${prefix}-${process.pid}-${randomBytes(3).toString('hex')}`;
   const res = await run(['ip', 'netns', 'add', name]);
   if (res.code !== 0) throw new Error(`ip netns add ${name} failed (${res.code}): ${res.stderr.trim()}`);
@@ -99,6 +101,36 @@ export async function ipJson<T = unknown>(ns: string | { name: string }, args: s
   if (res.code !== 0) throw new Error(`ip -n ${name} -j ${args.join(' ')} failed (${res.code}): ${res.stderr.trim()}`);
   const text = res.stdout.trim();
   return (text === '' ? [] : JSON.parse(text)) as T;
+}
+
+let sweeping: Promise<string[]> | undefined;
+
+/**
+ * Deletes test namespaces (`weft-...-<pid>-<6 hex>`) left by test processes that no longer exist,
+ * e.g. after a crash where no exit hook ran (node:test exits with code 7 and no 'exit' event when
+ * an error escapes outside any test). Runs once before the first createTestNetns; returns the names.
+ */
+export async function sweepStaleTestNetns(): Promise<string[]> {
+  if (!isRoot()) return [];
+  const list = await run(['ip', 'netns', 'list']);
+  const removed: string[] = [];
+  for (const line of list.stdout.split('\n')) {
+    const name = line.split(' ')[0] ?? '';
+    const m = /^weft-[a-z0-9-]*?-(\d+)-[0-9a-f]{6}$/.exec(name);
+    if (m === null || processAlive(Number(m[1]))) continue;
+    const res = await run(['ip', 'netns', 'delete', name]);
+    if (res.code === 0) removed.push(name);
+  }
+  return removed;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function deleteNetns(name: string): Promise<void> {
