@@ -97,9 +97,16 @@ export function generateAll(outDir: string, entries: readonly SchemaEntry[] = sc
   return written;
 }
 
+/** The default output directory: <repo>/gen/validators. */
+export const DEFAULT_OUT_DIR = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'gen', 'validators');
+
+/** Entry point for scripts/build.ts: generate every registered validator; resolves with files written. */
+export async function generateValidators(outDir = DEFAULT_OUT_DIR): Promise<string[]> {
+  return generateAll(outDir);
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-  const outDir = resolve(process.argv[2] ?? join(root, 'gen', 'validators'));
+  const outDir = resolve(process.argv[2] ?? DEFAULT_OUT_DIR);
   const written = generateAll(outDir);
   console.log(`gen-validators: ${schemas.length} schema(s), ${written.length} file(s) updated in ${outDir}`);
 }

@@ -77,9 +77,9 @@ export interface Route {
   scope?: number;
 }
 
-/** Internal (current, 1.1.0) result. cniVersion is set by formatResult on output. */
+/** Internal (current, 1.1.0) result. cniVersion is ignored here: formatResult sets it on output. */
 export interface Result {
-  cniVersion?: string;
+  cniVersion?: string | undefined;
   interfaces?: Interface[];
   ips?: IpConfig[];
   routes?: Route[];
