@@ -3,7 +3,7 @@
 // minified, with the addon embedded, and starts with a marker line that lib/cni/delegate.ts
 // reads to recognise our own bundles for in-process delegation.
 import { build } from 'esbuild';
-import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildAddon, embedAddonPlugin } from './build/addon.ts';
@@ -20,6 +20,9 @@ async function main(): Promise<void> {
   const addonPath = await buildAddon();
   const outDir = join(root, 'dist', 'bin');
   mkdirSync(outDir, { recursive: true });
+  // The repository's package.json says "type": "module"; without this marker Node would load the
+  // extension-less CommonJS bundles under dist/ as ES modules. A lone copy elsewhere needs nothing.
+  writeFileSync(join(root, 'dist', 'package.json'), '{ "type": "commonjs" }\n');
   const entries = only.length > 0 ? ENTRIES.filter((e) => only.includes(e.name)) : ENTRIES;
   await Promise.all(
     entries.map(async (entry) => {

@@ -1,0 +1,88 @@
+// The loopback plugin: brings `lo` up (ADD) or down (DEL) inside the pod's network namespace.
+import type { CmdArgs, Plugin } from '../../lib/cni/skel.ts';
+import type { Result } from '../../lib/cni/types.ts';
+import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
+import { CniError } from '../../lib/cni/errors.ts';
+import { Rtnl } from '../../lib/netlink/rtnl.ts';
+import { openNetns, withNetns } from '../../lib/netns/index.ts';
+import { parseLoopbackConfig } from './config.ts';
+
+const LOOPBACK_MAC = '00:00:00:00:00:00';
+
+/** Runs `fn` with a route socket inside the pod namespace at `path`; the socket is closed afterwards. */
+function inPodNetns<T>(path: string, fn: (rtnl: Rtnl) => T): T {
+  const ns = openNetns(path);
+  try {
+    return withNetns(ns, () => {
+      const rtnl = Rtnl.open();
+      try {
+        return fn(rtnl);
+      } finally {
+        rtnl.close();
+      }
+    });
+  } finally {
+    ns.close();
+  }
+}
+
+/** Finds `lo` in the current namespace; every network namespace has one (created by the kernel). */
+function getLoopback(rtnl: Rtnl): { index: number; up: boolean } {
+  const lo = rtnl.getLink('lo');
+  if (lo === null) throw new CniError(5, 'no loopback device in the namespace', '');
+  return lo;
+}
+
+/** ADD: set `lo` up in the pod netns and report the addresses the kernel gave it. */
+function cmdAdd(args: CmdArgs): Result {
+  parseLoopbackConfig(args.config);
+  const ips = inPodNetns(args.netns, (rtnl) => {
+    const lo = getLoopback(rtnl);
+    rtnl.setLinkUp(lo.index);
+    // The kernel assigns 127.0.0.1/8 and ::1/128 itself when lo comes up (net/ipv4/devinet.c,
+    // net/ipv6/addrconf.c); we report what is really there, so a pod with IPv6 disabled gets no ::1.
+    return rtnl.listAddrs({ index: lo.index }).map((a) => ({ address: a.cidr, interface: 0 }));
+  });
+  return {
+    cniVersion: args.config.cniVersion,
+    interfaces: [{ name: 'lo', mac: LOOPBACK_MAC, sandbox: args.netns }],
+    ips,
+    dns: {},
+  };
+}
+
+/** DEL: set `lo` down; a namespace that is already gone (or no netns given) means there is nothing to do. */
+function cmdDel(args: CmdArgs): void {
+  parseLoopbackConfig(args.config);
+  if (args.netns === '') return;
+  try {
+    inPodNetns(args.netns, (rtnl) => rtnl.setLinkDown(getLoopback(rtnl).index));
+  } catch (e) {
+    if (isGone(e)) return;
+    throw e;
+  }
+}
+
+/** CHECK: `lo` must be up in the pod netns. */
+function cmdCheck(args: CmdArgs): void {
+  parseLoopbackConfig(args.config);
+  const up = inPodNetns(args.netns, (rtnl) => getLoopback(rtnl).up);
+  if (!up) throw new CniError(100, 'loopback interface is down', `netns ${args.netns}`);
+}
+
+function isGone(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTNETNS';
+}
+
+/** The plugin object: handlers for the CNI verbs; STATUS is always ready and GC has nothing to free. */
+export const loopbackPlugin: Plugin = {
+  name: 'loopback',
+  version: '0.1.0',
+  supportedVersions: SUPPORTED_VERSIONS,
+  add: cmdAdd,
+  del: cmdDel,
+  check: cmdCheck,
+  status: () => undefined,
+  gc: () => undefined,
+};
