@@ -22,7 +22,11 @@ export interface Sys {
   nlSend(fd: number, msg: Uint8Array): void;
   /** Receive one datagram, whatever its size. timeoutMs -1 blocks; 0 polls; returns null on timeout. */
   nlRecv(fd: number, timeoutMs: number): Buffer | null;
-  /** libuv readiness watch (uv_poll, readable) on any fd; cb runs on the event loop. Returns an id for pollStop. The handle does not keep the loop alive unless ref is true. */
+  /**
+   * libuv readiness watch (uv_poll, readable) on any fd; cb runs on the event loop. Returns an id for pollStop. The handle does not keep the loop alive unless ref is true.
+   * Level-triggered: cb must drain the fd (e.g. nlRecv(fd, 0) until null) or it fires again at once; it also fires on a socket error so the read can report it.
+   * At most one watch per fd (libuv misbehaves with two), and pollStop it before closing the fd. Regular files are refused (EPERM from epoll).
+   */
   pollStart(fd: number, cb: () => void, ref?: boolean): number;
   /** Stops a watch started by pollStart; an unknown or already stopped id is a no-op. */
   pollStop(id: number): void;

@@ -10,6 +10,7 @@
 #include <linux/netlink.h>
 #include <poll.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -314,7 +315,14 @@ typedef struct {
   poll_entry *head;
 } addon_state;
 
-static void free_entry(uv_handle_t *h) { free(h->data); }
+// Close callback: libc's free, never a function of this addon. Node dlclose()s addons when a
+// worker's env is torn down, before its loop runs the pending close callbacks; a callback in our
+// own code would then jump into unmapped memory. The handle is the entry's first member, so the
+// handle pointer is the malloc'd pointer.
+_Static_assert(offsetof(poll_entry, handle) == 0, "uv_poll_t must be the first member of poll_entry");
+static void close_and_free(poll_entry *e) {
+  uv_close((uv_handle_t *)&e->handle, (uv_close_cb)(void (*)(void))free);
+}
 
 static void on_poll(uv_poll_t *h, int status, int events) {
   (void)status; // on error the callback still runs: its read then reports the real errno
@@ -379,7 +387,7 @@ static napi_value js_poll_start(napi_env env, napi_callback_info info) {
   if (r != 0) {
     napi_delete_reference(env, e->cb);
     napi_async_destroy(env, e->ctx);
-    uv_close((uv_handle_t *)&e->handle, free_entry);
+    close_and_free(e);
     return throw_errno(env, "uv_poll_start", -r);
   }
   if (!ref) uv_unref((uv_handle_t *)&e->handle);
@@ -405,7 +413,7 @@ static napi_value js_poll_stop(napi_env env, napi_callback_info info) {
     uv_poll_stop(&e->handle);
     napi_delete_reference(env, e->cb);
     napi_async_destroy(env, e->ctx);
-    uv_close((uv_handle_t *)&e->handle, free_entry); // freed by libuv's close callback
+    close_and_free(e); // freed by libuv's close callback
     break;
   }
   return undefined(env);
@@ -417,7 +425,7 @@ static void cleanup_state(void *arg) {
   for (poll_entry *e = st->head, *next; e != NULL; e = next) {
     next = e->next;
     uv_poll_stop(&e->handle);
-    uv_close((uv_handle_t *)&e->handle, free_entry);
+    close_and_free(e);
   }
   free(st);
 }

@@ -176,7 +176,7 @@ describe('sys (root, own namespaces)', rootOnly(), () => {
   });
 });
 
-describe('flock between processes', rootOnly(), () => {
+describe('flock between processes (no root needed)', () => {
   const lockFile = join(work, 'lock');
   writeFileSync(lockFile, '');
 
@@ -242,5 +242,24 @@ describe('flock between processes', rootOnly(), () => {
       await exited(child);
       closeSync(fd);
     }
+  });
+});
+
+describe('addon lifetime (no root needed)', () => {
+  // Regression: a worker that exits with watches still open (or just stopped) used to crash the
+  // process, because libuv ran close callbacks after Node had unloaded the addon.
+  test('a worker may exit with poll watches active, stopped, or never started', async () => {
+    const worker =
+      `const m = { exports: {} }; process.dlopen(m, ${JSON.stringify(ADDON)}); const s = m.exports;` +
+      `const a = s.nlOpen(0, 0), b = s.nlOpen(0, 0);` +
+      `s.pollStart(a, () => {}, true); s.pollStop(s.pollStart(b, () => {}, false));` +
+      `setTimeout(() => process.exit(0), 10);`;
+    const main =
+      `const { Worker } = require('node:worker_threads');` +
+      `let left = 3; for (let i = 0; i < 3; i++) new Worker(${JSON.stringify(worker)}, { eval: true })` +
+      `.on('exit', (c) => { if (c !== 0) process.exit(10 + c); if (--left === 0) process.stdout.write('ok'); });`;
+    const res = await run([process.execPath, '-e', main]);
+    assert.equal(res.code, 0, `exit ${res.code}: ${res.stderr}`);
+    assert.equal(res.stdout, 'ok');
   });
 });
