@@ -1,6 +1,5 @@
 // Bounded synchronous read of the plugin's stdin (the network configuration).
-import { readSync } from 'node:fs';
-import { isatty } from 'node:tty';
+import { fstatSync, readSync } from 'node:fs';
 
 /** Largest configuration we accept on stdin; a larger one is refused with code 7. */
 export const MAX_STDIN_BYTES = 1024 * 1024;
@@ -12,7 +11,9 @@ const sleepCell = new Int32Array(new SharedArrayBuffer(4));
  * without buffering all of it. A terminal on stdin reads as empty (about text, VERSION by hand).
  */
 export function readStdinSync(limit = MAX_STDIN_BYTES): Buffer {
-  if (isatty(0)) return Buffer.alloc(0);
+  // A character device on fd 0 is a terminal (or /dev/null): nothing to read. fstat instead of
+  // node:tty's isatty, which costs ~1.3 ms of module loading at every plugin start.
+  if (isCharDevice(0)) return Buffer.alloc(0);
   // Start small (configs are usually < 4 KiB) and grow by doubling up to limit + 1.
   let buf = Buffer.allocUnsafe(Math.min(64 * 1024, limit + 1));
   let n = 0;
@@ -40,4 +41,12 @@ export function readStdinSync(limit = MAX_STDIN_BYTES): Buffer {
     n += got;
   }
   return buf.subarray(0, n);
+}
+
+function isCharDevice(fd: number): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice();
+  } catch {
+    return true; // a closed stdin reads as empty
+  }
 }
