@@ -1,0 +1,262 @@
+// `--etcd-endpoints`: leases in etcd v3 with flannel's layout (<prefix>/subnets/10.244.3.0-24 holding
+// flannel's lease JSON), each created only if its key does not exist (txn on create_revision == 0),
+// bound to an etcd lease (TTL 24 h) that is kept alive before it expires. One internal etcd watch
+// per store feeds the lease table, starting at the last list's revision + 1; compaction and watch
+// errors lead to a re-list and diff, reconnects and a periodic timer re-list too (that also notices
+// etcd having lost its data: our own key then gets re-created and onLost fires).
+import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
+import type { NetConf } from '../config/net-conf.ts';
+import { planAcquire } from './allocate.ts';
+import { DEFAULT_ETCD_PREFIX, createEtcdClient, etcdKeys, grantEtcdLease, keepEtcdLeaseAlive, kvToLease, readEtcdNetConf, revokeEtcdLease } from './etcd-client.ts';
+import { formatLeaseAttrs, formatSubnetKey, parseSubnetKey } from './lease-json.ts';
+import { LeaseTable } from './lease-table.ts';
+import { OwnLeaseKeeper } from './own-lease.ts';
+import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from './store.ts';
+
+/** Options of the etcd store. Without netConf, <prefix>/config is read (flannel's behaviour). */
+export interface EtcdStoreOptions {
+  endpoints: string[];
+  prefix?: string;
+  netConf?: NetConf;
+  /** etcd lease TTL; flannel uses 24 h. */
+  ttlSeconds?: number;
+  /** Period of the safety re-list (missed events, etcd data loss); default 30 s. */
+  resyncMs?: number;
+  onError?: (err: Error) => void;
+}
+
+/** Connects to etcd and returns the store; reads the net-conf from etcd unless one is given. */
+export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLeaseStore> {
+  const client = createEtcdClient(opts.endpoints);
+  try {
+    const netConf = opts.netConf ?? await readEtcdNetConf(client, opts.prefix ?? DEFAULT_ETCD_PREFIX);
+    return new EtcdLeaseStore(client, netConf, opts);
+  } catch (err) {
+    client.close();
+    throw err;
+  }
+}
+
+/** flannel retries allocation this often when another node wins the race for a subnet. */
+const RACE_RETRIES = 10;
+
+/** Lease store over etcd v3 (see the module comment). Create it with openEtcdLeaseStore. */
+export class EtcdLeaseStore implements LeaseStore {
+  private readonly subnets: string;
+  private readonly ttl: number;
+  private readonly resyncMs: number;
+  private readonly onError: (err: Error) => void;
+  private readonly table = new LeaseTable();
+  private readonly keeper: OwnLeaseKeeper;
+  private etcdLeaseId: string | undefined;
+  private watcher: Watcher | undefined;
+  private watchGen = 0;
+  private snapRev = 0; // etcd revision of the last list applied; older watch events are skipped
+  private seenRev = 0; // highest etcd revision seen; a list below it means etcd lost its data
+  private disconnected = false;
+  private timer: NodeJS.Timeout | undefined;
+  private resyncing: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(private readonly client: Etcd3, readonly netConf: NetConf, opts: EtcdStoreOptions) {
+    this.subnets = etcdKeys(opts.prefix ?? DEFAULT_ETCD_PREFIX).subnets;
+    this.ttl = opts.ttlSeconds ?? 24 * 3600;
+    this.resyncMs = opts.resyncMs ?? 30_000;
+    this.onError = opts.onError ?? (() => undefined);
+    this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttl * 1000, renew: (l) => this.renew(l), reacquire: (o) => this.acquireOnce(o), onError: this.onError });
+  }
+
+  /** Takes this node's lease (see LeaseStore) and keeps its etcd lease alive. */
+  async acquire(opts: AcquireOptions): Promise<Lease> {
+    const { lease, revision } = await this.acquireOnce(opts);
+    this.keeper.hold(lease, opts, revision);
+    this.start();
+    return lease;
+  }
+
+  private async acquireOnce(opts: AcquireOptions): Promise<{ lease: Lease; revision: number }> {
+    for (let i = 0; i < RACE_RETRIES; i++) {
+      const got = await this.tryAcquire(opts);
+      if (got) return got;
+    }
+    throw new Error(`etcd: gave up acquiring a subnet after ${RACE_RETRIES} races with other nodes`);
+  }
+
+  private async tryAcquire(opts: AcquireOptions): Promise<{ lease: Lease; revision: number } | null> {
+    const { kvs } = await this.fetch();
+    const plan = planAcquire(this.netConf, [...kvs.values()].map((e) => e.lease), opts, () => true);
+    if (plan === null) throw new OutOfSubnetsError(this.netConf);
+    for (const s of plan.stale) await this.client.delete().key(this.key(s.subnet)).exec();
+    const key = this.key(plan.subnet);
+    const { id, ttl } = await grantEtcdLease(this.client, this.ttl);
+    const put = this.client.put(key).value(formatLeaseAttrs(opts)).lease(id);
+    const prev = kvs.get(plan.subnet);
+    // New key: only if nobody created it meanwhile. Own key: only if unchanged since we read it.
+    const txn = prev
+      ? this.client.if(key, 'Mod', '==', prev.modRev).then(put)
+      : this.client.if(key, 'Create', '==', 0).then(put);
+    const res = await txn.commit();
+    if (!res.succeeded) {
+      await revokeEtcdLease(this.client, id);
+      return null;
+    }
+    if (prev && prev.etcdLease !== '0' && prev.etcdLease !== id) await revokeEtcdLease(this.client, prev.etcdLease);
+    this.etcdLeaseId = id;
+    const lease: Lease = { subnet: plan.subnet, publicIp: opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration: Date.now() + ttl * 1000 };
+    return { lease, revision: Number(res.header.revision) };
+  }
+
+  /** Keep-alive of the etcd lease; if etcd forgot it or the key is gone, writes the key again under a new etcd lease. */
+  async renew(lease: Lease): Promise<Lease> {
+    const id = this.etcdLeaseId;
+    const ttl = id === undefined ? 0 : await keepEtcdLeaseAlive(this.client, id);
+    const cur = await this.client.get(this.key(lease.subnet)).exec();
+    const kv = cur.kvs[0];
+    const holder = kv && kvToLease(kv.key.toString(), kv.value, this.subnets);
+    if (ttl > 0 && holder && holder.publicIp === lease.publicIp && kv.lease === id) return { ...lease, expiration: Date.now() + ttl * 1000 };
+    if (holder && holder.publicIp !== lease.publicIp) throw new Error(`lease ${lease.subnet} now belongs to ${holder.publicIp}`);
+    const got = await this.tryAcquire({ ...lease, preferredSubnet: lease.subnet });
+    if (!got || got.lease.subnet !== lease.subnet) throw new Error(`lease ${lease.subnet} could not be re-created`);
+    return got.lease;
+  }
+
+  /** Deletes the key if it still holds lease.publicIp, and revokes the etcd lease. */
+  async release(lease: Lease): Promise<void> {
+    this.keeper.drop(lease);
+    const key = this.key(lease.subnet);
+    const cur = (await this.client.get(key).exec()).kvs[0];
+    const holder = cur && kvToLease(cur.key.toString(), cur.value, this.subnets);
+    if (cur && holder && holder.publicIp === lease.publicIp) {
+      await this.client.if(key, 'Mod', '==', cur.mod_revision).then(this.client.delete().key(key)).commit();
+    }
+    if (this.etcdLeaseId !== undefined) await revokeEtcdLease(this.client, this.etcdLeaseId);
+    this.etcdLeaseId = undefined;
+  }
+
+  /** Lists the subnets prefix, updates the table (emitting diffs) and returns it. */
+  async list(): Promise<{ leases: Lease[]; revision: number }> {
+    await this.resync();
+    return this.table.snapshot();
+  }
+
+  /** Diffs after fromRevision (from list()); starts the internal etcd watch on first use. */
+  watch(fromRevision: number, onEvent: (ev: LeaseEvent) => void, onError?: (err: Error) => void): Watch {
+    const w = this.table.watch(fromRevision, onEvent);
+    if (onError) this.errorSinks.add(onError);
+    this.start();
+    return { stop: () => { w.stop(); if (onError) this.errorSinks.delete(onError); } };
+  }
+
+  private readonly errorSinks = new Set<(err: Error) => void>();
+
+  /** See LeaseStore.onLost. */
+  onLost(cb: (ev: LeaseLostEvent) => void): () => void {
+    return this.keeper.onLost(cb);
+  }
+
+  /** Stops the watch, timers and the client; the key and its etcd lease stay (a restart takes them back). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.keeper.stop();
+    clearInterval(this.timer);
+    this.watchGen++;
+    const w = this.watcher;
+    this.watcher = undefined;
+    this.table.clearWatchers();
+    if (w) await w.cancel().catch(() => undefined);
+    this.client.close();
+  }
+
+  private key(subnet: string): string {
+    return this.subnets + formatSubnetKey(subnet);
+  }
+
+  private report(err: Error): void {
+    this.onError(err);
+    for (const s of this.errorSinks) s(err);
+  }
+
+  private async fetch(): Promise<{ kvs: Map<string, { lease: Lease; modRev: string; etcdLease: string }>; revision: number }> {
+    const res = await this.client.getAll().prefix(this.subnets).exec();
+    const kvs = new Map<string, { lease: Lease; modRev: string; etcdLease: string }>();
+    for (const kv of res.kvs) {
+      const lease = kvToLease(kv.key.toString(), kv.value, this.subnets);
+      if (lease) kvs.set(lease.subnet, { lease, modRev: kv.mod_revision, etcdLease: kv.lease });
+    }
+    return { kvs, revision: Number(res.header.revision) };
+  }
+
+  private start(): void {
+    if (this.closed || this.timer) return;
+    this.timer = setInterval(() => void this.resync().catch((e: unknown) => this.report(e as Error)), this.resyncMs).unref();
+    // List, then watch from the list's revision + 1: when a list was already handed out, the
+    // watch resumes right after it (a compacted revision there is handled by the error path).
+    if (this.snapRev > 0) this.startWatcher(this.snapRev + 1);
+    else void this.resync().catch((e: unknown) => this.report(e as Error));
+  }
+
+  /** Re-lists, applies the difference, restarts the watch when needed (first time, broken, data loss). */
+  private resync(): Promise<void> {
+    this.resyncing ??= (async () => {
+      try {
+        const { kvs, revision } = await this.fetch();
+        if (this.closed) return;
+        const wiped = revision < this.seenRev;
+        this.table.applySnapshot([...kvs.values()].map((e) => e.lease), revision);
+        this.snapRev = revision;
+        this.seenRev = wiped ? revision : Math.max(this.seenRev, revision);
+        this.keeper.check((s) => this.table.get(s), wiped ? undefined : revision);
+        if (this.timer && (!this.watcher || wiped)) this.startWatcher(revision + 1);
+      } finally {
+        this.resyncing = undefined;
+      }
+    })();
+    return this.resyncing;
+  }
+
+  private startWatcher(fromRev: number): void {
+    const gen = ++this.watchGen;
+    const old = this.watcher;
+    this.watcher = undefined;
+    if (old) void old.cancel().catch(() => undefined);
+    this.client.watch().prefix(this.subnets).startRevision(String(fromRev)).create().then((w) => {
+      if (gen !== this.watchGen) { void w.cancel().catch(() => undefined); return; }
+      this.watcher = w;
+      w.on('put', (kv) => this.onKv('added', kv));
+      w.on('delete', (kv) => this.onKv('removed', kv));
+      w.on('disconnected', () => { this.disconnected = true; });
+      w.on('connected', () => {
+        // After a reconnect, a re-list catches what etcd3's resume cannot (e.g. a wiped etcd).
+        if (this.disconnected) { this.disconnected = false; void this.resync().catch((e: unknown) => this.report(e as Error)); }
+      });
+      w.on('error', (err) => {
+        // Typically the start revision was compacted (etcd cancels the watch, 3.4 without a
+        // reason): re-list, diff, and watch again from the new revision.
+        this.report(new Error(`etcd watch canceled (revision compacted?) or failed, re-listing: ${err.message}`, { cause: err }));
+        if (gen !== this.watchGen) return;
+        this.watcher = undefined;
+        void w.cancel().catch(() => undefined);
+        void this.resync().catch((e: unknown) => this.report(e as Error));
+      });
+    }, (err: unknown) => {
+      this.report(new Error(`etcd watch could not start: ${String(err)}`, { cause: err }));
+      if (gen === this.watchGen) setTimeout(() => void this.resync().catch(() => undefined), 1000).unref();
+    });
+  }
+
+  private onKv(type: 'added' | 'removed', kv: IKeyValue): void {
+    const rev = Number(kv.mod_revision);
+    if (this.closed || rev <= this.snapRev) return; // already part of the last list
+    this.seenRev = Math.max(this.seenRev, rev);
+    const key = kv.key.toString();
+    if (type === 'added') {
+      const lease = kvToLease(key, kv.value, this.subnets);
+      if (lease) this.table.apply({ type, lease }, rev);
+      return;
+    }
+    const subnet = key.startsWith(this.subnets) ? parseSubnetKey(key.slice(this.subnets.length)) : null;
+    if (subnet === null) return;
+    this.table.apply({ type, lease: { subnet, publicIp: '', backendType: '', backendData: {}, expiration: 0 } }, rev);
+    this.keeper.check((s) => this.table.get(s), rev);
+  }
+}
