@@ -2,7 +2,7 @@
 // its bytes into each bundle by replacing lib/sys/embedded.ts (see lib/sys/loader.ts for the unpacking).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,9 +16,20 @@ const sources = ['weft_sys.c', 'binding.gyp'].map((f) => join(sysDir, f));
 export async function buildAddon(): Promise<string> {
   if (isUpToDate()) return addonPath;
   const nodeGyp = createRequire(import.meta.url).resolve('node-gyp/bin/node-gyp.js');
-  await run(process.execPath, [nodeGyp, 'rebuild', '--silent', '-C', sysDir]);
+  const nodedir = localNodeDir();
+  await run(process.execPath, [nodeGyp, 'rebuild', '--loglevel=warn', ...(nodedir !== undefined ? [`--nodedir=${nodedir}`] : []), '-C', sysDir]);
   if (!isUpToDate()) throw new Error(`node-gyp finished but ${addonPath} is missing or older than its sources`);
   return addonPath;
+}
+
+// Headers of the running node, so node-gyp never downloads them: npm's configured nodedir when run
+// under npm, else the prefix node runs from when it ships include/node (Debian: /usr/bin/node -> /usr).
+function localNodeDir(): string | undefined {
+  const fromNpm = process.env['npm_config_nodedir'];
+  if (fromNpm !== undefined && fromNpm !== '') return fromNpm;
+  const configured = (process.config.variables as { node_prefix?: unknown }).node_prefix;
+  const prefixes = [dirname(dirname(process.execPath)), ...(typeof configured === 'string' ? [configured] : [])];
+  return prefixes.find((p) => existsSync(join(p, 'include', 'node', 'node_api.h')));
 }
 
 function isUpToDate(): boolean {
