@@ -95,7 +95,10 @@ export class EtcdLeaseStore implements LeaseStore {
     const txn = prev
       ? this.client.if(key, 'Mod', '==', prev.modRev).then(put)
       : this.client.if(key, 'Create', '==', 0).then(put);
-    const res = await txn.commit();
+    const res = await txn.commit().catch(async (err: unknown) => {
+      await revokeEtcdLease(this.client, id);
+      throw err;
+    });
     if (!res.succeeded) {
       await revokeEtcdLease(this.client, id);
       return null;

@@ -1,0 +1,55 @@
+// One entry point from weftd's flags to a LeaseStore: `--store file:DIR` (default) or
+// `--etcd-endpoints URL[,URL]` with `--etcd-prefix`. The net-conf comes from --net-conf when given,
+// otherwise from <prefix>/config in etcd (flannel's behaviour); the file store needs --net-conf.
+import { readFileSync } from 'node:fs';
+import { type NetConf, parseNetConf } from '../config/net-conf.ts';
+import { DEFAULT_ETCD_PREFIX } from './etcd-client.ts';
+import { openEtcdLeaseStore } from './etcd-store.ts';
+import { FileLeaseStore } from './file-store.ts';
+import type { LeaseStore } from './store.ts';
+
+/** The store-related flags as the CLI parsed them (strings as typed). */
+export interface StoreFlags {
+  store?: string;
+  etcdEndpoints?: string;
+  etcdPrefix?: string;
+  netConfPath?: string;
+  /** Test knobs; defaults are flannel's (24 h TTL). */
+  ttlSeconds?: number;
+  onError?: (err: Error) => void;
+}
+
+/** Which store the flags select; throws naming the flag when they are contradictory or malformed. */
+export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } {
+  if (f.etcdEndpoints !== undefined) {
+    if (f.store !== undefined) throw new Error(`--store ${JSON.stringify(f.store)} and --etcd-endpoints are mutually exclusive`);
+    const endpoints = f.etcdEndpoints.split(',').map((s) => s.trim()).filter(Boolean);
+    if (endpoints.length === 0) throw new Error(`--etcd-endpoints ${JSON.stringify(f.etcdEndpoints)} lists no URL`);
+    const prefix = f.etcdPrefix ?? DEFAULT_ETCD_PREFIX;
+    if (!prefix.startsWith('/')) throw new Error(`--etcd-prefix ${JSON.stringify(prefix)} must start with "/"`);
+    return { kind: 'etcd', endpoints, prefix };
+  }
+  if (f.etcdPrefix !== undefined) throw new Error('--etcd-prefix needs --etcd-endpoints');
+  const spec = f.store ?? 'file:/var/lib/weft/leases';
+  const m = /^file:(\/.+)$/.exec(spec);
+  if (!m) throw new Error(`--store ${JSON.stringify(spec)} must be file:/absolute/dir (or use --etcd-endpoints)`);
+  return { kind: 'file', dir: m[1] as string };
+}
+
+/** Reads --net-conf if given; null when it was not. */
+export function readNetConfFile(path: string | undefined): NetConf | null {
+  if (path === undefined) return null;
+  return parseNetConf(readFileSync(path));
+}
+
+/** Opens the lease store the flags select (connects to etcd, creates the file store's directory). */
+export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
+  const sel = normalizeStoreFlags(f);
+  const netConf = readNetConfFile(f.netConfPath);
+  const common = f.onError ? { onError: f.onError } : {};
+  if (sel.kind === 'etcd') {
+    return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
+  }
+  if (!netConf) throw new Error('--net-conf is required with the file store');
+  return new FileLeaseStore({ dir: sel.dir, netConf, ...(f.ttlSeconds ? { ttlMs: f.ttlSeconds * 1000 } : {}), ...common });
+}

@@ -1,0 +1,31 @@
+// Flag selection for the lease store, and the etcd key/value helpers that need no server.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { normalizeStoreFlags } from '../../../../agent/lease/open-store.ts';
+import { createEtcdClient, etcdKeys, kvToLease } from '../../../../agent/lease/etcd-client.ts';
+
+void describe('store flags', () => {
+  void it('selects file or etcd and names the bad flag', () => {
+    assert.deepEqual(normalizeStoreFlags({}), { kind: 'file', dir: '/var/lib/weft/leases' });
+    assert.deepEqual(normalizeStoreFlags({ store: 'file:/tmp/x' }), { kind: 'file', dir: '/tmp/x' });
+    assert.deepEqual(normalizeStoreFlags({ etcdEndpoints: 'http://10.0.0.1:2379, http://10.0.0.2:2379' }),
+      { kind: 'etcd', endpoints: ['http://10.0.0.1:2379', 'http://10.0.0.2:2379'], prefix: '/coreos.com/network' });
+    assert.throws(() => normalizeStoreFlags({ store: 'etcd' }), /--store "etcd" must be file:/);
+    assert.throws(() => normalizeStoreFlags({ store: 'file:/x', etcdEndpoints: 'http://a:1' }), /mutually exclusive/);
+    assert.throws(() => normalizeStoreFlags({ etcdEndpoints: ' , ' }), /lists no URL/);
+    assert.throws(() => normalizeStoreFlags({ etcdPrefix: '/p' }), /needs --etcd-endpoints/);
+    assert.throws(() => normalizeStoreFlags({ etcdEndpoints: 'http://a:1', etcdPrefix: 'p' }), /must start with/);
+    assert.throws(() => createEtcdClient(['10.0.0.1:2379']), /not a URL/);
+  });
+});
+
+void describe('etcd helpers', () => {
+  void it('uses flannel\'s keys and reads leases from key/value pairs', () => {
+    assert.deepEqual(etcdKeys('/coreos.com/network/'), { config: '/coreos.com/network/config', subnets: '/coreos.com/network/subnets/' });
+    const p = '/coreos.com/network/subnets/';
+    assert.deepEqual(kvToLease(`${p}10.244.3.0-24`, '{"PublicIP":"10.0.0.1","BackendType":"host-gw"}', p),
+      { subnet: '10.244.3.0/24', publicIp: '10.0.0.1', backendType: 'host-gw', backendData: {}, expiration: 0 });
+    assert.equal(kvToLease(`${p}10.244.3.0-24`, 'garbage', p), null);
+    assert.equal(kvToLease('/coreos.com/network/config', '{}', p), null);
+  });
+});
