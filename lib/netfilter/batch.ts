@@ -91,6 +91,15 @@ export class NftBatch {
   }
 
   /**
+   * Appends `expr` (with an optional comment) unconditionally, needing no listing. Not idempotent by
+   * itself: pair it with flushChain on a chain the caller owns alone to rewrite that chain in one step.
+   */
+  appendRule(chain: string, expr: NftExpr, opts: { comment?: string } = {}): this {
+    const comment = opts.comment === undefined ? '' : ` comment ${formatComment('rule comment', opts.comment)}`;
+    return this.line(`add rule ${this.prefix} ${validateName('chain', chain)} ${expr.text}${comment}`);
+  }
+
+  /**
    * Idempotent: appends `expr comment "<tag>"` unless the chain already holds a rule tagged `tag`
    * (extra copies are deleted). With `replaces`, rules whose tag starts with that prefix but differs
    * from `tag` are deleted too: put a hash of the rule in the tag and a changed rule replaces its old self.

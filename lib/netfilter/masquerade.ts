@@ -1,10 +1,10 @@
 // Bridge ipMasq: one masquerade rule per network and family matching a set of pod addresses; ADD adds an element, DEL removes it.
-import { createHash } from 'node:crypto';
-import { isIPv4, isIPv6 } from 'node:net';
+import { parseIp } from '../ip/addr.ts';
 import { NftBatch } from './batch.ts';
 import { invalidValue } from './errors.ts';
 import { nftExpr } from './expr.ts';
 import { listTable } from './list.ts';
+import { stableId } from './stable-id.ts';
 import { WEFT_TABLE } from './table.ts';
 import { formatAddress } from './validate.ts';
 import type { NftRunOptions } from './types.ts';
@@ -15,7 +15,7 @@ const MULTICAST = { 4: '224.0.0.0/4', 6: 'ff00::/8' } as const;
 
 /** Names used for one network: set per family, rule tag prefix per family. Network names may be long: hashed. */
 export function masqNames(network: string): { set4: string; set6: string; tag4: string; tag6: string } {
-  const id = createHash('sha256').update(network).digest('hex').slice(0, 12);
+  const id = stableId(network, 12);
   return { set4: `masq4-${id}`, set6: `masq6-${id}`, tag4: `weft-masq:${id}:v4:`, tag6: `weft-masq:${id}:v6:` };
 }
 
@@ -59,7 +59,7 @@ export function setupPodMasquerade(spec: PodMasqSpec, opts: NftRunOptions = {}):
         ? nftExpr`ip saddr @${set} ip daddr != ${skip} masquerade`
         : nftExpr`ip6 saddr @${set} ip6 daddr != ${skip} masquerade`;
     // The tag carries a hash of the rule, so a changed subnet list replaces the old rule.
-    const version = createHash('sha256').update(expr.text).digest('hex').slice(0, 8);
+    const version = stableId(expr.text, 8);
     const prefix = fam === 4 ? n.tag4 : n.tag6;
     b.ensureSet(set, { type: fam === 4 ? 'ipv4_addr' : 'ipv6_addr', comment: `bridge masquerade ${fam === 4 ? 'v4' : 'v6'}` });
     b.ensureRule(MASQ_CHAIN, expr, prefix + version, { replaces: prefix });
@@ -89,4 +89,12 @@ export function teardownPodMasquerade(spec: { network: string; containerId: stri
     for (const k of keys) b.deleteElement(set, k);
   }
   b.apply(opts);
+}
+
+// node:net's isIPv4/isIPv6 would cost 4-12 ms of module loading on every plugin start.
+function isIPv4(s: string): boolean {
+  return parseIp(s)?.family === 4;
+}
+function isIPv6(s: string): boolean {
+  return parseIp(s)?.family === 6;
 }

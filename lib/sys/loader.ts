@@ -1,6 +1,5 @@
 // Materialises the addon embedded in a bundle as a content-addressed file that process.dlopen can
 // load. Kept apart from index.ts so the directory and write logic is unit-testable without root.
-import { createHash, randomBytes } from 'node:crypto';
 import {
   accessSync,
   closeSync,
@@ -88,7 +87,7 @@ export function ensureAddonFile(dir: string, addon: EmbeddedAddon, uid: number =
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
   const bytes = Buffer.from(addon.base64, 'base64');
-  const actual = createHash('sha256').update(bytes).digest('hex');
+  const actual = nodeCrypto().createHash('sha256').update(bytes).digest('hex');
   if (actual !== addon.sha256) throw new Error(`weft_sys: embedded addon is corrupt (sha256 ${actual}, expected ${addon.sha256})`);
   writeAtomically(path, bytes);
   return path;
@@ -97,7 +96,7 @@ export function ensureAddonFile(dir: string, addon: EmbeddedAddon, uid: number =
 // Writes `bytes` to a unique sibling temp file, fsyncs it (a crash must not leave a renamed but
 // empty file on a disk-backed TMPDIR) and renames it over `path`.
 function writeAtomically(path: string, bytes: Buffer): void {
-  const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const tmp = `${path}.tmp-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`;
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o500);
   try {
     try {
@@ -120,4 +119,10 @@ function writeAtomically(path: string, bytes: Buffer): void {
 
 function currentUid(): number {
   return process.getuid?.() ?? 0;
+}
+
+// node:crypto costs 4-20 ms to load; only the cold path (first unpack of the addon) needs it, so
+// it is fetched on demand instead of imported at the top of every plugin bundle.
+function nodeCrypto(): typeof import('node:crypto') {
+  return process.getBuiltinModule('node:crypto');
 }
