@@ -2,6 +2,7 @@
 // Each owner writes a plain schema object in its own module and adds one line here.
 import { loopbackSchema } from '../plugins/loopback/schema.ts';
 import { hostLocalSchema } from '../ipam/host-local/schema.ts';
+import { bridgeSchema } from '../plugins/bridge/schema.ts';
 
 /** One schema to compile: `name` becomes the file name (kebab-case) under gen/validators/. */
 export interface SchemaEntry {
@@ -13,4 +14,5 @@ export interface SchemaEntry {
 export const schemas: readonly SchemaEntry[] = [
   { name: 'loopback', schema: loopbackSchema },
   { name: 'host-local', schema: hostLocalSchema },
+  { name: 'bridge', schema: bridgeSchema },
 ];

@@ -88,5 +88,7 @@ export const IFLA_PROTINFO = 12;
 export const IFLA_TXQLEN = 13;
 export const IFLA_OPERSTATE = 16;
 export const IFLA_LINKINFO = 18;
+/** Free-text alias of a link (`ip link set x alias y`), at most IFALIASZ-1 = 255 bytes. */
+export const IFLA_IFALIAS = 20;
 export const IFLA_NET_NS_FD = 28;
 export const IFLA_LINK_NETNSID = 37;

@@ -3,7 +3,7 @@
 import { formatMac } from './addr.ts';
 import { LE, attrMap, concat, getS32, getStr, getU32, getU8, parseAttrs, rawExtras, view, type NlAttr } from './attrs.ts';
 import {
-  IFLA_ADDRESS, IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO, IFLA_LINK_NETNSID, IFLA_MASTER, IFLA_MTU, IFLA_OPERSTATE,
+  IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO, IFLA_LINK_NETNSID, IFLA_MASTER, IFLA_MTU, IFLA_OPERSTATE,
 } from './constants.ts';
 import { IFLA_INFO_DATA, IFLA_INFO_KIND, IFLA_INFO_SLAVE_KIND, parseVxlanData, type VxlanInfo } from './link-kinds.ts';
 
@@ -11,6 +11,8 @@ import { IFLA_INFO_DATA, IFLA_INFO_KIND, IFLA_INFO_SLAVE_KIND, parseVxlanData, t
 export const IFINFOMSG_LEN = 16;
 /** IFF_UP (linux/if.h). */
 export const IFF_UP = 0x1;
+/** IFF_PROMISC (linux/if.h). */
+export const IFF_PROMISC = 0x100;
 
 /** RFC 2863 operational states in IFLA_OPERSTATE order (linux/if.h IF_OPER_*). */
 const OPER_STATES = ['unknown', 'notpresent', 'down', 'lowerlayerdown', 'testing', 'dormant', 'up'] as const;
@@ -38,12 +40,14 @@ export interface Link {
   /** IFLA_LINK_NETNSID: the peer namespace's id as seen from this namespace. */
   linkNetnsId?: number;
   operState: string;
+  /** IFLA_IFALIAS, when set. */
+  alias?: string;
   vxlan?: VxlanInfo;
   /** Attributes this codec does not decode, kept as raw bytes. */
   extra: Array<{ type: number; data: Uint8Array }>;
 }
 
-const KNOWN = new Set([IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_LINK_NETNSID]);
+const KNOWN = new Set([IFLA_IFALIAS, IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_LINK_NETNSID]);
 
 /** Formats struct ifinfomsg followed by attributes. */
 export function formatIfinfo(h: { family?: number; type?: number; index?: number; flags?: number; change?: number }, attrs: readonly Uint8Array[] = []): Uint8Array {
@@ -86,6 +90,8 @@ export function parseLink(payload: Uint8Array): Link {
   if (peer) link.peerIndex = getU32(peer);
   const nsid = a(IFLA_LINK_NETNSID);
   if (nsid) link.linkNetnsId = getS32(nsid);
+  const alias = a(IFLA_IFALIAS);
+  if (alias) link.alias = getStr(alias);
   const info = a(IFLA_LINKINFO);
   if (info) parseLinkInfo(info.data, link);
   return link;

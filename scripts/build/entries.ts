@@ -9,4 +9,5 @@ export interface Entry {
 export const ENTRIES: readonly Entry[] = [
   { name: 'loopback', source: 'plugins/loopback/main.ts' },
   { name: 'host-local', source: 'ipam/host-local/main.ts' },
+  { name: 'bridge', source: 'plugins/bridge/main.ts' },
 ];

@@ -1,0 +1,70 @@
+// ADD: a list of named steps with one rollback path. Config is checked before anything is touched;
+// whatever is created afterwards (veth, IPAM lease, set element) is undone in reverse if a later step fails.
+import { unsupportedField } from '../../lib/cni/errors.ts';
+import type { CmdArgs } from '../../lib/cni/plugin.ts';
+import type { Result } from '../../lib/cni/types.ts';
+import { Rtnl } from '../../lib/netlink/rtnl.ts';
+import { ensureBridge } from './bridge-link.ts';
+import { parseBridgeConfig, type BridgeConfig } from './config.ts';
+import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac } from './gateway.ts';
+import { ipamAdd, ipamDel } from './ipam.ts';
+import { setupMasq, teardownMasq } from './masquerade.ts';
+import { openPodNs } from './netns.ts';
+import { configurePodIface } from './pod-iface.ts';
+import { waitPortUp } from './port-wait.ts';
+import { buildResult, defaultRoutes } from './result.ts';
+import { Rollback } from './rollback.ts';
+import { setupVeth, teardownLinkByName } from './veth.ts';
+
+/** Refuses what this build cannot do yet, before any change (code 2). */
+function checkSupported(cfg: BridgeConfig): void {
+  // TODO(issue 4): bridge VLAN filtering needs IFLA_BR_VLAN_FILTERING and BRIDGE_VLAN_INFO in lib/netlink.
+  if (cfg.vlan !== 0) throw unsupportedField('unsupported field: vlan', `vlan ${cfg.vlan}: VLAN filtering is not implemented by weft bridge`);
+}
+
+/** ADD, run in the node netns: bridge, veth, IPAM, pod addresses and routes, gateway, masquerade, port up. */
+export async function cmdAdd(a: CmdArgs): Promise<Result> {
+  const cfg = parseBridgeConfig(a);
+  checkSupported(cfg);
+  const pod = openPodNs(a.netns);
+  const host = Rtnl.open();
+  try {
+    return await new Rollback().run(async (rb) => {
+      const br = ensureBridge(host, cfg);
+      const veth = setupVeth(host, pod.rtnl, pod.ns, {
+        containerId: a.containerId, ifName: a.ifName, mtu: cfg.mtu, mac: cfg.mac,
+        bridgeIndex: br.link.index, hairpin: cfg.hairpinMode, enableDad: cfg.enableDad,
+      }, (hostName) => rb.push(`veth ${hostName}`, () => { teardownLinkByName(host, hostName); }));
+
+      const ipam = await ipamAdd(a, cfg);
+      rb.push('IPAM lease', () => ipamDel(a, cfg));
+
+      const routes = [...(ipam.routes ?? []), ...(cfg.isDefaultGateway ? defaultRoutes(ipam) : [])];
+      const ips = ipam.ips ?? [];
+      if (cfg.isGateway) {
+        const families = new Set<4 | 6>();
+        for (const ip of ips) {
+          const gw = gatewayCidr(ip);
+          if (gw === undefined) continue;
+          families.add(ip.address.includes(':') ? 6 : 4);
+          if (ensureGatewayAddr(host, br.link.index, gw, cfg.forceAddress)) pinBridgeMac(host, br.link.index, br.link.mac);
+        }
+        ensureForwarding(families);
+      }
+      configurePodIface(pod.rtnl, veth.pod.index, ips, routes, cfg.enableDad);
+
+      if (cfg.ipMasq) {
+        const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName, podCidrs: ips.map((ip) => ip.address) };
+        rb.push('masquerade element', () => teardownMasq(spec));
+        setupMasq(spec);
+      }
+      await waitPortUp(host, veth.host.index, veth.host.name);
+
+      const bridge = host.getLinkByIndex(br.link.index) ?? br.link;
+      return buildResult({ bridge, host: veth.host, pod: veth.pod, netns: a.netns, ipam, routes, dns: cfg.dns });
+    });
+  } finally {
+    host.close();
+    pod.close();
+  }
+}

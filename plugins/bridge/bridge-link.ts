@@ -1,0 +1,43 @@
+// The bridge device in the node's netns: create it once, keep it up, refuse a non-bridge with its name.
+import { isExists } from '../../lib/netlink/errors.ts';
+import type { Link } from '../../lib/netlink/link.ts';
+import type { Rtnl } from '../../lib/netlink/rtnl.ts';
+import { ensureSysctl } from '../../lib/netns/sysctl.ts';
+import type { BridgeConfig } from './config.ts';
+import { conflict } from './errors.ts';
+
+/** Writes a per-interface sysctl when the file exists (IPv6 may be disabled: no net/ipv6 tree). */
+export function ensureIfSysctl(name: string, value: number): void {
+  try {
+    ensureSysctl(name, value);
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+  }
+}
+
+/**
+ * Idempotent, in the node netns (rtnl's): returns the bridge `cfg.bridge`, creating it (with cfg.mtu)
+ * when absent; sets accept_ra=0 (a pod network bridge must not autoconfigure from pods' RAs), promisc
+ * when asked, and up. `created` tells the caller whether this call made it (the reference never deletes it).
+ */
+export function ensureBridge(rtnl: Rtnl, cfg: Pick<BridgeConfig, 'bridge' | 'mtu' | 'promiscMode'>): { link: Link; created: boolean } {
+  let link = rtnl.getLink(cfg.bridge);
+  let created = false;
+  if (link === null) {
+    try {
+      rtnl.addBridge(cfg.mtu > 0 ? { name: cfg.bridge, mtu: cfg.mtu } : { name: cfg.bridge });
+      created = true;
+    } catch (e) {
+      if (!isExists(e)) throw e; // a concurrent ADD made it first: use theirs
+    }
+    link = rtnl.getLink(cfg.bridge);
+    if (link === null) throw conflict(`bridge ${cfg.bridge} vanished while being created`);
+  }
+  if (link.kind !== 'bridge') {
+    throw conflict(`${JSON.stringify(cfg.bridge)} already exists but is not a bridge`, `kind ${link.kind ?? 'unknown'}`);
+  }
+  ensureIfSysctl(`net/ipv6/conf/${cfg.bridge}/accept_ra`, 0);
+  if (cfg.promiscMode) rtnl.setPromisc(link.index, true);
+  if (!link.up) rtnl.setLinkUp(link.index);
+  return { link, created };
+}

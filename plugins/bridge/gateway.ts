@@ -1,0 +1,61 @@
+// isGateway: the gateway address on the bridge (node netns), a sticky bridge MAC and IP forwarding.
+import type { IpConfig } from '../../lib/cni/types.ts';
+import { isExists } from '../../lib/netlink/errors.ts';
+import type { Rtnl } from '../../lib/netlink/rtnl.ts';
+import { ensureSysctl } from '../../lib/netns/sysctl.ts';
+import { parseCidr, cidrContains, parseIp } from '../../lib/ip/index.ts';
+import { conflict } from './errors.ts';
+import { broadcastOf } from './pod-iface.ts';
+
+/** The gateway's address on the bridge: gateway IP with the pod address's prefix length. */
+export function gatewayCidr(ip: IpConfig): string | undefined {
+  if (ip.gateway === undefined) return undefined;
+  return `${ip.gateway}/${ip.address.split('/')[1] ?? ''}`;
+}
+
+/**
+ * Idempotent, in the node netns: puts `cidr` on the bridge. Another IPv4 address (or an overlapping IPv6
+ * one) is an error unless forceAddress, which replaces it, as the reference. Returns whether we added it.
+ */
+export function ensureGatewayAddr(rtnl: Rtnl, bridgeIndex: number, cidr: string, forceAddress: boolean): boolean {
+  const want = parseCidr(cidr);
+  if (want === null) throw conflict('invalid gateway address', cidr);
+  for (const a of rtnl.listAddrs({ family: want.addr.family, index: bridgeIndex })) {
+    if (a.cidr === cidr) return false;
+    const have = parseCidr(a.cidr);
+    const addrOfA = parseIp(a.address);
+    const overlaps = have !== null && addrOfA !== null && (cidrContains(have, want.addr) || cidrContains(want, addrOfA));
+    if (want.addr.family === 4 || overlaps) {
+      if (!forceAddress) throw conflict(`bridge already has an IP address different from ${cidr}`, `has ${a.cidr}`);
+      rtnl.delAddr({ index: bridgeIndex, cidr: a.cidr });
+    }
+  }
+  try {
+    const brd = broadcastOf(cidr);
+    rtnl.addAddr(brd === undefined ? { index: bridgeIndex, cidr, noDad: true } : { index: bridgeIndex, cidr, noDad: true, broadcast: brd });
+  } catch (e) {
+    if (!isExists(e)) throw e;
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Pins the bridge MAC to its current value: otherwise the bridge takes the lowest port MAC and the
+ * gateway's MAC changes as pods come and go (net/bridge/br_stp_if.c br_stp_recalculate_bridge_id).
+ */
+export function pinBridgeMac(rtnl: Rtnl, bridgeIndex: number, mac: string): void {
+  if (mac !== '') rtnl.setMac(bridgeIndex, mac);
+}
+
+/** Idempotent, in the node netns: turns on forwarding for the families in use. */
+export function ensureForwarding(families: ReadonlySet<4 | 6>): void {
+  if (families.has(4)) ensureSysctl('net/ipv4/ip_forward', 1);
+  if (families.has(6)) {
+    try {
+      ensureSysctl('net/ipv6/conf/all/forwarding', 1);
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+    }
+  }
+}

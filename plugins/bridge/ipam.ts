@@ -1,0 +1,33 @@
+// IPAM delegation per the spec (plugin `ipam.type` from CNI_PATH, same env and stdin); host-local runs
+// in-process when the file found is our own bundle, saving a second Node start-up.
+import { delegateAdd, delegateCheck, delegateDel, registerInProcess } from '../../lib/cni/delegate.ts';
+import type { CmdArgs } from '../../lib/cni/plugin.ts';
+import type { Result } from '../../lib/cni/types.ts';
+import { hostLocalPlugin } from '../../ipam/host-local/plugin.ts';
+import type { BridgeConfig } from './config.ts';
+import { BridgeError } from './errors.ts';
+import { CniError, invalidConfig } from '../../lib/cni/errors.ts';
+
+registerInProcess('host-local', hostLocalPlugin);
+
+function ipamType(cfg: BridgeConfig): string {
+  if (cfg.ipam === undefined) throw invalidConfig('invalid configuration: ipam is required', 'the bridge plugin needs an IPAM plugin for pod addresses');
+  return cfg.ipam.type;
+}
+
+/** IPAM ADD: the allocated addresses (at least one), routes and dns. */
+export async function ipamAdd(a: CmdArgs, cfg: BridgeConfig): Promise<Result> {
+  const r = await delegateAdd(ipamType(cfg), a.stdinData, a.env);
+  if (r.ips === undefined || r.ips.length === 0) throw new CniError(BridgeError.badIpamResult, 'IPAM plugin returned missing IP config');
+  return r;
+}
+
+/** IPAM DEL (forgiving by contract: the IPAM plugin succeeds when nothing is allocated). */
+export async function ipamDel(a: CmdArgs, cfg: BridgeConfig): Promise<void> {
+  await delegateDel(ipamType(cfg), a.stdinData, a.env);
+}
+
+/** IPAM CHECK. */
+export async function ipamCheck(a: CmdArgs, cfg: BridgeConfig): Promise<void> {
+  await delegateCheck(ipamType(cfg), a.stdinData, a.env);
+}

@@ -1,0 +1,99 @@
+// ipMasq over nftables: one base chain per network in weft's table holding exactly two rules (v4, v6)
+// that match sets of pod addresses; an attachment is one set element commented `<containerID>/<ifname>`.
+// Every call is ONE `nft -f -` transaction; ADD needs no listing, DEL lists only without prevResult.
+import { NftBatch } from '../../lib/netfilter/batch.ts';
+import { nftExpr } from '../../lib/netfilter/expr.ts';
+import { listTable } from '../../lib/netfilter/list.ts';
+import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
+import type { NftRunOptions } from '../../lib/netfilter/types.ts';
+import { elementComment, masqNames } from './names.ts';
+
+/** One attachment's masquerade: pod addresses ("10.1.2.3/24", as in a result) and their network. */
+export interface MasqSpec {
+  network: string;
+  containerId: string;
+  ifName: string;
+  /** Pod addresses in CIDR form; the prefix gives the pod subnet that is not masqueraded. */
+  podCidrs: readonly string[];
+}
+
+// Multicast is never masqueraded (reference: `! -d 224.0.0.0/4`, `! -d ff00::/8`).
+const MULTICAST4 = '224.0.0.0/4';
+const MULTICAST6 = 'ff00::/8';
+
+function isV6(cidr: string): boolean {
+  return cidr.includes(':');
+}
+
+/** The subnet of a pod address: host bits cleared ("10.1.2.3/24" -> "10.1.2.0/24"). */
+export function subnetOf(cidr: string): string {
+  const [addr = '', len = ''] = cidr.split('/');
+  const prefix = Number(len);
+  if (!isV6(addr)) {
+    const v = addr.split('.').reduce((acc, o) => (acc << 8) + Number(o), 0) >>> 0;
+    const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+    const n = (v & mask) >>> 0;
+    return `${[24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.')}/${prefix}`;
+  }
+  // IPv6: nft accepts a prefix with host bits set and masks it itself; keep the text as given.
+  return `${addr}/${prefix}`;
+}
+
+/**
+ * Idempotent, in the calling thread's netns (the node): ensures the table, the network's chain, sets and
+ * its two rules (flush + re-add of a chain only this network uses, so no listing is needed), then adds the
+ * pod addresses and their subnets. Traffic from a pod address to anything outside the network's pod
+ * subnets and not multicast is masqueraded, as the reference's per-pod chain does.
+ */
+export function setupMasq(spec: MasqSpec, opts: NftRunOptions = {}): void {
+  const n = masqNames(spec.network);
+  const comment = elementComment(spec.containerId, spec.ifName);
+  const b = new NftBatch(WEFT_TABLE)
+    .ensureTable()
+    .ensureChain(n.chain, { type: 'nat', hook: 'postrouting', priority: 'srcnat', policy: 'accept' })
+    .ensureSet(n.pods4, { type: 'ipv4_addr', comment: 'bridge pods v4' })
+    .ensureSet(n.pods6, { type: 'ipv6_addr', comment: 'bridge pods v6' })
+    .ensureSet(n.nets4, { type: 'ipv4_addr', flags: ['interval'], comment: 'bridge pod subnets v4' })
+    .ensureSet(n.nets6, { type: 'ipv6_addr', flags: ['interval'], comment: 'bridge pod subnets v6' })
+    .flushChain(n.chain)
+    .appendRule(n.chain, nftExpr`ip saddr @${n.pods4} ip daddr != @${n.nets4} ip daddr != ${MULTICAST4} masquerade`, { comment: `weft bridge ${spec.network.slice(0, 80)}` })
+    .appendRule(n.chain, nftExpr`ip6 saddr @${n.pods6} ip6 daddr != @${n.nets6} ip6 daddr != ${MULTICAST6} masquerade`, { comment: `weft bridge ${spec.network.slice(0, 80)}` });
+  for (const cidr of spec.podCidrs) {
+    const v6 = isV6(cidr);
+    b.addElement(v6 ? n.nets6 : n.nets4, subnetOf(cidr));
+    b.addElement(v6 ? n.pods6 : n.pods4, cidr.split('/')[0] ?? '', { comment });
+  }
+  b.apply(opts);
+}
+
+/**
+ * Forgiving DEL, in the calling thread's netns: removes the attachment's elements. With `podCidrs`
+ * (from prevResult) the keys are known and one transaction does it; without, the table is listed once
+ * and elements are found by their comment. Succeeds when the table, sets or elements are gone.
+ * Chains, rules and subnet elements stay: other pods of the network use them.
+ */
+export function teardownMasq(spec: Omit<MasqSpec, 'podCidrs'> & { podCidrs?: readonly string[] }, opts: NftRunOptions = {}): void {
+  const n = masqNames(spec.network);
+  const comment = elementComment(spec.containerId, spec.ifName);
+  const b = new NftBatch(WEFT_TABLE);
+  if (spec.podCidrs !== undefined && spec.podCidrs.length > 0) {
+    // `add` first makes the delete succeed when the element (or the set) is missing: nft 1.0.6 has no `destroy`.
+    b.ensureTable()
+      .ensureSet(n.pods4, { type: 'ipv4_addr', comment: 'bridge pods v4' })
+      .ensureSet(n.pods6, { type: 'ipv6_addr', comment: 'bridge pods v6' });
+    for (const cidr of spec.podCidrs) b.deleteElement(isV6(cidr) ? n.pods6 : n.pods4, cidr.split('/')[0] ?? '');
+    b.apply(opts);
+    return;
+  }
+  const state = listTable(WEFT_TABLE, opts);
+  if (state === null) return;
+  let any = false;
+  for (const set of [n.pods4, n.pods6]) {
+    for (const e of state.sets.get(set)?.elements ?? []) {
+      if (e.comment !== comment) continue;
+      b.deleteElement(set, String(e.key[0]));
+      any = true;
+    }
+  }
+  if (any) b.apply(opts);
+}

@@ -1,0 +1,60 @@
+// Names the bridge plugin derives: the host veth name, the link alias that finds it again, and the
+// nftables object names and element comment of one network/attachment.
+import { closeSync, openSync, readSync } from 'node:fs';
+
+/**
+ * `veth` + 8 random hex digits, like the reference. Four bytes of /dev/urandom through fs: node:crypto
+ * costs 4-20 ms to load and would be paid on every ADD for a few random bytes.
+ */
+export function randomVethName(): string {
+  const buf = Buffer.alloc(4);
+  const fd = openSync('/dev/urandom', 'r');
+  try {
+    readSync(fd, buf, 0, 4, null);
+  } finally {
+    closeSync(fd);
+  }
+  return `veth${buf.toString('hex')}`;
+}
+
+/** 32-bit FNV-1a of a string, as 8 hex digits: a cheap, stable name hash (not a security boundary). */
+export function fnv1a32(s: string): string {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(s, 'utf8')) {
+    h ^= byte;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * The host veth's alias (IFLA_IFALIAS): `weft:<containerID>/<ifname>`, so a DEL without CNI_NETNS and
+ * without prevResult still finds the pair. Long IDs are hashed to stay under IFALIASZ (256 bytes).
+ */
+export function attachmentAlias(containerId: string, ifName: string): string {
+  const text = `weft:${containerId}/${ifName}`;
+  return text.length <= 200 ? text : `weft:h${fnv1a32(`${containerId}/${ifName}`)}`;
+}
+
+/** nftables names of one network's masquerade: its own base chain and per-family address sets. */
+export interface MasqNames {
+  chain: string;
+  pods4: string;
+  pods6: string;
+  nets4: string;
+  nets6: string;
+}
+
+/** Names for network `network`: a hash of the name, since network names allow upper case and dots nft names do not. */
+export function masqNames(network: string): MasqNames {
+  const id = fnv1a32(network);
+  return { chain: `bridge-masq-${id}`, pods4: `bridge-pods4-${id}`, pods6: `bridge-pods6-${id}`, nets4: `bridge-nets4-${id}`, nets6: `bridge-nets6-${id}` };
+}
+
+const COMMENT_OK = /^[A-Za-z0-9_.:/@=+,-]{1,128}$/;
+
+/** The set element comment of an attachment: `<containerID>/<ifname>`, hashed when nft would refuse it (over 128 chars, odd characters). */
+export function elementComment(containerId: string, ifName: string): string {
+  const text = `${containerId}/${ifName}`;
+  return COMMENT_OK.test(text) ? text : `h:${fnv1a32(text)}`;
+}

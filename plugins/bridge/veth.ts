@@ -1,0 +1,112 @@
+// The veth pair: created from the node netns with the pod end born inside the pod netns (no move, no
+// rename), the host end enslaved to the bridge and tagged with an alias that DEL can find it by.
+import { isExists, isNotFound } from '../../lib/netlink/errors.ts';
+import type { Link } from '../../lib/netlink/link.ts';
+import type { Rtnl } from '../../lib/netlink/rtnl.ts';
+import type { NetnsHandle } from '../../lib/netns/handle.ts';
+import { withNetns } from '../../lib/netns/with-netns.ts';
+import { ensureIfSysctl } from './bridge-link.ts';
+import { conflict } from './errors.ts';
+import { attachmentAlias, randomVethName } from './names.ts';
+
+const NAME_ATTEMPTS = 8;
+
+/** What setupVeth needs. */
+export interface VethSpec {
+  containerId: string;
+  ifName: string;
+  mtu: number;
+  mac: string | undefined;
+  bridgeIndex: number;
+  hairpin: boolean;
+  enableDad: boolean;
+}
+
+/** Both ends after setup: host end in the node netns, pod end in the pod netns. */
+export interface VethPair {
+  host: Link;
+  pod: Link;
+}
+
+/**
+ * Creates the pair (host end in rtnl's netns = node, pod end in `podNs` named spec.ifName), enslaves the
+ * host end with hairpin as asked, sets the pod end's sysctls (accept_dad, arp_notify) and brings both up.
+ * `onCreated` runs right after the pair exists, so the caller's rollback can remove it whatever fails next.
+ */
+export function setupVeth(host: Rtnl, pod: Rtnl, podNs: NetnsHandle, spec: VethSpec, onCreated: (hostName: string) => void): VethPair {
+  if (pod.getLink(spec.ifName) !== null) {
+    throw conflict(`container veth name provided (${spec.ifName}) already exists`, `in ${podNs.path}`);
+  }
+  const hostName = createPair(host, pod, podNs, spec);
+  onCreated(hostName);
+  const hostLink = mustGet(host, hostName, 'host');
+  host.setAlias(hostLink.index, attachmentAlias(spec.containerId, spec.ifName));
+  host.setMaster(hostLink.index, spec.bridgeIndex);
+  // Hairpin is a bridge-port flag: only settable once the link is enslaved.
+  if (spec.hairpin) host.setHairpin(hostLink.index, true);
+  host.setLinkUp(hostLink.index);
+  const podLink = mustGet(pod, spec.ifName, 'pod');
+  withNetns(podNs, () => {
+    // Pods come up faster without IPv6 duplicate address detection (reference: off unless enabledad);
+    // arp_notify announces the new MAC so neighbours drop stale entries of a reused IP.
+    ensureIfSysctl(`net/ipv6/conf/${spec.ifName}/accept_dad`, spec.enableDad ? 1 : 0);
+    ensureIfSysctl(`net/ipv4/conf/${spec.ifName}/arp_notify`, 1);
+  });
+  pod.setLinkUp(podLink.index);
+  return { host: mustGet(host, hostName, 'host'), pod: mustGet(pod, spec.ifName, 'pod') };
+}
+
+function createPair(host: Rtnl, pod: Rtnl, podNs: NetnsHandle, spec: VethSpec): string {
+  for (let i = 0; i < NAME_ATTEMPTS; i++) {
+    const name = randomVethName();
+    const req: Parameters<Rtnl['addVeth']>[0] = { name, peerName: spec.ifName, peerNetnsFd: podNs.fd };
+    if (spec.mtu > 0) req.mtu = spec.mtu;
+    if (spec.mac !== undefined) req.peerMac = spec.mac;
+    try {
+      host.addVeth(req);
+      return name;
+    } catch (e) {
+      if (!isExists(e)) throw e;
+      // EEXIST names either end; if the pod name appeared meanwhile, retrying cannot help.
+      if (pod.getLink(spec.ifName) !== null) throw conflict(`container veth name provided (${spec.ifName}) already exists`);
+    }
+  }
+  throw conflict('could not find a free host veth name', `${NAME_ATTEMPTS} attempts`);
+}
+
+function mustGet(rtnl: Rtnl, name: string, side: string): Link {
+  const l = rtnl.getLink(name);
+  if (l === null) throw conflict(`${side} veth ${name} disappeared during setup`);
+  return l;
+}
+
+/** Forgiving, in rtnl's netns: deletes the link `name` (a veth takes its peer along); absent is fine. */
+export function teardownLinkByName(rtnl: Rtnl, name: string): boolean {
+  const l = rtnl.getLink(name);
+  if (l === null) return false;
+  try {
+    rtnl.deleteLink(l.index);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  return true;
+}
+
+/**
+ * Forgiving, in the node netns: deletes host veths carrying the attachment's alias (ports of any bridge),
+ * for a DEL that has neither CNI_NETNS nor prevResult. Returns how many were removed.
+ */
+export function teardownVethByAlias(host: Rtnl, containerId: string, ifName: string): number {
+  const alias = attachmentAlias(containerId, ifName);
+  let n = 0;
+  for (const l of host.listLinks()) {
+    if (l.kind !== 'veth' || l.alias !== alias) continue;
+    try {
+      host.deleteLink(l.index);
+      n++;
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+  return n;
+}
