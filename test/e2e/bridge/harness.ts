@@ -64,7 +64,7 @@ export function runIn(node: TestNetns, impl: Impl, inv: Inv, conf: unknown): Pro
     child.stdin.on('error', () => undefined);
     child.stdin.end(JSON.stringify(conf));
     child.on('close', (code) => {
-      let json: Record<string, unknown> | null = null;
+      let json: Record<string, unknown> | null;
       try {
         json = stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : null;
       } catch {
