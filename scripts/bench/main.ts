@@ -5,12 +5,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import { benchLoopback } from './loopback.ts';
+import { benchBridge } from './bridge.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
 
 const BENCHES: Record<string, Bench> = {
   loopback: () => benchLoopback(),
+  bridge: () => benchBridge(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {
