@@ -6,7 +6,7 @@ import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, re
 import { join } from 'node:path';
 import type { IpAddr } from '../../lib/ip/index.ts';
 import { formatIp, normalizeIp, parseIp } from '../../lib/ip/index.ts';
-import type { Allocation, Store } from './store.ts';
+import type { Allocation, Holder, Store } from './store.ts';
 import { formatHolder, parseHolder } from './store.ts';
 
 /** flock(2) as lib/sys exposes it (injected so the store has no native dependency of its own). */
@@ -22,6 +22,35 @@ const TEMP_PREFIX = '.weft-tmp-';
 interface Entry {
   alloc: Allocation;
   file: string;
+}
+
+/** A reservation whose address is parsed from its (canonical) name only when someone asks. */
+class LazyAllocation implements Allocation {
+  readonly containerId: string;
+  readonly ifname: string | null;
+  private parsed: IpAddr | null = null;
+  constructor(
+    private readonly key: string,
+    holder: Holder,
+  ) {
+    this.containerId = holder.containerId;
+    this.ifname = holder.ifname;
+  }
+  get ip(): IpAddr {
+    this.parsed ??= normalizeIp(parseIp(this.key) as IpAddr);
+    return this.parsed;
+  }
+}
+
+// Dotted quads without leading zeros are already canonical (that is all parseIp accepts); IPv6 and
+// mapped names are re-formatted the way Go prints them. Null when the name is not an address.
+function canonicalName(name: string): string | null {
+  const c = name.charCodeAt(0);
+  const maybeV4 = c >= 48 && c <= 57 && !name.includes(':');
+  if (!maybeV4 && !name.includes(':')) return null;
+  const ip = parseIp(name);
+  if (ip === null) return null;
+  return maybeV4 ? name : formatIp(normalizeIp(ip));
 }
 
 function errno(e: unknown): string | undefined {
@@ -75,22 +104,23 @@ export class DiskStore implements Store {
     if (!this.locked) throw new Error('DiskStore: used outside withLock');
   }
 
+  // Hot path: one readdir and one read per reservation. ADD with 250 addresses held must cost at
+  // most 15% more than with none, so nothing here parses addresses (LazyAllocation does, on demand).
   private scan(): Map<string, Entry> {
     const out = new Map<string, Entry>();
-    for (const ent of readdirSync(this.dir, { withFileTypes: true })) {
-      const name = ent.name;
+    for (const name of readdirSync(this.dir)) {
+      if (name === 'lock' || name.startsWith(LAST_PREFIX)) continue;
       if (name.startsWith(TEMP_PREFIX)) {
         this.unlinkQuietly(name); // left by a writer killed mid-reserve; we hold the lock, so it is dead
         continue;
       }
-      if (!ent.isFile()) continue;
-      const parsed = parseIp(name);
-      if (parsed === null) continue; // lock, last_reserved_ip.N, foreign files
+      const key = canonicalName(name);
+      if (key === null) continue; // not an address: a foreign file
       let content: string;
       try {
-        content = readFileSync(join(this.dir, name), 'utf8');
+        content = readFileSync(`${this.dir}/${name}`, 'utf8');
       } catch (e) {
-        if (errno(e) === 'ENOENT') continue;
+        if (errno(e) === 'ENOENT' || errno(e) === 'EISDIR') continue;
         throw e;
       }
       const holder = parseHolder(content);
@@ -100,8 +130,7 @@ export class DiskStore implements Store {
         this.unlinkQuietly(name);
         continue;
       }
-      const ip = normalizeIp(parsed);
-      out.set(formatIp(ip), { alloc: { ip, ...holder }, file: name });
+      out.set(key, { alloc: new LazyAllocation(key, holder), file: name });
     }
     return out;
   }

@@ -70,14 +70,11 @@ export function normalizeRange(input: RangeInput): IpRange {
   return { subnet: canonicalCidr(s), rangeStart, rangeEnd, gateway };
 }
 
-/** True when `a` is inside the range's subnet and between its start and end (inclusive). */
+/** True when `a` is between the range's start and end (inclusive), hence inside its subnet. */
 export function rangeContains(r: IpRange, a: IpAddr): boolean {
-  return (
-    a.family === r.subnet.addr.family &&
-    cidrContains(r.subnet, a) &&
-    a.value >= r.rangeStart.value &&
-    a.value <= r.rangeEnd.value
-  );
+  // normalizeRange put both bounds inside the subnet, and a prefix is contiguous, so the bounds
+  // alone decide; no mask arithmetic on the per-candidate path.
+  return a.family === r.rangeStart.family && a.value >= r.rangeStart.value && a.value <= r.rangeEnd.value;
 }
 
 /** True when two ranges share an address (bounds are inclusive). */
