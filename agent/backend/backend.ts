@@ -1,0 +1,32 @@
+// The backend seen by weftd's reconcile loop: what it advertises in the lease, the MTU pods get,
+// and the local device it keeps in place. Backends run in the node's netns (the Rtnl socket's).
+import type { Link, Rtnl } from '../../lib/netlink/index.ts';
+import type { BackendConf } from '../config/backend-conf.ts';
+import type { BackendData, Lease } from '../lease/store.ts';
+import type { DevIndexes } from '../reconcile/diff.ts';
+import type { Uplink } from '../uplink.ts';
+import type { AgentLog } from '../log.ts';
+import { HostGwBackend } from './host-gw.ts';
+import { VxlanBackend } from './vxlan.ts';
+
+/** One backend instance for the life of weftd. */
+export interface Backend {
+  readonly type: 'vxlan' | 'host-gw';
+  /** BackendData for this node's lease (vxlan: VNI and VtepMAC). */
+  backendData(): BackendData;
+  /** FLANNEL_MTU: the MTU pods must use on this backend. */
+  podMtu(): number;
+  /** Idempotent: makes the local device exist for `own` and returns the indexes routes use. */
+  ensureLocal(rtnl: Rtnl, own: Lease): DevIndexes;
+  /** True when a link event concerns a device this backend relies on (VTEP, uplink). */
+  watchesLink(link: Link): boolean;
+}
+
+/** Builds the backend the net-conf selects; throws when the node cannot run it. */
+export function createBackend(conf: BackendConf, uplink: Uplink, opts: { subnetFile: string; log: AgentLog }): Backend {
+  switch (conf.type) {
+    case 'vxlan': return new VxlanBackend(conf, uplink, opts);
+    case 'host-gw': return new HostGwBackend(uplink);
+    case 'udp': throw new Error('Backend.Type "udp" is not implemented by weftd yet; use vxlan or host-gw');
+  }
+}

@@ -1,0 +1,41 @@
+// host-gw: no encapsulation, a route per remote lease via the peer's node address on the uplink.
+// All nodes must share the uplink's L2 segment, so weftd refuses to start when its own public IP
+// is not an address of the uplink (peers could not use it as a next hop).
+import type { Link, Rtnl } from '../../lib/netlink/index.ts';
+import type { BackendData } from '../lease/store.ts';
+import type { DevIndexes } from '../reconcile/diff.ts';
+import type { Uplink } from '../uplink.ts';
+import type { Backend } from './backend.ts';
+
+/** The host-gw backend (node netns). */
+export class HostGwBackend implements Backend {
+  readonly type = 'host-gw' as const;
+
+  constructor(private readonly uplink: Uplink) {
+    if (!uplink.publicIpOnUplink) {
+      throw new Error(`host-gw: the node address ${uplink.publicIp} is not on the uplink ${uplink.name} (${uplink.cidr}); peers could not route to it`);
+    }
+  }
+
+  /** host-gw advertises nothing beyond the public IP. */
+  backendData(): BackendData {
+    return {};
+  }
+
+  /** No encapsulation: pods get the uplink's MTU. */
+  podMtu(): number {
+    return this.uplink.mtu;
+  }
+
+  /** Nothing to create; re-reads the uplink index in case the device was replaced. */
+  ensureLocal(rtnl: Rtnl): DevIndexes {
+    const link = rtnl.getLink(this.uplink.name);
+    if (!link) throw new Error(`uplink ${this.uplink.name} is gone`);
+    return { uplink: link.index };
+  }
+
+  /** Only the uplink matters (its flaps flush our routes). */
+  watchesLink(link: Link): boolean {
+    return link.name === this.uplink.name;
+  }
+}

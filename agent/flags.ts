@@ -1,0 +1,76 @@
+// weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
+import { Command } from 'commander';
+import { normalizeStoreFlags } from './lease/open-store.ts';
+import { createAgentLog, normalizeLogLevel } from './log.ts';
+import { parseListenAddr } from './metrics.ts';
+import type { WeftdOptions } from './weftd.ts';
+
+/** The flags as commander hands them over. */
+export interface RawFlags {
+  netConf?: string;
+  store?: string;
+  etcdEndpoints?: string;
+  etcdPrefix?: string;
+  iface?: string;
+  publicIp?: string;
+  subnetFile: string;
+  ipMasq?: boolean;
+  metricsAddr?: string;
+  resyncInterval: string;
+  logLevel?: string;
+  leaseTtl?: string;
+}
+
+/** Builds the commander program (no parsing yet). */
+export function weftdCommand(version: string): Command {
+  return new Command('weftd')
+    .description('weft node agent: flannel-compatible subnet leases and vxlan / host-gw data plane')
+    .version(version)
+    .option('--net-conf <path>', "flannel net-conf.json (required with the file store; with etcd, default <etcd-prefix>/config)")
+    .option('--store <spec>', 'lease store: file:/DIR shared by the nodes of one machine (default file:/var/lib/weft/leases)')
+    .option('--etcd-endpoints <urls>', 'etcd v3 endpoints, comma-separated (selects the etcd store)')
+    .option('--etcd-prefix <prefix>', 'etcd key prefix (default /coreos.com/network)')
+    .option('--iface <name|ip>', 'uplink interface (name or one of its addresses); default: the default route\'s')
+    .option('--public-ip <ip>', 'address advertised to peers (default: the uplink\'s first IPv4 address)')
+    .option('--subnet-file <path>', 'where to write subnet.env', '/run/flannel/subnet.env')
+    .option('--ip-masq', 'masquerade traffic leaving the cluster Network (nftables)')
+    .option('--metrics-addr <host:port>', 'serve /metrics and /healthz here')
+    .option('--resync-interval <ms>', 'safety-net reconcile period in ms (events act sooner)', '1000')
+    .option('--lease-ttl <seconds>', 'lease TTL (default 86400, flannel\'s 24 h)')
+    .option('--log-level <level>', 'debug, info, warn or error', 'info');
+}
+
+/** Validates the parsed flags; throws an Error naming the flag and value. */
+export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {
+  const storeFlags = {
+    ...(f.store !== undefined ? { store: f.store } : {}),
+    ...(f.etcdEndpoints !== undefined ? { etcdEndpoints: f.etcdEndpoints } : {}),
+    ...(f.etcdPrefix !== undefined ? { etcdPrefix: f.etcdPrefix } : {}),
+    ...(f.netConf !== undefined ? { netConfPath: f.netConf } : {}),
+  };
+  normalizeStoreFlags(storeFlags);
+  const resyncMs = Number(f.resyncInterval);
+  if (!Number.isInteger(resyncMs) || resyncMs < 100 || resyncMs > 3_600_000) {
+    throw new Error(`--resync-interval ${JSON.stringify(f.resyncInterval)} must be an integer from 100 to 3600000 (ms)`);
+  }
+  let ttlSeconds: number | undefined;
+  if (f.leaseTtl !== undefined) {
+    ttlSeconds = Number(f.leaseTtl);
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 5) throw new Error(`--lease-ttl ${JSON.stringify(f.leaseTtl)} must be an integer of at least 5 (seconds)`);
+  }
+  if (f.metricsAddr !== undefined) parseListenAddr(f.metricsAddr);
+  if (!f.subnetFile.startsWith('/')) throw new Error(`--subnet-file ${JSON.stringify(f.subnetFile)} must be an absolute path`);
+  const log = createAgentLog(normalizeLogLevel(f.logLevel));
+  return {
+    store: { ...storeFlags, ...(ttlSeconds !== undefined ? { ttlSeconds } : {}) },
+    ...(f.iface !== undefined ? { iface: f.iface } : {}),
+    ...(f.publicIp !== undefined ? { publicIp: f.publicIp } : {}),
+    subnetFile: f.subnetFile,
+    ipMasq: f.ipMasq === true,
+    ...(f.metricsAddr !== undefined ? { metricsAddr: f.metricsAddr } : {}),
+    resyncMs,
+    // Coalesces a burst of notifications (our own writes echo back too) into one pass.
+    debounceMs: 20,
+    log,
+  };
+}

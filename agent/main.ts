@@ -1,0 +1,36 @@
+// Entry point of dist/bin/weftd: flags, start, and SIGTERM/SIGINT handling (wiring only).
+import { normalizeWeftdFlags, weftdCommand, type RawFlags } from './flags.ts';
+import { Weftd } from './weftd.ts';
+
+const VERSION = '0.1.0';
+
+async function main(): Promise<void> {
+  const cmd = weftdCommand(VERSION);
+  cmd.parse(process.argv);
+  let opts;
+  try {
+    opts = normalizeWeftdFlags(cmd.opts<RawFlags>());
+  } catch (e) {
+    process.stderr.write(`weftd: ${(e as Error).message}\n`);
+    process.exit(2);
+  }
+  const d = await Weftd.start(opts);
+  let stopping = false;
+  const stop = (sig: string): void => {
+    if (stopping) return;
+    stopping = true;
+    opts.log.info('stopping; data plane and lease left in place', { signal: sig });
+    d.stop().then(() => process.exit(0), (e: unknown) => {
+      opts.log.error('stop failed', { error: e });
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  // The lease store's timers keep the process alive; nothing else is needed here.
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), level: 'error', msg: 'weftd failed to start', error: e instanceof Error ? e.message : String(e) })}\n`);
+  process.exit(1);
+});

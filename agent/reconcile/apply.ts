@@ -1,0 +1,79 @@
+// The I/O half of a reconcile, in the node's netns (the Rtnl socket's): read the kernel state the
+// diff needs, then apply a plan operation by operation. A failing operation is reported and the
+// rest still run; the next reconcile retries whatever is still missing.
+import { isNotFound, type Rtnl } from '../../lib/netlink/index.ts';
+import { RTPROT_WEFT } from './desired.ts';
+import type { ActualState, DevIndexes, Op, Plan } from './diff.ts';
+
+/** Reads IPv4 main-table routes and, when there is a VTEP, its neighbours and FDB. */
+export function readActual(rtnl: Rtnl, dev: DevIndexes): ActualState {
+  const routes = rtnl.listRoutes({ family: 4, table: 254 });
+  if (dev.vtep === undefined) return { routes, neighs: [], fdbs: [] };
+  return { routes, neighs: rtnl.listNeigh({ family: 4, index: dev.vtep }), fdbs: rtnl.listFdb({ index: dev.vtep }) };
+}
+
+/** What applying a plan did. */
+export interface ApplyOutcome {
+  applied: Op[];
+  failed: Array<{ op: Op; error: Error }>;
+}
+
+/** Applies `plan` in order; deletions that find nothing count as done. */
+export function applyPlan(rtnl: Rtnl, plan: Plan, dev: DevIndexes): ApplyOutcome {
+  const out: ApplyOutcome = { applied: [], failed: [] };
+  for (const op of plan.ops) {
+    try {
+      applyOp(rtnl, op, dev);
+      out.applied.push(op);
+    } catch (e) {
+      if (op.kind.startsWith('del-') && isNotFound(e)) { out.applied.push(op); continue; }
+      out.failed.push({ op, error: e instanceof Error ? e : new Error(String(e)) });
+    }
+  }
+  return out;
+}
+
+function vtepIndex(dev: DevIndexes): number {
+  if (dev.vtep === undefined) throw new Error('no VTEP device');
+  return dev.vtep;
+}
+
+function applyOp(rtnl: Rtnl, op: Op, dev: DevIndexes): void {
+  switch (op.kind) {
+    case 'del-route': {
+      const r = op.route;
+      rtnl.delRoute({ dst: r.dst, protocol: RTPROT_WEFT, table: r.table, ...(r.gw !== undefined ? { gw: r.gw } : {}), ...(r.oif !== undefined ? { oif: r.oif } : {}) });
+      return;
+    }
+    case 'del-fdb':
+      rtnl.delFdb({ index: op.fdb.index, mac: op.fdb.mac, ...(op.fdb.dst !== undefined ? { dst: op.fdb.dst } : {}) });
+      return;
+    case 'del-neigh':
+      rtnl.delNeigh({ index: op.neigh.index, ip: op.neigh.ip });
+      return;
+    case 'add-neigh':
+      // Replace is safe on our own device and makes a racing re-add harmless.
+      rtnl.addNeigh({ index: vtepIndex(dev), ip: op.want.ip, mac: op.want.mac, permanent: true, replace: true });
+      return;
+    case 'add-fdb':
+      rtnl.addFdb({ index: vtepIndex(dev), mac: op.want.mac, dst: op.want.dst, permanent: true, replace: true });
+      return;
+    case 'add-route': {
+      const oif = op.want.dev === 'vtep' ? vtepIndex(dev) : dev.uplink;
+      rtnl.addRoute({ dst: op.want.dst, gw: op.want.gw, oif, onlink: op.want.onlink, protocol: RTPROT_WEFT, replace: op.replace });
+      return;
+    }
+  }
+}
+
+/** A short human form of an operation for logs. */
+export function describeOp(op: Op): string {
+  switch (op.kind) {
+    case 'del-route': return `del route ${op.route.dst} via ${op.route.gw ?? '-'}`;
+    case 'del-fdb': return `del fdb ${op.fdb.mac} dst ${op.fdb.dst ?? '-'}`;
+    case 'del-neigh': return `del neigh ${op.neigh.ip}`;
+    case 'add-neigh': return `add neigh ${op.want.ip} lladdr ${op.want.mac}`;
+    case 'add-fdb': return `add fdb ${op.want.mac} dst ${op.want.dst}`;
+    case 'add-route': return `add route ${op.want.dst} via ${op.want.gw} dev ${op.want.dev}${op.want.onlink ? ' onlink' : ''}`;
+  }
+}

@@ -1,0 +1,205 @@
+// The weftd daemon: takes this node's lease, keeps the backend device, subnet.env and ip-masq in
+// place, and converges the node's netns (the one it runs in) to the lease table on every lease
+// event, on relevant netlink events and periodically. Stopping leaves the data plane and the lease.
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { ensureIpMasq } from '../lib/netfilter/index.ts';
+import { Rtnl, RtnlEvents, type RtnlEvent } from '../lib/netlink/index.ts';
+import { M, createAgentMetrics } from './agent-metrics.ts';
+import { createBackend, type Backend } from './backend/backend.ts';
+import { containsIPv4, formatCidr4, maskIPv4, parseCidr4, parseCidr4Loose, parseIPv4 } from './config/cidr4.ts';
+import { openLeaseStore, type StoreFlags } from './lease/open-store.ts';
+import type { Lease, LeaseStore, Watch } from './lease/store.ts';
+import type { AgentLog } from './log.ts';
+import type { Metrics } from './metrics.ts';
+import { serveMetrics } from './metrics.ts';
+import { describeOp, applyPlan, readActual } from './reconcile/apply.ts';
+import { RTPROT_WEFT, desiredState } from './reconcile/desired.ts';
+import { planReconcile } from './reconcile/diff.ts';
+import { ReconcileLoop } from './reconcile/loop.ts';
+import { parseSubnetEnv, writeSubnetEnv } from './subnet-env.ts';
+import { findUplink, type Uplink } from './uplink.ts';
+
+/** Everything weftd needs, normalised from the CLI (see flags.ts). */
+export interface WeftdOptions {
+  store: StoreFlags;
+  iface?: string;
+  publicIp?: string;
+  subnetFile: string;
+  ipMasq: boolean;
+  metricsAddr?: string;
+  /** Safety-net reconcile period; events normally act first. */
+  resyncMs: number;
+  debounceMs: number;
+  log: AgentLog;
+}
+
+/** A running weftd. */
+export class Weftd {
+  readonly metrics: Metrics = createAgentMetrics();
+  private readonly leases = new Map<string, Lease>();
+  private loop: ReconcileLoop | undefined;
+  private events: RtnlEvents | undefined;
+  private watch: Watch | undefined;
+  private server: Server | undefined;
+  private lastOk = 0;
+  private lastError = '';
+
+  private constructor(
+    private readonly o: WeftdOptions,
+    private readonly rtnl: Rtnl,
+    private readonly uplink: Uplink,
+    private readonly store: LeaseStore,
+    private readonly backend: Backend,
+    private own: Lease,
+  ) {}
+
+  /** Starts weftd in the calling thread's netns; resolves once the lease is held and the first pass ran. */
+  static async start(o: WeftdOptions): Promise<Weftd> {
+    const rtnl = Rtnl.open();
+    const uplink = findUplink(rtnl, { ...(o.iface !== undefined ? { iface: o.iface } : {}), ...(o.publicIp !== undefined ? { publicIp: o.publicIp } : {}) });
+    o.log.info('uplink', { ...uplink });
+    const store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    try {
+      const backend = createBackend(store.netConf.backend, uplink, { subnetFile: o.subnetFile, log: o.log });
+      const preferred = previousSubnet(o.subnetFile, store.netConf.network);
+      const own = await store.acquire({
+        publicIp: uplink.publicIp, backendType: backend.type, backendData: backend.backendData(),
+        ...(preferred !== undefined ? { preferredSubnet: preferred } : {}),
+      });
+      o.log.info('lease acquired', { subnet: own.subnet, publicIp: own.publicIp, backend: backend.type, preferred });
+      const d = new Weftd(o, rtnl, uplink, store, backend, own);
+      await d.run();
+      return d;
+    } catch (e) {
+      await store.close();
+      rtnl.close();
+      throw e;
+    }
+  }
+
+  /** This node's lease. */
+  get lease(): Lease {
+    return this.own;
+  }
+
+  private async run(): Promise<void> {
+    const o = this.o;
+    this.backend.ensureLocal(this.rtnl, this.own);
+    this.writeSubnetFile();
+    if (o.ipMasq) ensureIpMasq({ network4: this.store.netConf.network });
+    this.store.onLost(({ lost, current }) => {
+      o.log.warn('own lease was lost and taken again', { lost: lost.subnet, current: current.subnet });
+      this.own = current;
+      if (lost.subnet !== current.subnet) this.writeSubnetFile();
+      this.loop?.trigger('own-lease');
+    });
+    this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs });
+    const { leases, revision } = await this.store.list();
+    for (const l of leases) this.leases.set(l.subnet, l);
+    this.pass('start');
+    this.loop.start();
+    this.watch = this.store.watch(revision, (ev) => {
+      this.metrics.inc(M.leaseEvents, { type: ev.type });
+      if (ev.type === 'added') this.leases.set(ev.lease.subnet, ev.lease);
+      else this.leases.delete(ev.lease.subnet);
+      o.log.debug('lease event', { type: ev.type, subnet: ev.lease.subnet, publicIp: ev.lease.publicIp });
+      this.loop?.trigger('lease', 0);
+    }, (err) => {
+      this.metrics.inc(M.errors, { source: 'store' });
+      o.log.warn('lease watch', { error: err });
+    });
+    this.events = RtnlEvents.open(['link', 'ipv4-route', 'neigh'], { ref: false });
+    this.events.on((ev) => { if (this.concerns(ev)) this.loop?.trigger(`netlink-${ev.type}`); });
+    if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
+    o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
+  }
+
+  /** True for notifications that may mean drift in what weftd owns. */
+  private concerns(ev: RtnlEvent): boolean {
+    if (ev.type === 'overrun') return true;
+    if (ev.link) return this.backend.watchesLink(ev.link);
+    if (ev.route) {
+      if (ev.route.table !== 254 || ev.route.family !== 4) return false;
+      if (ev.route.protocol === RTPROT_WEFT) return ev.type === 'delroute';
+      const net = parseCidr4(this.store.netConf.network);
+      const dst = parseCidr4Loose(ev.route.dst);
+      return net !== null && dst !== null && containsIPv4(net, dst.ip);
+    }
+    // Our own neighbour/FDB writes come back as newneigh; only removals are drift.
+    return ev.type === 'delneigh';
+  }
+
+  /** One reconcile pass (synchronous). */
+  private pass(why: string): void {
+    const t0 = performance.now();
+    this.metrics.inc(M.runs, { trigger: why.includes('periodic') && !why.includes(',') ? 'periodic' : why.split(',')[0] ?? why });
+    try {
+      const dev = this.backend.ensureLocal(this.rtnl, this.own);
+      const conf = this.store.netConf;
+      const desired = desiredState({
+        backend: this.backend.type, ownSubnet: this.own.subnet, publicIp: this.uplink.publicIp, uplinkCidr: this.uplink.cidr,
+        directRouting: conf.backend.directRouting, vni: conf.backend.vni,
+      }, [...this.leases.values()]);
+      const plan = planReconcile(desired, readActual(this.rtnl, dev), dev, conf.network);
+      const out = applyPlan(this.rtnl, plan, dev);
+      for (const op of out.applied) {
+        this.metrics.inc(M.changes, { op: op.kind });
+        this.o.log.info('programmed', { change: describeOp(op), trigger: why });
+      }
+      for (const f of out.failed) {
+        this.metrics.inc(M.errors, { source: 'apply' });
+        this.o.log.warn('change failed', { change: describeOp(f.op), error: f.error });
+      }
+      for (const c of plan.conflicts) this.o.log.warn('route exists and is not ours: left alone', c);
+      const failedKinds = new Set(out.failed.map((f) => f.op));
+      const count = (k: 'route' | 'neigh' | 'fdb', want: number) => want - [...failedKinds].filter((op) => op.kind === `add-${k}`).length;
+      this.metrics.set(M.programmed, count('route', desired.routes.length - plan.conflicts.length), { kind: 'route' });
+      this.metrics.set(M.programmed, count('neigh', desired.neighs.length), { kind: 'neigh' });
+      this.metrics.set(M.programmed, count('fdb', desired.fdbs.length), { kind: 'fdb' });
+      this.metrics.set(M.conflicts, plan.conflicts.length);
+      this.metrics.set(M.leases, this.leases.size);
+      if (out.failed.length === 0) { this.lastOk = Date.now(); this.lastError = ''; } else this.lastError = out.failed[0]?.error.message ?? '';
+    } catch (e) {
+      this.metrics.inc(M.errors, { source: 'reconcile' });
+      this.lastError = (e as Error).message;
+      this.o.log.error('reconcile failed', { trigger: why, error: e });
+    }
+    this.metrics.set(M.lastReconcile, Date.now() / 1000);
+    this.metrics.set(M.reconcileSeconds, (performance.now() - t0) / 1000);
+  }
+
+  private health(): { ok: boolean; detail: string } {
+    const age = Date.now() - this.lastOk;
+    const ok = this.lastOk > 0 && age < Math.max(3 * this.o.resyncMs, 5000);
+    return { ok, detail: ok ? `subnet ${this.own.subnet}, last clean pass ${age} ms ago` : `last clean pass ${age} ms ago: ${this.lastError}` };
+  }
+
+  private writeSubnetFile(): void {
+    writeSubnetEnv(this.o.subnetFile, { network: this.store.netConf.network, leaseSubnet: this.own.subnet, mtu: this.backend.podMtu(), ipMasq: this.o.ipMasq });
+    this.o.log.info('wrote subnet.env', { path: this.o.subnetFile, subnet: this.own.subnet, mtu: this.backend.podMtu() });
+  }
+
+  /** Stops watching and reconciling; the data plane, subnet.env and the lease stay as they are. */
+  async stop(): Promise<void> {
+    this.loop?.stop();
+    this.watch?.stop();
+    this.events?.close();
+    this.server?.close();
+    await this.store.close();
+    this.rtnl.close();
+  }
+}
+
+/** The subnet (network form) remembered in an existing subnet.env, if it lies in `network`. */
+function previousSubnet(path: string, network: string): string | undefined {
+  try {
+    const env = parseSubnetEnv(readFileSync(path, 'utf8'));
+    const sn = parseCidr4Loose(env.subnet);
+    const net = parseCidr4(network);
+    const ip = sn ? formatCidr4({ ip: maskIPv4(sn.ip, sn.prefix), prefix: sn.prefix }) : undefined;
+    return ip !== undefined && net !== null && sn !== null && containsIPv4(net, sn.ip) && parseIPv4(ip.split('/')[0] ?? '') !== null ? ip : undefined;
+  } catch {
+    return undefined;
+  }
+}
