@@ -3,6 +3,7 @@
 import { loopbackSchema } from '../plugins/loopback/schema.ts';
 import { hostLocalSchema } from '../ipam/host-local/schema.ts';
 import { bridgeSchema } from '../plugins/bridge/schema.ts';
+import { portmapSchema } from '../plugins/portmap/schema.ts';
 
 /** One schema to compile: `name` becomes the file name (kebab-case) under gen/validators/. */
 export interface SchemaEntry {
@@ -15,4 +16,5 @@ export const schemas: readonly SchemaEntry[] = [
   { name: 'loopback', schema: loopbackSchema },
   { name: 'host-local', schema: hostLocalSchema },
   { name: 'bridge', schema: bridgeSchema },
+  { name: 'portmap', schema: portmapSchema },
 ];

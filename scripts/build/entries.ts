@@ -10,4 +10,5 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'loopback', source: 'plugins/loopback/main.ts' },
   { name: 'host-local', source: 'ipam/host-local/main.ts' },
   { name: 'bridge', source: 'plugins/bridge/main.ts' },
+  { name: 'portmap', source: 'plugins/portmap/main.ts' },
 ];

@@ -1,0 +1,82 @@
+// DEL: remove exactly this attachment's elements, found by comment (no netns or prevResult needed),
+// then forget the UDP flows they carried. Forgiving: nothing there is success, a second DEL too.
+import type { CmdArgs } from '../../lib/cni/plugin.ts';
+import { NftBatch } from '../../lib/netfilter/batch.ts';
+import { listTable } from '../../lib/netfilter/list.ts';
+import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
+import type { NftAtom, NftRunOptions, NftTableState } from '../../lib/netfilter/types.ts';
+import { findElement, sameAtoms } from './conflict.ts';
+import { parsePortmapConfig, type PortmapConfig } from './config.ts';
+import { flushUdpConntrack, type UdpFlowSpec } from './conntrack.ts';
+import { ELEMENT_SETS, elementComment, isDnatMap } from './names.ts';
+import { containerIps, planElements, type PlannedElement } from './plan.ts';
+
+/** An element selected for removal. */
+export interface OwnedElement {
+  set: string;
+  key: readonly NftAtom[];
+  data?: readonly NftAtom[];
+}
+
+/**
+ * The elements `comment` owns in the listed table, plus the DNAT entries `planned` (from prevResult)
+ * that still point at this pod even if an older attachment's comment is on them. Pure.
+ */
+export function findOwnedElements(state: NftTableState | null, comment: string, planned: readonly PlannedElement[] = []): OwnedElement[] {
+  const out: OwnedElement[] = [];
+  for (const set of ELEMENT_SETS) {
+    for (const e of state?.sets.get(set)?.elements ?? []) {
+      if (e.comment === comment) out.push(e.data === undefined ? { set, key: e.key } : { set, key: e.key, data: e.data });
+    }
+  }
+  for (const p of planned) {
+    if (!isDnatMap(p.set)) continue;
+    const e = findElement(state, p.set, p.key);
+    if (e === undefined || !sameAtoms(e.data, p.data) || e.comment === comment) continue;
+    out.push({ set: p.set, key: e.key, ...(e.data === undefined ? {} : { data: e.data }) });
+  }
+  return out;
+}
+
+/** The UDP flows (hostPort, pod address) behind removed DNAT entries. Pure. */
+export function udpFlowsOf(removed: readonly OwnedElement[]): UdpFlowSpec[] {
+  const out: UdpFlowSpec[] = [];
+  for (const e of removed) {
+    if (!isDnatMap(e.set) || e.data === undefined) continue;
+    // Keys end in `proto . hostPort` (hostIP maps put the address first); data is `podIP . containerPort`.
+    const proto = e.key[e.key.length - 2];
+    const port = Number(e.key[e.key.length - 1]);
+    const podIp = e.data[0];
+    if (proto === 'udp' && typeof podIp === 'string') out.push({ hostPort: port, podIp });
+  }
+  return out;
+}
+
+/** DEL, in the node netns. Also works without CNI_NETNS and without prevResult. */
+export function cmdDel(a: CmdArgs): void {
+  const cfg = parsePortmapConfig(a);
+  teardownPortmap(a.containerId, a.ifName, plannedFromPrev(a, cfg));
+}
+
+/** Removes the attachment's elements in one transaction and flushes their UDP conntrack entries. */
+export function teardownPortmap(containerId: string, ifName: string, planned: readonly PlannedElement[] = [], opts: NftRunOptions = {}): OwnedElement[] {
+  const state = listTable(WEFT_TABLE, opts);
+  const owned = findOwnedElements(state, elementComment(containerId, ifName), planned);
+  if (owned.length === 0) return owned;
+  const b = new NftBatch(WEFT_TABLE);
+  // With data, a map entry is removed only while it still maps to this pod (EEXIST otherwise).
+  for (const e of owned) b.deleteElement(e.set, [...e.key], e.data === undefined ? {} : { data: [...e.data] });
+  b.apply(opts);
+  flushUdpConntrack(udpFlowsOf(owned), opts.netnsPath === undefined ? {} : { netnsPath: opts.netnsPath });
+  return owned;
+}
+
+// prevResult is optional on DEL; a plan that cannot be made (no address of a family) just adds nothing.
+function plannedFromPrev(a: CmdArgs, cfg: PortmapConfig): PlannedElement[] {
+  if (a.prevResult === undefined || cfg.mappings.length === 0) return [];
+  try {
+    return planElements(cfg, containerIps(a.prevResult));
+  } catch {
+    return [];
+  }
+}

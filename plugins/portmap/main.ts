@@ -1,0 +1,5 @@
+// Entry point of dist/bin/portmap: wiring only.
+import { pluginMain } from '../../lib/cni/skel.ts';
+import { portmapPlugin } from './plugin.ts';
+
+void pluginMain(portmapPlugin);
