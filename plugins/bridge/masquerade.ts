@@ -2,6 +2,7 @@
 // that match sets of pod addresses; an attachment is one set element commented `<containerID>/<ifname>`.
 // Every call is ONE `nft -f -` transaction; ADD needs no listing, DEL lists only without prevResult.
 import { NftBatch } from '../../lib/netfilter/batch.ts';
+import { NftError } from '../../lib/netfilter/errors.ts';
 import { nftExpr } from '../../lib/netfilter/expr.ts';
 import { listTable } from '../../lib/netfilter/list.ts';
 import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
@@ -40,15 +41,40 @@ export function subnetOf(cidr: string): string {
 }
 
 /**
- * Idempotent, in the calling thread's netns (the node): ensures the table, the network's chain, sets and
- * its two rules (flush + re-add of a chain only this network uses, so no listing is needed), then adds the
- * pod addresses and their subnets. Traffic from a pod address to anything outside the network's pod
- * subnets and not multicast is masqueraded, as the reference's per-pod chain does.
+ * Idempotent, in the calling thread's netns (the node): adds the pod addresses and their subnets, and
+ * when the network is not set up yet, the table, the network's chain, sets and its two rules too (flush +
+ * re-add of a chain only this network uses, so no listing is needed), in one transaction. Traffic from
+ * a pod address to anything outside the network's pod subnets and not multicast is masqueraded, as
+ * the reference's per-pod chain does.
  */
 export function setupMasq(spec: MasqSpec, opts: NftRunOptions = {}): void {
+  // Steady state: the network's chain and sets exist, so only the elements are sent (nft then skips
+  // building its cache of chains and rules: measured about 5 ms instead of 15-20 ms per ADD). When a
+  // set is missing nft rejects the whole transaction (nothing applied) and the full one follows.
+  try {
+    addElements(new NftBatch(WEFT_TABLE), spec).apply(opts);
+    return;
+  } catch (e) {
+    if (!(e instanceof NftError) || e.kind !== 'failed') throw e;
+  }
+  addElements(ensureNetwork(spec.network), spec).apply(opts);
+}
+
+function addElements(b: NftBatch, spec: MasqSpec): NftBatch {
   const n = masqNames(spec.network);
   const comment = elementComment(spec.containerId, spec.ifName);
-  const b = new NftBatch(WEFT_TABLE)
+  for (const cidr of spec.podCidrs) {
+    const v6 = isV6(cidr);
+    b.addElement(v6 ? n.nets6 : n.nets4, subnetOf(cidr));
+    b.addElement(v6 ? n.pods6 : n.pods4, cidr.split('/')[0] ?? '', { comment });
+  }
+  return b;
+}
+
+/** The idempotent part: table, the network's base chain with its two rules (flush + re-add), four sets. */
+function ensureNetwork(network: string): NftBatch {
+  const n = masqNames(network);
+  return new NftBatch(WEFT_TABLE)
     .ensureTable()
     .ensureChain(n.chain, { type: 'nat', hook: 'postrouting', priority: 'srcnat', policy: 'accept' })
     .ensureSet(n.pods4, { type: 'ipv4_addr', comment: 'bridge pods v4' })
@@ -56,14 +82,8 @@ export function setupMasq(spec: MasqSpec, opts: NftRunOptions = {}): void {
     .ensureSet(n.nets4, { type: 'ipv4_addr', flags: ['interval'], comment: 'bridge pod subnets v4' })
     .ensureSet(n.nets6, { type: 'ipv6_addr', flags: ['interval'], comment: 'bridge pod subnets v6' })
     .flushChain(n.chain)
-    .appendRule(n.chain, nftExpr`ip saddr @${n.pods4} ip daddr != @${n.nets4} ip daddr != ${MULTICAST4} masquerade`, { comment: `weft bridge ${spec.network.slice(0, 80)}` })
-    .appendRule(n.chain, nftExpr`ip6 saddr @${n.pods6} ip6 daddr != @${n.nets6} ip6 daddr != ${MULTICAST6} masquerade`, { comment: `weft bridge ${spec.network.slice(0, 80)}` });
-  for (const cidr of spec.podCidrs) {
-    const v6 = isV6(cidr);
-    b.addElement(v6 ? n.nets6 : n.nets4, subnetOf(cidr));
-    b.addElement(v6 ? n.pods6 : n.pods4, cidr.split('/')[0] ?? '', { comment });
-  }
-  b.apply(opts);
+    .appendRule(n.chain, nftExpr`ip saddr @${n.pods4} ip daddr != @${n.nets4} ip daddr != ${MULTICAST4} masquerade`, { comment: `weft bridge ${network.slice(0, 80)}` })
+    .appendRule(n.chain, nftExpr`ip6 saddr @${n.pods6} ip6 daddr != @${n.nets6} ip6 daddr != ${MULTICAST6} masquerade`, { comment: `weft bridge ${network.slice(0, 80)}` });
 }
 
 /**
@@ -75,16 +95,19 @@ export function setupMasq(spec: MasqSpec, opts: NftRunOptions = {}): void {
 export function teardownMasq(spec: Omit<MasqSpec, 'podCidrs'> & { podCidrs?: readonly string[] }, opts: NftRunOptions = {}): void {
   const n = masqNames(spec.network);
   const comment = elementComment(spec.containerId, spec.ifName);
-  const b = new NftBatch(WEFT_TABLE);
   if (spec.podCidrs !== undefined && spec.podCidrs.length > 0) {
-    // `add` first makes the delete succeed when the element (or the set) is missing: nft 1.0.6 has no `destroy`.
-    b.ensureTable()
-      .ensureSet(n.pods4, { type: 'ipv4_addr', comment: 'bridge pods v4' })
-      .ensureSet(n.pods6, { type: 'ipv6_addr', comment: 'bridge pods v6' });
+    // `add` then `delete` succeeds when the element is missing (nft 1.0.6 has no `destroy`); when a set
+    // is missing the transaction fails as a whole and the listing below decides.
+    const b = new NftBatch(WEFT_TABLE);
     for (const cidr of spec.podCidrs) b.deleteElement(isV6(cidr) ? n.pods6 : n.pods4, cidr.split('/')[0] ?? '');
-    b.apply(opts);
-    return;
+    try {
+      b.apply(opts);
+      return;
+    } catch (e) {
+      if (!(e instanceof NftError) || e.kind !== 'failed') throw e;
+    }
   }
+  const b = new NftBatch(WEFT_TABLE);
   const state = listTable(WEFT_TABLE, opts);
   if (state === null) return;
   let any = false;
