@@ -41,6 +41,7 @@ async function main(): Promise<void> {
         logOverride: { 'empty-import-meta': 'silent' },
         banner: { js: `#!/usr/bin/env node\n// weft-bundle ${entry.name} ${version}` },
         plugins: [embedAddonPlugin(addonPath)],
+        ...(entry.external ? { external: entry.external } : {}),
       });
       chmodSync(outfile, 0o755);
     }),

@@ -4,6 +4,8 @@ export interface Entry {
   name: string;
   /** TypeScript entry point, relative to the repository root. */
   source: string;
+  /** Packages left out of the bundle and loaded from node_modules at run time (weftd: etcd3 reads its .proto files relative to its own directory). */
+  external?: string[];
 }
 
 export const ENTRIES: readonly Entry[] = [
@@ -11,4 +13,7 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'host-local', source: 'ipam/host-local/main.ts' },
   { name: 'bridge', source: 'plugins/bridge/main.ts' },
   { name: 'portmap', source: 'plugins/portmap/main.ts' },
+  { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
+  { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
+  { name: 'weftd', source: 'agent/main.ts', external: ['etcd3'] },
 ];

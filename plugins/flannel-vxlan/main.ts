@@ -1,0 +1,5 @@
+// Entry point of dist/bin/flannel-vxlan: wiring only.
+import { pluginMain } from '../../lib/cni/skel.ts';
+import { flannelVxlanPlugin } from './plugin.ts';
+
+void pluginMain(flannelVxlanPlugin);

@@ -1,0 +1,62 @@
+// The flannel CNI config as flannel's own plugin reads it: subnetFile, dataDir, delegate, ipam.
+// Runtime-injected keys (runtimeConfig, args, prevResult) are passed on to the delegate untouched.
+import { invalidConfig } from '../../lib/cni/errors.ts';
+import { validateContainerId } from '../../lib/cni/ids.ts';
+import type { NetConf } from '../../lib/cni/types.ts';
+
+/** flannel's defaults (the paths flannel's CNI plugin uses). */
+export const DEFAULT_SUBNET_FILE = '/run/flannel/subnet.env';
+export const DEFAULT_DATA_DIR = '/var/lib/cni/flannel';
+
+/** The normalised flannel plugin config. */
+export interface FlannelConfig {
+  name: string;
+  cniVersion: string;
+  subnetFile: string;
+  dataDir: string;
+  /** The delegate's keys as configured (type defaults to bridge when rendering). */
+  delegate: Record<string, unknown>;
+  /** Keys merged into the delegate's IPAM section (e.g. dataDir, or extra routes). */
+  ipam: Record<string, unknown>;
+  /** The whole stdin object, for runtime-injected keys. */
+  raw: NetConf;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function absPath(conf: NetConf, key: string, dflt: string): string {
+  const v = conf[key];
+  if (v === undefined) return dflt;
+  if (typeof v !== 'string' || !v.startsWith('/') || v.includes('\0')) {
+    throw invalidConfig(`invalid ${key}`, `${JSON.stringify(v)} must be an absolute path`);
+  }
+  return v;
+}
+
+/** Validates the keys flannel's plugin knows; errors are code 7 naming the key and value. */
+export function normalizeFlannelConfig(conf: NetConf, cniVersion: string): FlannelConfig {
+  const delegate = conf['delegate'] ?? {};
+  if (!isPlainObject(delegate)) throw invalidConfig('invalid delegate', `${JSON.stringify(delegate)} must be an object`);
+  if (delegate['type'] !== undefined && typeof delegate['type'] !== 'string') {
+    throw invalidConfig('invalid delegate.type', `${JSON.stringify(delegate['type'])} must be a plugin name`);
+  }
+  const ipam = conf.ipam ?? {};
+  if (!isPlainObject(ipam)) throw invalidConfig('invalid ipam', `${JSON.stringify(ipam)} must be an object`);
+  return {
+    name: conf.name,
+    cniVersion,
+    subnetFile: absPath(conf, 'subnetFile', DEFAULT_SUBNET_FILE),
+    dataDir: absPath(conf, 'dataDir', DEFAULT_DATA_DIR),
+    delegate: { ...delegate },
+    ipam: { ...ipam },
+    raw: conf,
+  };
+}
+
+/** The container ID as a file name under dataDir (validated by the skeleton, checked again here). */
+export function scratchName(containerId: string): string {
+  validateContainerId(containerId);
+  return containerId;
+}
