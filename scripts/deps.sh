@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(iproute2 iptables nftables iperf3 ethtool conntrack util-linux procps
+APT_PACKAGES=(iproute2 iputils-ping iptables nftables iperf3 ethtool conntrack util-linux procps
   containernetworking-plugins etcd-server etcd-client podman runc busybox-static
   python3 make g++)
 
