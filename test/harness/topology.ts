@@ -125,6 +125,17 @@ export class Topology {
     return node;
   }
 
+  /** Adds a namespace `<prefix>-<name>` on the underlay with address `ip`/24 on its eth0 (e.g. an etcd server); removed by destroy(). */
+  async addUnderlayHost(name: string, ip: string): Promise<{ netns: string; ip: string }> {
+    const netns = `${this.prefix}-${name}`;
+    await this.addNetns(netns);
+    await nsRun(this.underlay, ['ip', 'link', 'add', name, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', netns]);
+    await nsRun(this.underlay, ['ip', 'link', 'set', name, 'master', 'br0', 'up']);
+    await nsRun(netns, ['ip', 'addr', 'add', `${ip}/24`, 'dev', 'eth0']);
+    await nsRun(netns, ['ip', 'link', 'set', 'eth0', 'up']);
+    return { netns, ip };
+  }
+
   /** Creates an empty pod namespace on a node (the plugins wire it). */
   async addPod(node: SimNode, index: number): Promise<SimPod> {
     const netns = `${node.netns}-p${index}`;

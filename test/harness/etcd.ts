@@ -1,0 +1,52 @@
+// A single-member etcd for a simulated cluster, in its own namespace on the underlay (never the
+// machine's root namespace): start, health wait, stop (for outage tests) and restart on the same data.
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { nsExec, type Topology } from './topology.ts';
+
+/** A running (or stopped) etcd of one topology. */
+export class EtcdServer {
+  private proc: ChildProcess | undefined;
+
+  private constructor(private readonly topo: Topology, readonly netns: string, readonly ip: string) {}
+
+  /** Client URL as the nodes reach it. */
+  get url(): string {
+    return `http://${this.ip}:2379`;
+  }
+
+  /** Adds namespace `<prefix>-etcd` at `ip` on the underlay and starts etcd there. */
+  static async create(topo: Topology, ip = '192.0.2.2'): Promise<EtcdServer> {
+    const host = await topo.addUnderlayHost('etcd', ip);
+    const e = new EtcdServer(topo, host.netns, ip);
+    await e.start();
+    return e;
+  }
+
+  /** Starts etcd on the same data directory; resolves once /health says true. */
+  async start(): Promise<void> {
+    const peer = `http://${this.ip}:2380`;
+    this.proc = this.topo.spawnIn(this.netns, [
+      'etcd', '--name', 'weft', '--data-dir', join(this.topo.dir, 'etcd'), '--listen-client-urls', this.url, '--advertise-client-urls', this.url,
+      '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer, '--initial-cluster', `weft=${peer}`, '--log-level', 'error',
+    ], join(this.topo.dir, 'etcd.log'));
+    const end = Date.now() + 20_000;
+    for (;;) {
+      const r = await nsExec(this.netns, ['curl', '-fsS', '--max-time', '1', `${this.url}/health`]);
+      if (r.code === 0 && r.stdout.includes('"true"')) return;
+      if (Date.now() > end) throw new Error(`etcd did not become healthy: ${r.stderr}`);
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+
+  /** Stops etcd (SIGKILL: an outage, not a shutdown); data stays for start(). */
+  async stop(): Promise<void> {
+    const p = this.proc;
+    this.proc = undefined;
+    if (!p || p.exitCode !== null) return;
+    // `ip netns exec` execs etcd, so the child's pid is etcd's.
+    const closed = new Promise((res) => p.once('close', res));
+    p.kill('SIGKILL');
+    await closed;
+  }
+}
