@@ -1,0 +1,55 @@
+// Issue 5, must show: with vxlan and host-gw, with the file store and with etcd, every pod pings
+// every other pod, pods reach nodes and nodes reach pods (3 nodes x 2 pods, built binaries).
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Cluster } from '../../harness/cluster.ts';
+import { pingMatrix } from '../../harness/probe.ts';
+import { allProbes, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from './helpers.ts';
+
+const combos = [
+  { backend: 'vxlan', store: 'file' },
+  { backend: 'host-gw', store: 'file' },
+  { backend: 'vxlan', store: 'etcd' },
+  { backend: 'host-gw', store: 'etcd' },
+] as const;
+
+for (const { backend, store } of combos) {
+  void describe(`${backend} with the ${store} store`, { skip: skipReason({ etcd: store === 'etcd' }), timeout: 180_000 }, () => {
+    let c: Cluster | undefined;
+    after(() => c?.destroy());
+
+    it('builds 3 nodes x 2 pods with distinct subnets', async () => {
+      c = await Cluster.create({ backend, store, nodes: 3, podsPerNode: 2 });
+      const subnets = new Set(c.nodes.map((n) => n.subnet));
+      assert.equal(subnets.size, 3, `subnets ${[...subnets].join(' ')}`);
+      for (const p of c.pods) assert.ok(p.node.subnet !== undefined && p.ip.startsWith(p.node.subnet.split('.').slice(0, 3).join('.')), `${p.name} ${p.ip} in ${p.node.subnet}`);
+    });
+
+    it('programs exactly the other nodes in the kernel', async () => {
+      assert.ok(c);
+      for (const n of c.nodes) {
+        const others = c.nodes.filter((o) => o !== n);
+        const routes = await weftRoutes(n);
+        assert.deepEqual(routes.map((r) => r.dst).sort(), others.map((o) => o.subnet).sort(), `routes on ${n.netns}`);
+        if (backend === 'vxlan') {
+          for (const r of routes) assert.ok(r.dev === 'flannel.1' && r.flags?.includes('onlink'), `${JSON.stringify(r)} is an onlink route on the VTEP`);
+          assert.equal((await vtepNeighs(n)).length, 2);
+          assert.deepEqual((await vtepFdb(n)).map((f) => f.dst).sort(), others.map((o) => o.ip).sort());
+          const link = await vtepLink(n);
+          assert.equal(link?.mtu, 1450, 'VTEP MTU = uplink 1500 - 50');
+        } else {
+          for (const r of routes) assert.equal(r.dev, 'eth0');
+          assert.deepEqual(routes.map((r) => r.gateway).sort(), others.map((o) => o.ip).sort());
+        }
+      }
+    });
+
+    it('every pod reaches every pod and node, every node every pod', async () => {
+      assert.ok(c);
+      const res = await pingMatrix(allProbes(c));
+      const failed = res.filter((r) => !r.ok).map((r) => `${r.from}->${r.to}`);
+      assert.equal(res.length, 6 * 5 + 6 * 3 + 3 * 6);
+      assert.deepEqual(failed, []);
+    });
+  });
+}

@@ -1,0 +1,66 @@
+// Kernel-state readers and probe lists for the cluster end-to-end tests: `ip -j` inside node
+// namespaces (never the root one), so assertions check what the kernel holds.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Cluster, ClusterNode } from '../../harness/cluster.ts';
+import { nsExec } from '../../harness/topology.ts';
+import type { Probe } from '../../harness/probe.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..', '..');
+
+/** Why the cluster tests cannot run here, or false. */
+export function skipReason(opts: { etcd?: boolean } = {}): string | false {
+  if (process.getuid?.() !== 0) return 'needs root (network namespaces)';
+  if (!existsSync(join(ROOT, 'dist', 'bin', 'weftd'))) return 'dist/bin/weftd missing: run npm run build';
+  if (opts.etcd && (nsExecSyncAvailable('etcd') === false)) return 'etcd not installed';
+  return false;
+}
+
+function nsExecSyncAvailable(bin: string): boolean {
+  return ['/usr/bin', '/usr/sbin', '/usr/local/bin'].some((d) => existsSync(join(d, bin)));
+}
+
+async function ipJson<T>(netns: string, args: string[]): Promise<T[]> {
+  const r = await nsExec(netns, ['ip', '-j', ...args]);
+  if (r.code !== 0) return [];
+  const text = r.stdout.trim();
+  return text === '' ? [] : (JSON.parse(text) as T[]);
+}
+
+export interface IpRoute { dst: string; gateway?: string; dev?: string; protocol?: string; flags?: string[] }
+
+/** Routes weftd installed on a node (protocol 87). */
+export function weftRoutes(n: ClusterNode): Promise<IpRoute[]> {
+  return ipJson<IpRoute>(n.netns, ['route', 'show', 'proto', '87']);
+}
+
+/** Permanent neighbours on flannel.1. */
+export async function vtepNeighs(n: ClusterNode): Promise<Array<{ dst: string; lladdr?: string }>> {
+  return ipJson(n.netns, ['neigh', 'show', 'dev', 'flannel.1', 'nud', 'permanent']);
+}
+
+/** FDB entries of flannel.1 with a remote (dst). */
+export async function vtepFdb(n: ClusterNode): Promise<Array<{ mac: string; dst?: string }>> {
+  const r = await nsExec(n.netns, ['bridge', '-j', 'fdb', 'show', 'dev', 'flannel.1']);
+  if (r.code !== 0 || r.stdout.trim() === '') return [];
+  return (JSON.parse(r.stdout) as Array<{ mac: string; dst?: string }>).filter((f) => f.dst !== undefined);
+}
+
+/** The VTEP link of a node, or null. */
+export async function vtepLink(n: ClusterNode): Promise<{ ifindex: number; address: string; mtu: number } | null> {
+  return (await ipJson<{ ifindex: number; address: string; mtu: number }>(n.netns, ['link', 'show', 'dev', 'flannel.1']))[0] ?? null;
+}
+
+/** Every pod to every other pod, every pod to every node, every node to every pod. */
+export function allProbes(c: Cluster): Probe[] {
+  const probes: Probe[] = [];
+  for (const a of c.pods) for (const b of c.pods) if (a !== b) probes.push({ from: a.name, to: b.name, toIp: b.ip, fromNetns: a.netns });
+  for (const a of c.pods) for (const n of c.nodes) probes.push({ from: a.name, to: n.netns, toIp: n.ip, fromNetns: a.netns });
+  for (const n of c.nodes) for (const b of c.pods) probes.push({ from: n.netns, to: b.name, toIp: b.ip, fromNetns: n.netns });
+  return probes;
+}
+
+/** One quick ping (200 ms wait); true on a reply. */
+export async function pingOnce(fromNetns: string, ip: string): Promise<boolean> {
+  return (await nsExec(fromNetns, ['ping', '-c', '1', '-W', '0.2', '-n', '-q', ip])).code === 0;
+}
