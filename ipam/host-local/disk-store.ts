@@ -6,6 +6,7 @@ import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, re
 import { join } from 'node:path';
 import type { IpAddr } from '../../lib/ip/index.ts';
 import { formatIp, normalizeIp, parseIp } from '../../lib/ip/index.ts';
+import { loadIndex, saveIndex } from './holder-index.ts';
 import type { Allocation, Holder, Store } from './store.ts';
 import { formatHolder, parseHolder } from './store.ts';
 
@@ -22,6 +23,8 @@ const TEMP_PREFIX = '.weft-tmp-';
 interface Entry {
   alloc: Allocation;
   file: string;
+  /** The file's content as read (or written), for the holder index. */
+  content: string;
 }
 
 /** A reservation whose address is parsed from its (canonical) name only when someone asks. */
@@ -74,9 +77,16 @@ export class DiskStore implements Store {
   // every withLock). `file` is the name on disk, normally the same text.
   private cache: Map<string, Entry> | null = null;
   private taken = new Set<string>();
+  // True when the directory changed under this lock, or the holder index was unusable: the index
+  // is then rewritten when the locked section completes.
+  private indexStale = false;
+  private readonly dataDir: string;
+  private readonly network: string;
 
   constructor(dataDir: string, network: string, flock: FlockFn) {
     assertPathComponent(network, 'network name');
+    this.dataDir = dataDir;
+    this.network = network;
     this.dir = join(dataDir, network);
     this.flock = flock;
     mkdirSync(this.dir, { recursive: true, mode: 0o755 });
@@ -91,8 +101,16 @@ export class DiskStore implements Store {
     this.locked = true;
     this.cache = null;
     this.taken = new Set();
+    this.indexStale = false;
     try {
-      return fn();
+      const out = fn();
+      // Only after success: after a failure the cache may not match the disk, and the changes
+      // already made moved the directory's mtime, so the old index no longer validates.
+      const cache = this.cache as Map<string, Entry> | null; // set by fn() through listing()
+      if (this.indexStale && cache !== null) {
+        saveIndex(this.dataDir, this.network, this.dir, new Map([...cache.values()].map((e) => [e.file, e.content])));
+      }
+      return out;
     } finally {
       this.cache = null;
       this.locked = false;
@@ -108,6 +126,8 @@ export class DiskStore implements Store {
   // most 15% more than with none, so nothing here parses addresses (LazyAllocation does, on demand).
   private scan(): Map<string, Entry> {
     const out = new Map<string, Entry>();
+    const known = loadIndex(this.dataDir, this.network, this.dir);
+    if (known === null) this.indexStale = true;
     for (const name of readdirSync(this.dir)) {
       if (name === 'lock' || name.startsWith(LAST_PREFIX)) continue;
       if (name.startsWith(TEMP_PREFIX)) {
@@ -116,12 +136,14 @@ export class DiskStore implements Store {
       }
       const key = canonicalName(name);
       if (key === null) continue; // not an address: a foreign file
-      let content: string;
-      try {
-        content = readFileSync(`${this.dir}/${name}`, 'utf8');
-      } catch (e) {
-        if (errno(e) === 'ENOENT' || errno(e) === 'EISDIR') continue;
-        throw e;
+      let content = known?.get(name);
+      if (content === undefined) {
+        try {
+          content = readFileSync(`${this.dir}/${name}`, 'utf8');
+        } catch (e) {
+          if (errno(e) === 'ENOENT' || errno(e) === 'EISDIR') continue;
+          throw e;
+        }
       }
       const holder = parseHolder(content);
       if (holder === null) {
@@ -130,12 +152,13 @@ export class DiskStore implements Store {
         this.unlinkQuietly(name);
         continue;
       }
-      out.set(key, { alloc: new LazyAllocation(key, holder), file: name });
+      out.set(key, { alloc: new LazyAllocation(key, holder), file: name, content });
     }
     return out;
   }
 
   private unlinkQuietly(name: string): void {
+    this.indexStale = true;
     try {
       unlinkSync(join(this.dir, name));
     } catch (e) {
@@ -163,7 +186,8 @@ export class DiskStore implements Store {
     // Crash safety: the reservation appears with its full content in one step. We write a scratch
     // file, then link(2) it to the address's name; link fails with EEXIST when the name exists, so
     // it is as exclusive as O_EXCL but can never leave an empty or half-written reservation.
-    const tmp = this.writeTemp(formatHolder(containerId, ifname));
+    const content = formatHolder(containerId, ifname);
+    const tmp = this.writeTemp(content);
     try {
       linkSync(join(this.dir, tmp), join(this.dir, name));
     } catch (e) {
@@ -175,7 +199,8 @@ export class DiskStore implements Store {
     } finally {
       this.unlinkQuietly(tmp);
     }
-    listing.set(name, { alloc: { ip, containerId: containerId.trim(), ifname }, file: name });
+    listing.set(name, { alloc: { ip, containerId: containerId.trim(), ifname }, file: name, content });
+    this.indexStale = true;
     this.writeLastReserved(rangeSetIndex, name);
     return true;
   }

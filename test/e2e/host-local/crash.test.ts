@@ -4,6 +4,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadIndex } from '../../../ipam/host-local/holder-index.ts';
 import { addresses, netConf, ourBin, removeDir, run, snapshot, tempDataDir } from './harness.ts';
 
 const ours = ourBin();
@@ -49,6 +50,7 @@ describe('host-local survives SIGKILL during ADD', () => {
     const addMs = Date.now() - t0;
     await run(ours, { command: 'DEL', containerId: 'timing' }, conf);
     let killedInLock = 0;
+    let validIndexes = 0;
     let killed = 0;
     for (let i = 0; i < TRIALS; i++) {
       const id = `victim-${i}`;
@@ -64,7 +66,15 @@ describe('host-local survives SIGKILL during ADD', () => {
       if (r.signal === 'SIGKILL') killed++;
       if (r.signal === 'SIGKILL' && sawLock) killedInLock++;
       const what = `trial ${i} (${r.signal ?? `exit ${r.code}`})`;
-      const before = checkConsistent(snapshot(dataDir, 'crash'), what);
+      const snap = snapshot(dataDir, 'crash');
+      const before = checkConsistent(snap, what);
+      // The holder index may be missing or stale, but if it validates it must tell the truth.
+      const index = loadIndex(dataDir, 'crash', join(dataDir, 'crash'));
+      if (index !== null) {
+        const onDisk = Object.entries(snap).filter(([name]) => before.held.has(name));
+        assert.deepEqual(new Map(onDisk), index, `${what}: a valid index disagrees with the files`);
+        validIndexes++;
+      }
       // Like a runtime after a failed ADD: DEL must succeed and free whatever the victim got.
       const d = await run(ours, { command: 'DEL', containerId: id }, conf);
       assert.equal(d.code, 0, `${what}: DEL ${d.stdout}`);
@@ -81,7 +91,7 @@ describe('host-local survives SIGKILL during ADD', () => {
         assert.equal((await run(ours, { command: 'DEL', containerId: `probe-${i}` }, conf)).code, 0);
       }
     }
-    t.diagnostic(`ADD ${addMs} ms; ${killed} of ${TRIALS} killed, ${killedInLock} while holding the lock`);
+    t.diagnostic(`ADD ${addMs} ms; ${killed} of ${TRIALS} killed, ${killedInLock} while holding the lock; index valid after ${validIndexes}`);
     const final = checkConsistent(snapshot(dataDir, 'crash'), 'final');
     assert.deepEqual([...new Set(final.held.values())].sort(), Array.from({ length: 10 }, (_, i) => `base-${i}`).sort());
     assert.ok(killed >= TRIALS * 0.6, `only ${killed} of ${TRIALS} ADDs were actually killed`);
