@@ -19,7 +19,7 @@ export const PORTMAP_NAMES = {
   /** hostIP . proto . hostPort : podIP . containerPort (hostPort on one address; looked up first). */
   hostDnat4: 'portmap-hostip4',
   hostDnat6: 'portmap-hostip6',
-  /** saddr . podIP . proto . containerPort of DNATed flows to masquerade (hairpin, 127.0.0.1). */
+  /** saddr (pod subnet or 127.0.0.1) . podIP . proto . containerPort of DNATed flows to masquerade (hairpin, localhost). */
   snat4: 'portmap-snat4',
   snat6: 'portmap-snat6',
   /** podIP . proto . containerPort of mappings whose every DNATed flow is masqueraded (masqAll). */

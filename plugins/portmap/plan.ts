@@ -1,7 +1,8 @@
 // Pure planning: port mappings + the container's addresses -> the nft elements one attachment owns.
 // No I/O; ADD adds these elements, CHECK looks for them, DEL deletes them (and those found by comment).
 import type { Result } from '../../lib/cni/types.ts';
-import { formatIp, normalizeIp, parseIp } from '../../lib/ip/addr.ts';
+import { formatIp, normalizeIp } from '../../lib/ip/addr.ts';
+import { canonicalCidr, formatCidr, parseCidr } from '../../lib/ip/cidr.ts';
 import type { NftAtom } from '../../lib/netfilter/types.ts';
 import type { PortMapping, PortmapConfig } from './config.ts';
 import { noContainerIp } from './errors.ts';
@@ -20,6 +21,9 @@ export interface PlannedElement {
 export interface ContainerIps {
   v4?: string;
   v6?: string;
+  /** The pod's on-link subnet per family (from the result's prefix length), e.g. 10.244.1.0/24. */
+  subnet4?: string;
+  subnet6?: string;
 }
 
 /**
@@ -31,11 +35,19 @@ export function containerIps(prev: Result): ContainerIps {
   for (const ip of prev.ips ?? []) {
     const iface = ip.interface === undefined ? undefined : prev.interfaces?.[ip.interface];
     if (iface !== undefined && (iface.sandbox === undefined || iface.sandbox === '')) continue;
-    const parsed = parseIp(ip.address.split('/')[0] ?? '');
-    if (parsed === null) continue;
-    const addr = normalizeIp(parsed);
-    if (addr.family === 4) out.v4 ??= formatIp(addr);
-    else out.v6 ??= formatIp(addr);
+    const cidr = parseCidr(ip.address);
+    if (cidr === null) continue;
+    const addr = normalizeIp(cidr.addr);
+    const prefix = addr.family === cidr.addr.family ? cidr.prefix : Math.max(0, cidr.prefix - 96);
+    // A host route (/32, /128) is listed by nft as a bare address: keep the two forms identical for CHECK.
+    const subnet = prefix === (addr.family === 4 ? 32 : 128) ? formatIp(addr) : formatCidr(canonicalCidr({ addr, prefix }));
+    if (addr.family === 4 && out.v4 === undefined) {
+      out.v4 = formatIp(addr);
+      out.subnet4 = subnet;
+    } else if (addr.family === 6 && out.v6 === undefined) {
+      out.v6 = formatIp(addr);
+      out.subnet6 = subnet;
+    }
   }
   return out;
 }
@@ -54,15 +66,17 @@ export function planElements(cfg: PortmapConfig, ips: ContainerIps): PlannedElem
     for (const fam of [4, 6] as const) {
       const pod = fam === 4 ? ips.v4 : ips.v6;
       if (pod === undefined || (m.family !== undefined && m.family !== fam)) continue;
+      const subnet = (fam === 4 ? ips.subnet4 : ips.subnet6) ?? pod;
       mapped++;
       const data: NftAtom[] = [pod, m.containerPort];
       if (m.hostIP === undefined) push({ set: fam === 4 ? N.dnat4 : N.dnat6, key: [m.protocol, m.hostPort], data, mapping: m });
       else push({ set: fam === 4 ? N.hostDnat4 : N.hostDnat6, key: [m.hostIP, m.protocol, m.hostPort], data, mapping: m });
       const target: NftAtom[] = [pod, m.protocol, m.containerPort];
       if (cfg.snat) {
-        // Hairpin: the pod reaching its own hostPort gets its packet back with itself as source; the
-        // reply would never pass the node's conntrack to be un-DNATed, so the node's address must be the source.
-        push({ set: fam === 4 ? N.snat4 : N.snat6, key: [pod, ...target] });
+        // Hairpin: a pod of the same subnet (the pod itself included) reaching this hostPort would get
+        // the reply straight over L2 from the pod address, never un-DNATed by the node's conntrack:
+        // the node's address must be the source. (With br_netfilter the bridge would un-DNAT, without it not.)
+        push({ set: fam === 4 ? N.snat4 : N.snat6, key: [subnet, ...target] });
         // 127.0.0.1 cannot be a source on the wire (net/ipv4/route.c drops martians): masquerade it.
         // IPv6 has no route_localnet, so [::1]:hostPort is not mapped (see README of this plugin).
         if (fam === 4 && (m.hostIP === undefined || m.hostIP.startsWith('127.'))) push({ set: N.snat4, key: [LOCALHOST4, ...target] });

@@ -44,7 +44,8 @@ export function ensurePortmapRuleset(b: NftBatch): NftBatch {
     const a = ADDR[fam];
     b.ensureMap(fam === 4 ? N.dnat4 : N.dnat6, { type: ['inet_proto', 'inet_service'], data: DNAT_DATA[fam], comment: `portmap hostPort to pod v${fam}` });
     b.ensureMap(fam === 4 ? N.hostDnat4 : N.hostDnat6, { type: [a, 'inet_proto', 'inet_service'], data: DNAT_DATA[fam], comment: `portmap hostIP hostPort to pod v${fam}` });
-    b.ensureSet(fam === 4 ? N.snat4 : N.snat6, { type: [a, a, 'inet_proto', 'inet_service'], comment: `portmap hairpin and localhost masquerade v${fam}` });
+    // interval: the source is a prefix (the pod's subnet); concatenated ranges use the pipapo backend.
+    b.ensureSet(fam === 4 ? N.snat4 : N.snat6, { type: [a, a, 'inet_proto', 'inet_service'], flags: ['interval'], comment: `portmap hairpin and localhost masquerade v${fam}` });
     b.ensureSet(fam === 4 ? N.masq4 : N.masq6, { type: [a, 'inet_proto', 'inet_service'], comment: `portmap masqAll v${fam}` });
   }
   b.ensureChain(N.dnatChain);
