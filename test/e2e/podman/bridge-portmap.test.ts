@@ -1,0 +1,122 @@
+// podman (libcni) runs weft's bridge + host-local + portmap conflist inside a simulated node:
+// address and default route, gateway reachable, -p 8080:80 from another namespace, 10 containers
+// at once with distinct addresses, and nothing left behind after `podman rm -f`.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { loudSkip, PodmanEnv, podmanSkipReason, uniqueNetworkName } from '../../harness/podman.ts';
+import { nsExec, Topology } from '../../harness/topology.ts';
+import { nsJson, podElements, waitUntil } from './helpers.ts';
+
+const SUBNET = '10.88.0.0/24';
+const GATEWAY = '10.88.0.1';
+const CLIENT_IP = '192.0.2.200';
+
+const reason = await podmanSkipReason();
+
+describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? loudSkip(reason) : false, timeout: 300_000 }, () => {
+  let topo: Topology;
+  let env: PodmanEnv;
+  let client: { netns: string; ip: string };
+  const net = uniqueNetworkName();
+  let ipamDir = '';
+
+  before(async () => {
+    topo = await Topology.create({ nodes: 1 });
+    client = await topo.addUnderlayHost('cl', CLIENT_IP);
+    const node = topo.nodes[0];
+    assert.ok(node);
+    env = new PodmanEnv({ netns: node.netns });
+    ipamDir = join(env.dir, 'ipam');
+    env.addNetwork({
+      cniVersion: '1.0.0',
+      name: net,
+      plugins: [
+        { type: 'bridge', bridge: 'cni0', isGateway: true, isDefaultGateway: true, ipMasq: true, hairpinMode: true,
+          ipam: { type: 'host-local', ranges: [[{ subnet: SUBNET }]], dataDir: ipamDir } },
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    });
+  });
+
+  after(async () => {
+    await env?.destroy();
+    topo?.destroySync();
+  });
+
+  const nodeNs = (): string => topo.nodes[0]?.netns ?? '';
+  const addressFiles = (): string[] =>
+    existsSync(join(ipamDir, net)) ? readdirSync(join(ipamDir, net)).filter((f) => /^[0-9.]+$/.test(f)) : [];
+
+  test('a container gets its address and default route and reaches its gateway', async () => {
+    const id = await env.run('c1', net, ['/bin/sleep', '600']);
+    const { ip, prefixLen, gateway } = await env.containerIp('c1', net);
+    assert.match(ip, /^10\.88\.0\.\d+$/);
+    assert.equal(prefixLen, 24);
+    assert.equal(gateway, GATEWAY);
+    // Kernel state inside the container's own namespace, read from outside through its sandbox.
+    const sandbox = (await env.inspect('c1')).NetworkSettings?.SandboxKey ?? '';
+    const addrs = await nsJson<Array<{ ifname: string; addr_info: Array<{ local: string; prefixlen: number }> }>>(sandbox, ['-4', 'addr', 'show', 'eth0']);
+    assert.deepEqual(addrs[0]?.addr_info.map((a) => `${a.local}/${a.prefixlen}`), [`${ip}/24`]);
+    const routes = await nsJson<Array<{ dst: string; gateway?: string }>>(sandbox, ['-4', 'route', 'show', 'default']);
+    assert.deepEqual(routes.map((r) => r.gateway), [GATEWAY]);
+    const ping = await env.podman(['exec', 'c1', 'ping', '-c', '1', '-W', '2', GATEWAY]);
+    assert.equal(ping.code, 0, `ping gateway from c1: ${ping.stdout}${ping.stderr}`);
+    // host-local's file for the address names the container (reference layout: "<id>\r\n<ifname>").
+    assert.equal(readFileSync(join(ipamDir, net, ip), 'utf8'), `${id}\r\neth0`);
+    assert.deepEqual(env.cachedResults(), [`${net}-${id}-eth0`]);
+    await env.rm(['c1']);
+  });
+
+  test('-p 8080:80 reaches busybox httpd in the container from another namespace', async () => {
+    const node = topo.nodes[0];
+    assert.ok(node);
+    await env.run('web', net, ['/bin/httpd', '-f', '-p', '80', '-h', '/www'], ['-p', '8080:80']);
+    const url = `http://${node.ip}:8080/`;
+    let last = '';
+    await waitUntil(`${url} from ${client.netns}`, async () => {
+      // No `-T`: busybox 1.35's wget crashes (SIGSEGV) with it; nsExec's timeout bounds the attempt.
+      const r = await nsExec(client.netns, ['busybox', 'wget', '-qO-', url], { timeoutMs: 5000 });
+      last = `${r.code}: ${r.stdout}${r.stderr}`;
+      return r.code === 0 && r.stdout.includes('hello from a weft container');
+    }, 15_000).catch((e: unknown) => assert.fail(`${String(e)}; last attempt ${last}`));
+    // The DNAT element is keyed by the container ID (our portmap's comment), one per mapping.
+    const { ip } = await env.containerIp('web', net);
+    const dnat = (await podElements(nodeNs())).filter((e) => e.set === 'portmap-dnat4');
+    assert.equal(dnat.length, 1, JSON.stringify(dnat));
+    assert.match(JSON.stringify(dnat[0]?.elem), new RegExp(ip.replaceAll('.', '\\.')));
+    await env.rm(['web']);
+  });
+
+  test('10 containers started at once get 10 distinct addresses', async () => {
+    const names = Array.from({ length: 10 }, (_, i) => `many${i}`);
+    await Promise.all(names.map((n) => env.run(n, net, ['/bin/sleep', '600'])));
+    const ips = await Promise.all(names.map(async (n) => (await env.containerIp(n, net)).ip));
+    assert.equal(new Set(ips).size, 10, `addresses: ${ips.join(' ')}`);
+    for (const ip of ips) assert.match(ip, /^10\.88\.0\.\d+$/);
+    assert.deepEqual(addressFiles().sort(), [...ips].sort());
+    // One veth per container on the bridge, each pod's address in the masquerade set.
+    const ports = await nsJson<unknown[]>(`/var/run/netns/${nodeNs()}`, ['link', 'show', 'master', 'cni0']);
+    assert.equal(ports.length, 10);
+    const pods = (await podElements(nodeNs())).filter((e) => e.set.startsWith('bridge-pods4'));
+    assert.equal(pods.length, 10, JSON.stringify(pods));
+    // Every container reaches the gateway.
+    const pings = await Promise.all(names.map((n) => env.podman(['exec', n, 'ping', '-c', '1', '-W', '2', GATEWAY])));
+    assert.deepEqual(pings.map((p) => p.code), names.map(() => 0));
+  });
+
+  test('after podman rm -f no address file, veth, ruleset element or cached result is left', async () => {
+    const before = await env.must(['ps', '-a', '--format', '{{.Names}}']);
+    assert.ok(before.trim().split('\n').length >= 10, `containers before rm: ${before}`);
+    await env.must(['rm', '-f', '-t', '0', '--all']);
+    assert.deepEqual(addressFiles(), []);
+    const ports = await nsJson<unknown[]>(`/var/run/netns/${nodeNs()}`, ['link', 'show', 'master', 'cni0']);
+    assert.equal(ports.length, 0, JSON.stringify(ports));
+    const veths = await nsJson<Array<{ ifname: string }>>(`/var/run/netns/${nodeNs()}`, ['link', 'show', 'type', 'veth']);
+    assert.deepEqual(veths.map((l) => l.ifname), ['eth0'], 'only the node uplink is a veth');
+    const left = (await podElements(nodeNs())).filter((e) => !e.set.startsWith('bridge-nets'));
+    assert.deepEqual(left, []);
+    assert.deepEqual(env.cachedResults(), []);
+  });
+});
