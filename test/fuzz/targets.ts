@@ -1,0 +1,96 @@
+// The plugins under fuzz: one entry each (a later plugin plugs in with one line in FUZZ_TARGETS).
+// An entry says how to load the plugin object (worker only), which schema and validator judge its
+// config, and how to build one valid config and env for a node namespace made by the test.
+import type { Plugin } from '../../lib/cni/plugin.ts';
+import type { GeneratedValidator } from '../../lib/cni/validate.ts';
+import { schemas } from '../../scripts/schemas.ts';
+import type { SchemaNode } from './schema-mutate.ts';
+
+/** Where a case runs: paths and names made by the test. */
+export interface FuzzContext {
+  /** host-local dataDir (a temp dir). */
+  dataDir: string;
+  /** Path of a pod namespace made by the test (CNI_NETNS of valid cases). */
+  podNetns: string;
+  /** Subnet octet unique to the target, so targets never share addresses. */
+  octet: number;
+}
+
+/** One plugin under fuzz. */
+export interface FuzzTarget {
+  /** Executable name under dist/bin/. */
+  name: string;
+  /** Name of its entry in scripts/schemas.ts (and gen/validators/<schema>.js). */
+  schema: string;
+  /** Loads the plugin object (runs in the worker, inside a node netns). */
+  load(): Promise<Plugin>;
+  /** A valid config (what a runtime would send on ADD). */
+  baseConfig(ctx: FuzzContext): Record<string, unknown>;
+  /** True when ADD opens CNI_NETNS (host-local and portmap never do). */
+  opensNetns: boolean;
+  /** Plugin-specific (100+) codes a schema-valid but semantically odd config may produce. */
+  extraCodes?: readonly number[];
+}
+
+function hostLocalIpam(ctx: FuzzContext): Record<string, unknown> {
+  return {
+    type: 'host-local',
+    ranges: [[{ subnet: `10.${ctx.octet}.0.0/24` }], [{ subnet: `fd00:${ctx.octet}::/120` }]],
+    routes: [{ dst: '0.0.0.0/0' }],
+    dataDir: ctx.dataDir,
+  };
+}
+
+/** The registry. */
+export const FUZZ_TARGETS: readonly FuzzTarget[] = [
+  {
+    name: 'loopback', schema: 'loopback', opensNetns: true,
+    load: async () => (await import('../../plugins/loopback/plugin.ts')).loopbackPlugin,
+    baseConfig: () => ({ cniVersion: '1.0.0', name: 'fuzz-lo', type: 'loopback' }),
+  },
+  {
+    name: 'host-local', schema: 'host-local', opensNetns: false,
+    load: async () => (await import('../../ipam/host-local/plugin.ts')).hostLocalPlugin,
+    baseConfig: (ctx) => ({ cniVersion: '1.0.0', name: 'fuzz-hl', type: 'bridge', ipam: hostLocalIpam(ctx) }),
+  },
+  {
+    name: 'bridge', schema: 'bridge', opensNetns: true,
+    load: async () => (await import('../../plugins/bridge/plugin.ts')).bridgePlugin,
+    baseConfig: (ctx) => ({
+      cniVersion: '1.0.0', name: 'fuzz-br', type: 'bridge', bridge: 'fuzzbr0', isGateway: true, ipMasq: true,
+      ipam: hostLocalIpam(ctx),
+    }),
+  },
+  {
+    name: 'portmap', schema: 'portmap', opensNetns: false,
+    load: async () => (await import('../../plugins/portmap/plugin.ts')).portmapPlugin,
+    baseConfig: (ctx) => ({
+      cniVersion: '1.0.0', name: 'fuzz-pm', type: 'portmap', snat: true,
+      runtimeConfig: { portMappings: [{ hostPort: 8080 + ctx.octet, containerPort: 80, protocol: 'tcp' }] },
+      prevResult: {
+        cniVersion: '1.0.0',
+        interfaces: [{ name: 'eth0', mac: '02:00:00:00:00:01', sandbox: ctx.podNetns }],
+        ips: [{ address: `10.${ctx.octet}.0.2/24`, gateway: `10.${ctx.octet}.0.1`, interface: 0 }],
+      },
+    }),
+  },
+];
+
+/** The JSON Schema of `t` (from scripts/schemas.ts). */
+export function schemaOf(t: FuzzTarget): SchemaNode {
+  const e = schemas.find((s) => s.name === t.schema);
+  if (e === undefined) throw new Error(`no schema named ${t.schema} in scripts/schemas.ts`);
+  return e.schema as SchemaNode;
+}
+
+/** The build-time generated validator of `t` (needs `npm run build` or scripts/gen-validators.ts). */
+export async function validatorOf(t: FuzzTarget): Promise<GeneratedValidator> {
+  const mod = (await import(`../../gen/validators/${t.schema}.js`)) as { validate: GeneratedValidator };
+  return mod.validate;
+}
+
+/** Targets selected by FUZZ_PLUGINS (comma list), default all. */
+export function selectedTargets(env: NodeJS.ProcessEnv = process.env): FuzzTarget[] {
+  const want = (env['FUZZ_PLUGINS'] ?? '').split(',').filter((s) => s !== '');
+  return FUZZ_TARGETS.filter((t) => want.length === 0 || want.includes(t.name));
+}
