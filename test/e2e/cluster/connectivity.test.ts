@@ -2,7 +2,7 @@
 // every other pod, pods reach nodes and nodes reach pods (3 nodes x 2 pods, built binaries).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster } from '../../harness/cluster.ts';
+import { Cluster, type ClusterNode } from '../../harness/cluster.ts';
 import { pingMatrix } from '../../harness/probe.ts';
 import { allProbes, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from './helpers.ts';
 
@@ -27,8 +27,9 @@ for (const { backend, store } of combos) {
 
     it('programs exactly the other nodes in the kernel', async () => {
       assert.ok(c);
-      for (const n of c.nodes) {
-        const others = c.nodes.filter((o) => o !== n);
+      const cl: Cluster = c;
+      for (const n of cl.nodes) {
+        const others: ClusterNode[] = cl.nodes.filter((o) => o !== n);
         const routes = await weftRoutes(n);
         assert.deepEqual(routes.map((r) => r.dst).sort(), others.map((o) => o.subnet).sort(), `routes on ${n.netns}`);
         if (backend === 'vxlan') {
