@@ -1,7 +1,5 @@
 // host-local ADD, DEL and CHECK. They run in the runtime's netns and never enter the pod's
 // (CNI_NETNS is not needed: IPAM only touches files under the data dir).
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { CmdArgs } from '../../lib/cni/skel.ts';
 import { unknownContainer } from '../../lib/cni/errors.ts';
 import type { Result } from '../../lib/cni/types.ts';
@@ -18,15 +16,20 @@ import { rangeFor } from './range.ts';
 import { readResolvConf } from './resolv-conf.ts';
 import type { Store } from './store.ts';
 
-/** Opens the store for network `name` under `dataDir` (creating <dataDir>/<name> and its lock file). */
-export type OpenStore = (dataDir: string, name: string) => Store;
+/**
+ * Opens the store for network `name` under `dataDir`. With `create` the disk store makes
+ * <dataDir>/<name> and its lock file; without, it returns null when they do not exist (nothing held).
+ */
+export type OpenStore = (dataDir: string, name: string, create: boolean) => Store | null;
 
 function attachment(args: CmdArgs): Attachment {
   return { containerId: args.containerId, ifname: args.ifName };
 }
 
-function withStore<T>(open: OpenStore, dataDir: string, name: string, fn: (s: Store) => T): T {
-  const store = open(dataDir, name);
+/** Runs fn on the store (created when missing), closing it afterwards. */
+export function withStore<T>(open: OpenStore, dataDir: string, name: string, fn: (s: Store) => T): T {
+  const store = open(dataDir, name, true);
+  if (store === null) throw new Error(`store ${dataDir}/${name} could not be created`);
   try {
     return fn(store);
   } finally {
@@ -57,8 +60,13 @@ export function cmdDel(args: CmdArgs, open: OpenStore): void {
   const conf = validateConfig<HostLocalNetConf>(validate, args.config);
   const name = validateNetworkName(conf.name);
   const dataDir = conf.ipam.dataDir ?? DEFAULT_DATA_DIR;
-  if (!existsSync(join(dataDir, name))) return;
-  withStore(open, dataDir, name, (s) => releaseAttachment(s, attachment(args)));
+  const store = open(dataDir, name, false);
+  if (store === null) return;
+  try {
+    releaseAttachment(store, attachment(args));
+  } finally {
+    store.close();
+  }
 }
 
 /**

@@ -46,7 +46,8 @@ export function cmdStatus(args: CmdArgs, open: OpenStore): void {
   if (!existsSync(dir)) return checkWritableDir(existingAncestor(dir));
   checkWritableDir(dir);
   let held: Allocation[];
-  const store = open(conf.dataDir, conf.name);
+  const store = open(conf.dataDir, conf.name, false);
+  if (store === null) return;
   try {
     held = store.withLock(() => store.list());
   } finally {
@@ -68,8 +69,8 @@ export function cmdStatus(args: CmdArgs, open: OpenStore): void {
 export function cmdGc(args: CmdArgs, open: OpenStore): void {
   const conf = parseHostLocalConfig(args.config, args.args);
   if (conf.validAttachments === null) throw invalidConfig('invalid configuration: GC needs cni.dev/valid-attachments');
-  if (!existsSync(join(conf.dataDir, conf.name))) return;
-  const store = open(conf.dataDir, conf.name);
+  const store = open(conf.dataDir, conf.name, false);
+  if (store === null) return;
   try {
     collectGarbage(store, conf.validAttachments);
   } finally {
