@@ -6,6 +6,7 @@ import { cpus, hostname } from 'node:os';
 import { join } from 'node:path';
 import { benchLoopback } from './loopback.ts';
 import { benchBridge } from './bridge.ts';
+import { benchHostLocal } from './host-local.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -13,6 +14,7 @@ type Bench = () => BenchResult[] | Promise<BenchResult[]>;
 const BENCHES: Record<string, Bench> = {
   loopback: () => benchLoopback(),
   bridge: () => benchBridge(),
+  'host-local': () => benchHostLocal(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {
