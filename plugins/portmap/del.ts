@@ -7,7 +7,7 @@ import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
 import type { NftAtom, NftRunOptions, NftTableState } from '../../lib/netfilter/types.ts';
 import { findElement, sameAtoms } from './conflict.ts';
 import { parsePortmapConfig, type PortmapConfig } from './config.ts';
-import { flushUdpConntrack, type UdpFlowSpec } from './conntrack.ts';
+import { flushUdpConntrack } from './conntrack.ts';
 import { ELEMENT_SETS, elementComment, isDnatMap } from './names.ts';
 import { containerIps, planElements, type PlannedElement } from './plan.ts';
 
@@ -38,18 +38,16 @@ export function findOwnedElements(state: NftTableState | null, comment: string, 
   return out;
 }
 
-/** The UDP flows (hostPort, pod address) behind removed DNAT entries. Pure. */
-export function udpFlowsOf(removed: readonly OwnedElement[]): UdpFlowSpec[] {
-  const out: UdpFlowSpec[] = [];
+/** The pod addresses behind removed UDP DNAT entries (whose UDP flows DEL flushes). Pure. */
+export function udpPodIpsOf(removed: readonly OwnedElement[]): string[] {
+  const out = new Set<string>();
   for (const e of removed) {
     if (!isDnatMap(e.set) || e.data === undefined) continue;
     // Keys end in `proto . hostPort` (hostIP maps put the address first); data is `podIP . containerPort`.
-    const proto = e.key[e.key.length - 2];
-    const port = Number(e.key[e.key.length - 1]);
     const podIp = e.data[0];
-    if (proto === 'udp' && typeof podIp === 'string') out.push({ hostPort: port, podIp });
+    if (e.key[e.key.length - 2] === 'udp' && typeof podIp === 'string') out.add(podIp);
   }
-  return out;
+  return [...out];
 }
 
 /** DEL, in the node netns. Also works without CNI_NETNS and without prevResult. */
@@ -67,7 +65,7 @@ export function teardownPortmap(containerId: string, ifName: string, planned: re
   // With data, a map entry is removed only while it still maps to this pod (EEXIST otherwise).
   for (const e of owned) b.deleteElement(e.set, [...e.key], e.data === undefined ? {} : { data: [...e.data] });
   b.apply(opts);
-  flushUdpConntrack(udpFlowsOf(owned), opts.netnsPath === undefined ? {} : { netnsPath: opts.netnsPath });
+  flushUdpConntrack(udpPodIpsOf(owned), opts.netnsPath === undefined ? {} : { netnsPath: opts.netnsPath });
   return owned;
 }
 

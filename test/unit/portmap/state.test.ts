@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { NftSetState, NftTableState } from '../../../lib/netfilter/types.ts';
 import { findProblems } from '../../../plugins/portmap/check.ts';
 import { findClashes, formatClashes } from '../../../plugins/portmap/conflict.ts';
-import { findOwnedElements, udpFlowsOf } from '../../../plugins/portmap/del.ts';
+import { findOwnedElements, udpPodIpsOf } from '../../../plugins/portmap/del.ts';
 import type { PlannedElement } from '../../../plugins/portmap/plan.ts';
 import { portmapRules } from '../../../plugins/portmap/ruleset.ts';
 
@@ -47,7 +47,7 @@ describe('findClashes / formatClashes', () => {
   });
 });
 
-describe('findOwnedElements / udpFlowsOf', () => {
+describe('findOwnedElements / udpPodIpsOf', () => {
   it('selects this attachment by comment in portmap sets only (never bridge sets)', () => {
     const owned = findOwnedElements(STATE, 'ctr-a/eth0');
     assert.deepEqual(owned.map((e) => e.set), ['portmap-dnat4', 'portmap-dnat4', 'portmap-hostip6', 'portmap-snat4']);
@@ -62,11 +62,9 @@ describe('findOwnedElements / udpFlowsOf', () => {
     assert.equal(findOwnedElements(STATE, 'ctr-new/eth0', [moved]).length, 0, 'another pod now owns the key');
   });
 
-  it('UDP flows to flush: hostPort and pod address of removed UDP DNAT entries', () => {
-    assert.deepEqual(udpFlowsOf(findOwnedElements(STATE, 'ctr-a/eth0')), [
-      { hostPort: 5353, podIp: '10.244.0.5' },
-      { hostPort: 53, podIp: 'fd00:244::5' },
-    ]);
+  it('UDP flows to flush: the pod addresses of removed UDP DNAT entries, once each', () => {
+    assert.deepEqual(udpPodIpsOf(findOwnedElements(STATE, 'ctr-a/eth0')), ['10.244.0.5', 'fd00:244::5']);
+    assert.deepEqual(udpPodIpsOf(findOwnedElements(STATE, 'ctr-b/eth0')), [], 'TCP only: nothing to flush');
   });
 });
 
