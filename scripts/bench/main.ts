@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { benchLoopback } from './loopback.ts';
 import { benchBridge } from './bridge.ts';
 import { benchHostLocal } from './host-local.ts';
+import { benchWeftd } from './weftd.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -15,6 +16,7 @@ const BENCHES: Record<string, Bench> = {
   loopback: () => benchLoopback(),
   bridge: () => benchBridge(),
   'host-local': () => benchHostLocal(),
+  weftd: () => benchWeftd(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {
