@@ -1,12 +1,16 @@
 // ipMasq over nftables: one base chain per network in weft's table holding exactly two rules (v4, v6)
 // that match sets of pod addresses; an attachment is one set element commented `<containerID>/<ifname>`.
-// Every call is ONE `nft -f -` transaction; ADD needs no listing, DEL lists only without prevResult.
+// Steady state (the network's sets exist): ADD and DEL are one nf_tables transaction over netlink,
+// in-process, with no process spawned; `nft -f -` sets the network up on its first ADD and is the fallback.
 import { NftBatch } from '../../lib/netfilter/batch.ts';
 import { NftError } from '../../lib/netfilter/errors.ts';
 import { nftExpr } from '../../lib/netfilter/expr.ts';
 import { listTable } from '../../lib/netfilter/list.ts';
 import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
+import { formatKeyBytes } from '../../lib/netfilter/nfnl/key-codec.ts';
+import { NfnlElemBatch, findSetElemsByComment, prefixElems } from '../../lib/netfilter/nfnl/set-elements.ts';
+import { keptNfnlSocket, type NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { elementComment, masqNames } from './names.ts';
 
 /** One attachment's masquerade: pod addresses ("10.1.2.3/24", as in a result) and their network. */
@@ -48,16 +52,39 @@ export function subnetOf(cidr: string): string {
  * the reference's per-pod chain does.
  */
 export function setupMasq(spec: MasqSpec, opts: NftRunOptions = {}): void {
-  // Steady state: the network's chain and sets exist, so only the elements are sent (nft then skips
-  // building its cache of chains and rules: measured about 5 ms instead of 15-20 ms per ADD). When a
-  // set is missing nft rejects the whole transaction (nothing applied) and the full one follows.
-  try {
-    addElements(new NftBatch(WEFT_TABLE), spec).apply(opts);
-    return;
-  } catch (e) {
-    if (!(e instanceof NftError) || e.kind !== 'failed') throw e;
+  // Steady state: the network's chain and sets exist, so only the elements are sent, over netlink in
+  // this process (measured: well under 1 ms, against 12-30 ms for spawning `nft -f -`). When a set is
+  // missing the kernel refuses the whole transaction (ENOENT, nothing applied) and the full one follows.
+  if (inProcess(opts)) {
+    try {
+      addElementsNl(new NfnlElemBatch(WEFT_TABLE), spec).commit(keptNfnlSocket());
+      return;
+    } catch (e) {
+      if (e instanceof NftError) throw e; // a refused value: nft would refuse it too
+    }
   }
   addElements(ensureNetwork(spec.network), spec).apply(opts);
+}
+
+/** The netlink path acts on the calling thread's netns; a netnsPath or a custom nft binary keeps the nft path. */
+function inProcess(opts: NftRunOptions): boolean {
+  return opts.netnsPath === undefined && opts.nftBinary === undefined;
+}
+
+function podKey(cidr: string): Uint8Array {
+  return formatKeyBytes(isV6(cidr) ? 'ipv6_addr' : 'ipv4_addr', cidr.split('/')[0] ?? '');
+}
+
+/** The same elements as addElements, for the netlink path: subnets as interval start/end pairs. */
+export function addElementsNl(b: NfnlElemBatch, spec: MasqSpec): NfnlElemBatch {
+  const n = masqNames(spec.network);
+  const comment = elementComment(spec.containerId, spec.ifName);
+  for (const cidr of spec.podCidrs) {
+    const v6 = isV6(cidr);
+    b.add(v6 ? n.nets6 : n.nets4, prefixElems(subnetOf(cidr)));
+    b.add(v6 ? n.pods6 : n.pods4, [{ key: podKey(cidr), comment }]);
+  }
+  return b;
 }
 
 function addElements(b: NftBatch, spec: MasqSpec): NftBatch {
@@ -93,6 +120,34 @@ function ensureNetwork(network: string): NftBatch {
  * Chains, rules and subnet elements stay: other pods of the network use them.
  */
 export function teardownMasq(spec: Omit<MasqSpec, 'podCidrs'> & { podCidrs?: readonly string[] }, opts: NftRunOptions = {}): void {
+  if (inProcess(opts)) {
+    try {
+      // Kept open (see keptNfnlSocket): closing right after deleting would wait for an RCU grace period.
+      deleteElementsNl(keptNfnlSocket(), spec);
+      return;
+    } catch (e) {
+      if (e instanceof NftError) throw e;
+    }
+  }
+  teardownMasqNft(spec, opts);
+}
+
+/** The netlink path of teardownMasq: the given pod keys, else the elements commented with the attachment. */
+function deleteElementsNl(sock: NfnlSocket, spec: Omit<MasqSpec, 'podCidrs'> & { podCidrs?: readonly string[] }): void {
+  const b = new NfnlElemBatch(WEFT_TABLE);
+  const n = masqNames(spec.network);
+  if (spec.podCidrs !== undefined && spec.podCidrs.length > 0) {
+    for (const cidr of spec.podCidrs) b.delete(isV6(cidr) ? n.pods6 : n.pods4, [{ key: podKey(cidr) }]);
+  } else {
+    // Without prevResult: one dump per family set, elements found by their comment.
+    const comment = elementComment(spec.containerId, spec.ifName);
+    for (const set of [n.pods4, n.pods6]) b.delete(set, findSetElemsByComment(sock, WEFT_TABLE, set, comment));
+  }
+  b.commit(sock);
+}
+
+/** The nft fallback of teardownMasq (also used with netnsPath). */
+function teardownMasqNft(spec: Omit<MasqSpec, 'podCidrs'> & { podCidrs?: readonly string[] }, opts: NftRunOptions): void {
   const n = masqNames(spec.network);
   const comment = elementComment(spec.containerId, spec.ifName);
   if (spec.podCidrs !== undefined && spec.podCidrs.length > 0) {

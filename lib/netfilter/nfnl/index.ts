@@ -1,5 +1,5 @@
 // Public surface of weft's in-process nf_tables path: set/map elements over NETLINK_NETFILTER, no `nft` spawned.
-export { NfnlSocket, NfnlBatchError, type NfnlCommand, type NfnlFailure } from './socket.ts';
+export { NfnlSocket, NfnlBatchError, keptNfnlSocket, withNfnlSocket, type NfnlCommand, type NfnlFailure } from './socket.ts';
 export { NfnlElemBatch, findSetElemsByComment, listSetElems, prefixElems } from './set-elements.ts';
 export { formatElem, formatSetElemPayload, parseSetElemPayload, type NfnlElem, type NfnlListedElem, type NfnlVerdict } from './elem.ts';
 export { formatAtomBytes, formatKeyBytes, parseAtomBytes, parseKeyBytes, prefixInterval } from './key-codec.ts';
