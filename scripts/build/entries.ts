@@ -16,4 +16,6 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
   { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
   { name: 'weftd', source: 'agent/main.ts', external: ['etcd3'] },
+  // The installer CLI (`weft install`), the package.json "bin"; never copied into a CNI bin dir.
+  { name: 'weft', source: 'cli/weft.ts' },
 ];

@@ -1,0 +1,122 @@
+// The `weft` command line (npm bin, dist/bin/weft): `weft install [--uninstall]` and `weft uninstall`.
+// Human-readable lines by default, one JSON document with --json; exit 0 done, 1 failed, 2 bad option.
+import { Command, CommanderError } from 'commander';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { install } from './install.ts';
+import { BACKENDS, DEFAULTS, InstallOptionError, normalizeInstallOptions } from './options.ts';
+import { uninstall, type UninstallReport } from './uninstall.ts';
+
+/** Where the CLI writes; injected so tests can capture it. */
+export interface CliIo {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+interface RawInstallFlags {
+  backend?: string;
+  source?: string;
+  binDir?: string;
+  confDir?: string;
+  unitDir?: string;
+  agentDir?: string;
+  weftConfDir?: string;
+  stateDir?: string;
+  network?: string;
+  networkName?: string;
+  conflistName?: string;
+  dryRun?: boolean;
+  uninstall?: boolean;
+  force?: boolean;
+  json?: boolean;
+}
+
+/** The built executables next to this one (dist/bin/weft), else the repository's dist/bin (run from source). */
+export function defaultSourceDir(argv1: string | undefined): string {
+  const here = dirname(resolve(argv1 ?? '.'));
+  for (const dir of [here, join(here, '..', 'dist', 'bin')]) if (existsSync(join(dir, 'bridge'))) return dir;
+  return here;
+}
+
+function printUninstall(io: CliIo, r: UninstallReport, json: boolean): number {
+  if (json) io.out(`${JSON.stringify(r)}\n`);
+  else if (!r.found) io.out('weft: nothing to uninstall (no manifest)\n');
+  else {
+    for (const f of r.files) io.out(`${f.action.padEnd(13)} ${f.path}\n`);
+    for (const d of r.removedDirs) io.out(`rmdir         ${d}\n`);
+    for (const d of r.keptDirs) io.out(`kept dir      ${d} (not empty)\n`);
+  }
+  const kept = r.files.filter((f) => f.action === 'kept-modified');
+  if (kept.length > 0) {
+    io.err(`weft: ${kept.length} file(s) changed since the install were kept; rerun with --force to remove them\n`);
+    return 1;
+  }
+  return 0;
+}
+
+function addDirOptions(cmd: Command): Command {
+  return cmd
+    .option('--state-dir <dir>', 'install manifest and backups', DEFAULTS.stateDir)
+    .option('--dry-run', 'print what would be done, change nothing')
+    .option('--json', 'print the report as one JSON document');
+}
+
+/** Builds the commander program; actions set `exit`. */
+function program(io: CliIo, argv1: string | undefined, setExit: (code: number) => void): Command {
+  const root = new Command('weft').description('weft CNI plugins: installation').exitOverride();
+  root.configureOutput({ writeOut: io.out, writeErr: io.err });
+  const inst = addDirOptions(new Command('install'))
+    .description('copy the plugins into the CNI bin dir (atomically), write a conflist, weftd and its systemd unit')
+    .option('--backend <name>', `one of ${BACKENDS.join(', ')}`, 'bridge')
+    .option('--source <dir>', 'built executables (default: next to this weft, or dist/bin)')
+    .option('--bin-dir <dir>', 'CNI plugin directory', DEFAULTS.binDir)
+    .option('--conf-dir <dir>', 'CNI configuration directory', DEFAULTS.confDir)
+    .option('--unit-dir <dir>', 'systemd unit directory', DEFAULTS.unitDir)
+    .option('--agent-dir <dir>', 'where weftd goes', DEFAULTS.agentDir)
+    .option('--weft-conf-dir <dir>', "weftd's net-conf.json directory", DEFAULTS.weftConfDir)
+    .option('--network <cidr>', 'pod network (bridge subnet or flannel Network)', DEFAULTS.network)
+    .option('--network-name <name>', 'CNI network name', DEFAULTS.networkName)
+    .option('--conflist-name <file>', 'conflist file name', DEFAULTS.conflistName)
+    .option('--uninstall', 'remove what the last install wrote, restore what it replaced')
+    .option('--force', 'with --uninstall: also remove files changed since the install')
+    .action((f: RawInstallFlags) => {
+      if (f.uninstall === true) {
+        setExit(printUninstall(io, uninstall(resolve(f.stateDir ?? DEFAULTS.stateDir), { force: f.force === true, dryRun: f.dryRun === true }), f.json === true));
+        return;
+      }
+      const opts = normalizeInstallOptions({ ...f, sourceDir: f.source ?? defaultSourceDir(argv1) });
+      const r = install(opts);
+      if (f.json === true) io.out(`${JSON.stringify(r)}\n`);
+      else {
+        const verb = opts.dryRun ? 'would write' : 'wrote';
+        for (const w of r.written) io.out(`${verb} ${w.path} (${w.what})\n`);
+        for (const b of r.backedUp) io.out(`backed up ${b} (restored by --uninstall)\n`);
+        for (const t of r.retired) io.out(`${t.action} ${t.path} (not part of this backend)\n`);
+      }
+      setExit(0);
+    });
+  const uninst = addDirOptions(new Command('uninstall'))
+    .description('same as install --uninstall')
+    .option('--force', 'also remove files changed since the install')
+    .action((f: RawInstallFlags) => {
+      setExit(printUninstall(io, uninstall(resolve(f.stateDir ?? DEFAULTS.stateDir), { force: f.force === true, dryRun: f.dryRun === true }), f.json === true));
+    });
+  return root.addCommand(inst).addCommand(uninst);
+}
+
+/** Runs the CLI on `args` (without node and script); resolves with the exit code. */
+export async function runWeftCli(args: string[], io: CliIo, argv1 = process.argv[1]): Promise<number> {
+  let exit = 0;
+  try {
+    await program(io, argv1, (c) => (exit = c)).parseAsync(args, { from: 'user' });
+    return exit;
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof InstallOptionError) {
+      io.err(`weft: ${e.message}\n`);
+      return 2;
+    }
+    io.err(`weft: ${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}

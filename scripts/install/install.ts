@@ -1,0 +1,87 @@
+// `weft install`: backs up each file it is about to replace, records the plan in the manifest,
+// then replaces each file atomically. Re-installing (an upgrade) keeps the original backups, so
+// one uninstall always returns to the state before the first install.
+import { lstatSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { atomicWriteFile, ensureDirs } from './atomic-write.ts';
+import { backupDir, readManifest, sha256, writeManifest, type Manifest, type ManifestEntry } from './manifest.ts';
+import type { InstallOptions } from './options.ts';
+import { planInstall } from './plan.ts';
+import { removeEntry, type EntryOutcome } from './uninstall.ts';
+
+/** What an install did (or would do, with dryRun). */
+export interface InstallReport {
+  written: Array<{ path: string; what: string }>;
+  backedUp: string[];
+  createdDirs: string[];
+  /** Files of a previous install that this one no longer needs (another backend), undone. */
+  retired: EntryOutcome[];
+}
+
+/** Installs per `opts`; idempotent (a second run rewrites the same bytes and keeps the first backups). */
+export function install(opts: InstallOptions): InstallReport {
+  const plan = planInstall(opts);
+  const report: InstallReport = { written: plan.map((f) => ({ path: f.path, what: f.what })), backedUp: [], createdDirs: [], retired: [] };
+  const prior = readManifest(opts.stateDir);
+  if (opts.dryRun) return report;
+
+  const created = new Set(prior?.createdDirs ?? []);
+  const mkdirs = (dir: string): void => {
+    for (const d of ensureDirs(dir)) {
+      created.add(d);
+      report.createdDirs.push(d);
+    }
+  };
+  mkdirs(backupDir(opts.stateDir));
+  for (const f of plan) mkdirs(dirname(f.path));
+
+  const priorByPath = new Map((prior?.files ?? []).map((e) => [e.path, e]));
+  const entries: ManifestEntry[] = [];
+  plan.forEach((f, i) => {
+    const entry: ManifestEntry = { path: f.path, sha256: sha256(f.data), mode: f.mode };
+    const old = priorByPath.get(f.path);
+    if (old !== undefined) {
+      // Ours already: keep the backup of what was there before the first install.
+      if (old.backup !== undefined) Object.assign(entry, { backup: old.backup, backupMode: old.backupMode ?? 0o644 });
+    } else {
+      const mode = regularFileMode(f.path);
+      if (mode !== undefined) {
+        const name = `${i}-${basename(f.path)}`;
+        atomicWriteFile(join(backupDir(opts.stateDir), name), readFileSync(f.path), 0o600);
+        Object.assign(entry, { backup: name, backupMode: mode });
+        report.backedUp.push(f.path);
+      }
+    }
+    entries.push(entry);
+  });
+
+  // Files the previous install wrote that this plan does not (e.g. bridge after flannel-vxlan).
+  const planned = new Set(plan.map((f) => f.path));
+  const stale = (prior?.files ?? []).filter((e) => !planned.has(e.path));
+  const manifest: Manifest = {
+    format: 1,
+    backend: opts.backend,
+    installedAt: new Date().toISOString(),
+    // Stale entries stay recorded until undone, so a crash here never loses a backup.
+    files: [...entries, ...stale],
+    createdDirs: [...created],
+  };
+  // Recorded before anything is replaced: an interrupted install can still be uninstalled.
+  writeManifest(opts.stateDir, manifest);
+  for (const f of plan) atomicWriteFile(f.path, f.data, f.mode);
+  for (const e of stale) report.retired.push(removeEntry(opts.stateDir, e, false));
+  writeManifest(opts.stateDir, { ...manifest, files: entries });
+  return report;
+}
+
+/** Mode bits of a regular file at `path`; undefined when missing. Refuses to replace anything else. */
+function regularFileMode(path: string): number | undefined {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return undefined;
+  }
+  if (!st.isFile()) throw new Error(`${path} exists and is not a regular file: refusing to replace it`);
+  return st.mode & 0o7777;
+}

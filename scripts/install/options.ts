@@ -1,0 +1,107 @@
+// Options of `weft install` / `scripts/install.sh`: defaults for a real node, one normalisation
+// entry point, and validation errors that name the option and the bad value.
+import { isAbsolute, resolve } from 'node:path';
+
+/** Data-plane backends an install can configure; the flannel ones also install weftd. */
+export const BACKENDS = ['bridge', 'flannel-vxlan', 'host-gw', 'flannel-udp'] as const;
+export type Backend = (typeof BACKENDS)[number];
+
+/** Everything the installer needs, all directories absolute. */
+export interface InstallOptions {
+  backend: Backend;
+  /** Directory holding the built executables (dist/bin). */
+  sourceDir: string;
+  /** CNI plugin directory the runtime searches (CNI_PATH). */
+  binDir: string;
+  /** CNI configuration directory the runtime reads conflists from. */
+  confDir: string;
+  /** Where the weftd systemd unit goes. */
+  unitDir: string;
+  /** Where weftd itself goes (the unit's ExecStart). */
+  agentDir: string;
+  /** weftd's own configuration (net-conf.json). */
+  weftConfDir: string;
+  /** The install manifest and backups of replaced files. */
+  stateDir: string;
+  /** CNI network name (the conflist's `name`). */
+  networkName: string;
+  /** File name of the conflist inside confDir (libcni loads the lexically first). */
+  conflistName: string;
+  /** Pod network: the bridge's host-local subnet, or flannel's cluster Network. */
+  network: string;
+  /** Only report what would be written. */
+  dryRun: boolean;
+}
+
+/** Defaults for a real node (the paths runtimes and systemd use). */
+export const DEFAULTS: Omit<InstallOptions, 'sourceDir' | 'backend'> = {
+  binDir: '/opt/cni/bin',
+  confDir: '/etc/cni/net.d',
+  unitDir: '/etc/systemd/system',
+  agentDir: '/usr/local/bin',
+  weftConfDir: '/etc/weft',
+  stateDir: '/var/lib/weft/install',
+  networkName: 'weft',
+  conflistName: '10-weft.conflist',
+  network: '10.244.0.0/16',
+  dryRun: false,
+};
+
+/** Raised for a bad option; the CLI prints the message and exits 2. */
+export class InstallOptionError extends Error {}
+
+const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
+const CIDR4_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
+
+function validateCidr4(option: string, value: string): string {
+  const m = CIDR4_RE.exec(value);
+  const ok = m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) >= 8 && Number(m[5]) <= 28;
+  if (!ok) throw new InstallOptionError(`${option}: "${value}" is not an IPv4 CIDR with a prefix between /8 and /28`);
+  return value;
+}
+
+function normalizeDir(option: string, value: string): string {
+  if (value === '') throw new InstallOptionError(`${option}: must not be empty`);
+  return isAbsolute(value) ? resolve(value) : resolve(process.cwd(), value);
+}
+
+/** Validates raw CLI values and fills defaults; every directory comes back absolute. */
+export function normalizeInstallOptions(raw: Partial<Record<keyof InstallOptions, unknown>> & { sourceDir: string }): InstallOptions {
+  const str = (k: keyof InstallOptions): string | undefined => {
+    const v = raw[k];
+    if (v === undefined) return undefined;
+    if (typeof v !== 'string') throw new InstallOptionError(`${k}: expected a string, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const backend = str('backend') ?? 'bridge';
+  if (!(BACKENDS as readonly string[]).includes(backend)) {
+    throw new InstallOptionError(`--backend: "${backend}" is not one of ${BACKENDS.join(', ')}`);
+  }
+  const networkName = str('networkName') ?? DEFAULTS.networkName;
+  if (!NAME_RE.test(networkName)) throw new InstallOptionError(`--network-name: "${networkName}" is not a valid CNI network name`);
+  const conflistName = str('conflistName') ?? DEFAULTS.conflistName;
+  if (!/^[a-zA-Z0-9_.-]+\.conflist$/.test(conflistName)) {
+    throw new InstallOptionError(`--conflist-name: "${conflistName}" must be a plain file name ending in .conflist`);
+  }
+  const dir = (k: 'binDir' | 'confDir' | 'unitDir' | 'agentDir' | 'weftConfDir' | 'stateDir', flag: string): string =>
+    normalizeDir(flag, str(k) ?? DEFAULTS[k]);
+  return {
+    backend: backend as Backend,
+    sourceDir: normalizeDir('--source', raw.sourceDir),
+    binDir: dir('binDir', '--bin-dir'),
+    confDir: dir('confDir', '--conf-dir'),
+    unitDir: dir('unitDir', '--unit-dir'),
+    agentDir: dir('agentDir', '--agent-dir'),
+    weftConfDir: dir('weftConfDir', '--weft-conf-dir'),
+    stateDir: dir('stateDir', '--state-dir'),
+    networkName,
+    conflistName,
+    network: validateCidr4('--network', str('network') ?? DEFAULTS.network),
+    dryRun: raw.dryRun === true,
+  };
+}
+
+/** True for the backends driven by weftd (flannel semantics: subnet.env, per-node leases). */
+export function usesWeftd(backend: Backend): boolean {
+  return backend !== 'bridge';
+}

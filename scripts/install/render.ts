@@ -1,0 +1,75 @@
+// The text files an install writes: the conflist for the chosen backend, weftd's net-conf.json
+// and its systemd unit. Pure functions of the options, so the tests can compare bytes.
+import { join } from 'node:path';
+import { usesWeftd, type Backend, type InstallOptions } from './options.ts';
+
+/** flannel's Backend.Type for each weftd-driven backend. */
+const FLANNEL_TYPE: Record<Exclude<Backend, 'bridge'>, string> = { 'flannel-vxlan': 'vxlan', 'host-gw': 'host-gw', 'flannel-udp': 'udp' };
+
+/** The subnet.env weftd writes and the flannel plugins read (flannel's well-known path). */
+export const SUBNET_FILE = '/run/flannel/subnet.env';
+
+/** The CNI conflist for `opts.backend` (cniVersion 1.0.0, portmap chained for hostPorts). */
+export function renderConflist(opts: Pick<InstallOptions, 'backend' | 'networkName' | 'network'>): string {
+  const portmap = { type: 'portmap', capabilities: { portMappings: true } };
+  const first =
+    opts.backend === 'bridge'
+      ? {
+          type: 'bridge',
+          bridge: 'cni0',
+          isGateway: true,
+          isDefaultGateway: true,
+          ipMasq: true,
+          hairpinMode: true,
+          ipam: { type: 'host-local', ranges: [[{ subnet: opts.network }]] },
+        }
+      : {
+          // The plugin executable is named after the backend (flannel-vxlan, host-gw, flannel-udp).
+          type: opts.backend,
+          subnetFile: SUBNET_FILE,
+          dataDir: '/var/lib/cni/flannel',
+          delegate: { hairpinMode: true, isDefaultGateway: true },
+        };
+  return `${JSON.stringify({ cniVersion: '1.0.0', name: opts.networkName, plugins: [first, portmap] }, null, 2)}\n`;
+}
+
+/** The plugin types a conflist names (each must be an executable in the CNI bin dir). */
+export function conflistTypes(text: string): string[] {
+  const doc = JSON.parse(text) as { plugins: Array<{ type: string; ipam?: { type?: string } }> };
+  return doc.plugins.flatMap((p) => [p.type, ...(p.ipam?.type !== undefined ? [p.ipam.type] : [])]);
+}
+
+/** weftd's net-conf.json (flannel's keys) for a weftd-driven backend. */
+export function renderNetConf(opts: Pick<InstallOptions, 'backend' | 'network'>): string {
+  if (!usesWeftd(opts.backend)) throw new Error(`backend ${opts.backend} has no weftd configuration`);
+  const type = FLANNEL_TYPE[opts.backend as Exclude<Backend, 'bridge'>];
+  return `${JSON.stringify({ Network: opts.network, SubnetLen: 24, Backend: { Type: type } }, null, 2)}\n`;
+}
+
+/** The systemd unit running weftd from `agentDir` with the net-conf from `weftConfDir`. */
+export function renderWeftdUnit(opts: Pick<InstallOptions, 'agentDir' | 'weftConfDir'>): string {
+  return [
+    '# weftd, the weft node agent. Written by `weft install`; `weft install --uninstall` removes it.',
+    '[Unit]',
+    'Description=weft node agent (flannel-compatible subnet leases and data plane)',
+    'Wants=network-online.target',
+    'After=network-online.target',
+    '',
+    '[Service]',
+    'Type=simple',
+    'ExecStartPre=/bin/mkdir -p /run/flannel /var/lib/weft',
+    `ExecStart=${join(opts.agentDir, 'weftd')} --net-conf=${join(opts.weftConfDir, 'net-conf.json')} --store=file:/var/lib/weft/leases --subnet-file=${SUBNET_FILE} --ip-masq`,
+    // SIGTERM: weftd exits without touching the data plane, so pods keep working across restarts.
+    'KillSignal=SIGTERM',
+    'Restart=always',
+    'RestartSec=2',
+    'LimitNOFILE=65536',
+    'CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW',
+    'AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW',
+    'NoNewPrivileges=true',
+    '',
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+}
