@@ -2,16 +2,26 @@
 import type { CmdArgs, Plugin } from '../../lib/cni/skel.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
-import { CniError } from '../../lib/cni/errors.ts';
+import { CniError, unknownContainer } from '../../lib/cni/errors.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { parseLoopbackConfig } from './config.ts';
 
 const LOOPBACK_MAC = '00:00:00:00:00:00';
 
+/** Opens CNI_NETNS; code 3 (unknown container) when it is missing or not a network namespace, as bridge does. */
+function openPodNetns(path: string): ReturnType<typeof openNetns> {
+  try {
+    return openNetns(path);
+  } catch (e) {
+    if (isGone(e)) throw unknownContainer('failed to open netns', `${JSON.stringify(path)}: ${(e as Error).message}`);
+    throw e;
+  }
+}
+
 /** Runs `fn` with a route socket inside the pod namespace at `path`; the socket is closed afterwards. */
 function inPodNetns<T>(path: string, fn: (rtnl: Rtnl) => T): T {
-  const ns = openNetns(path);
+  const ns = openPodNetns(path);
   try {
     return withNetns(ns, () => {
       const rtnl = Rtnl.open();
@@ -58,7 +68,7 @@ function cmdDel(args: CmdArgs): void {
   try {
     inPodNetns(args.netns, (rtnl) => rtnl.setLinkDown(getLoopback(rtnl).index));
   } catch (e) {
-    if (isGone(e)) return;
+    if (isGone(e) || (e instanceof CniError && e.code === 3)) return;
     throw e;
   }
 }
