@@ -52,6 +52,21 @@ export class NetnsHandle {
   }
 }
 
+// open(2) errors that mean "this path is something that is not a namespace": ENXIO for a UNIX socket
+// or a device without a driver (fs/open.c, drivers), ENOTDIR when a component is a file, ELOOP for a
+// symlink loop. They become NotNetnsError so plugins answer "not a netns" instead of 999.
+const NOT_NETNS_OPEN_ERRORS = new Set(['ENXIO', 'ENODEV', 'ENOTDIR', 'ELOOP']);
+
+function openOrNotNetns(path: string): number {
+  try {
+    return openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && NOT_NETNS_OPEN_ERRORS.has(code)) throw new NotNetnsError(path, `unopenable (${code})`);
+    throw e;
+  }
+}
+
 /**
  * Opens `path` (O_RDONLY; libuv adds O_CLOEXEC to every open) and checks that it is a network
  * namespace, by the name the kernel gives the open file (see nsfsName). Works from any netns.
@@ -61,7 +76,7 @@ export class NetnsHandle {
 export function openNetns(path: string): NetnsHandle {
   if (typeof path !== 'string' || path === '') throw new NotNetnsError(String(path), 'an empty path');
   // O_NONBLOCK: a FIFO at `path` must not hang us in open(2); it is meaningless for nsfs files.
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  const fd = openOrNotNetns(path);
   try {
     const st = fstatSync(fd, { bigint: true });
     const name = nsfsName(fd);
