@@ -50,6 +50,11 @@ export function validateIfName(name: string | undefined, opts: IdOptions = {}): 
   if (name === '.' || name === '..') return fail(source, field, 'is not a valid interface name', name);
   // eslint-disable-next-line no-control-regex
   if (/[/:\s\x00-\x1f\x7f]/.test(name)) return fail(source, field, "must not contain '/', ':', whitespace or control characters", name);
+  // '%' makes the kernel treat the name as a template ("eth%d", dev_get_valid_name in net/core/dev.c):
+  // a fixed name with it is EINVAL or, worse, a different name than asked.
+  if (name.includes('%')) return fail(source, field, "must not contain '%' (the kernel reads it as a name template)", name);
+  // A lone surrogate (possible in a JSON config) is sent as U+FFFD: the link would get another name.
+  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(name)) return fail(source, field, 'is not well-formed Unicode', name);
   return name;
 }
 

@@ -4,13 +4,17 @@
 // Only synchronous fs calls are used: libuv's thread pool threads never moved with setns.
 import { closeSync, constants, openSync, readFileSync, writeSync } from 'node:fs';
 
-// Letters, digits and _ . - (interface names such as flannel.1), '/' between segments.
-const NAME = /^net(\/[A-Za-z0-9_.-]+)+$/;
+// Segments are interface names or keys: anything the kernel allows in a device name (dev_valid_name
+// in net/core/dev.c: no '/', ':' or whitespace), minus control characters; '/' only between segments.
+// eslint-disable-next-line no-control-regex
+const NAME = /^net(\/[^/:\s\x00-\x1f\x7f]+)+$/;
+// A lone UTF-16 surrogate cannot be encoded: the kernel would see U+FFFD, another name.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Checks a sysctl name in slash form ('net/ipv4/ip_forward') and returns its /proc/sys path. */
 export function validateSysctlName(name: string): string {
-  if (typeof name !== 'string' || !NAME.test(name)) {
-    throw new TypeError(`invalid sysctl name ${JSON.stringify(name)}: expected net/<seg>/... with [A-Za-z0-9_.-] segments`);
+  if (typeof name !== 'string' || !NAME.test(name) || LONE_SURROGATE.test(name)) {
+    throw new TypeError(`invalid sysctl name ${JSON.stringify(name)}: expected net/<seg>/... with interface-name segments`);
   }
   if (name.split('/').some((seg) => seg === '.' || seg === '..')) {
     throw new TypeError(`invalid sysctl name ${JSON.stringify(name)}: '.' and '..' segments are not allowed`);

@@ -101,7 +101,7 @@ function envTricks(t: FuzzTarget, ctx: CaseContext): EnvTrick[] {
   for (const p of ['/etc/hostname', '/dev/null', '/tmp', '/nonexistent/netns', '/proc/self/ns/mnt', '/proc/self/ns/uts', 'relative/netns', ctx.fifo, ctx.symlink, '/proc/self/fd/0']) {
     tricks.push({ label: `netns not a netns: ${p}`, set: { CNI_NETNS: p }, expect: notNs });
   }
-  const ifnames = ['x'.repeat(16), '..', '.', 'eth0/..', '../eth0', 'eth 0', 'eth:0', 'eth\n0', 'eth\u001b0', '\u00e9'.repeat(8), 'eth0\u00a0'];
+  const ifnames = ['x'.repeat(16), 'e%d', 'eth%', '..', '.', 'eth0/..', '../eth0', 'eth 0', 'eth:0', 'eth\n0', 'eth\u001b0', '\u00e9'.repeat(8), 'eth0\u00a0'];
   for (const n of ifnames) tricks.push({ label: `bad ifname ${JSON.stringify(n)}`, set: { CNI_IFNAME: n }, expect: err(4) });
   const ids = ['../../etc/passwd', 'a/b', '..', '.hidden', '-dash', 'x'.repeat(1025), 'id\nx', 'id x', 'id;rm', '\u00e9t\u00e9', 'a\\b'];
   for (const n of ids) tricks.push({ label: `bad container id ${JSON.stringify(n.slice(0, 40))}`, set: { CNI_CONTAINERID: n }, expect: err(4) });
