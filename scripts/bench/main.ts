@@ -8,6 +8,7 @@ import { benchLoopback } from './loopback.ts';
 import { benchBridge } from './bridge.ts';
 import { benchHostLocal } from './host-local.ts';
 import { benchWeftd } from './weftd.ts';
+import { benchPortmap } from './portmap.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -17,6 +18,7 @@ const BENCHES: Record<string, Bench> = {
   bridge: () => benchBridge(),
   'host-local': () => benchHostLocal(),
   weftd: () => benchWeftd(),
+  portmap: () => benchPortmap(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {
