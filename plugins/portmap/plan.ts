@@ -78,7 +78,8 @@ export function planElements(cfg: PortmapConfig, ips: ContainerIps): PlannedElem
         // the node's address must be the source. (With br_netfilter the bridge would un-DNAT, without it not.)
         push({ set: fam === 4 ? N.snat4 : N.snat6, key: [subnet, ...target] });
         // 127.0.0.1 cannot be a source on the wire (net/ipv4/route.c drops martians): masquerade it.
-        // IPv6 has no route_localnet, so [::1]:hostPort is not mapped (see README of this plugin).
+        // IPv6 has no route_localnet: ip6_route_output never routes ::1 off the loopback device, so
+        // [::1]:hostPort cannot be DNATed to a pod; node-local IPv6 clients use a node address instead.
         if (fam === 4 && (m.hostIP === undefined || m.hostIP.startsWith('127.'))) push({ set: N.snat4, key: [LOCALHOST4, ...target] });
       }
       if (cfg.masqAll) push({ set: fam === 4 ? N.masq4 : N.masq6, key: target });

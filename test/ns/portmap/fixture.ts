@@ -127,6 +127,12 @@ export class PortmapLab {
     this.servers.push(spawn('ip', ['netns', 'exec', pod.ns.name, process.execPath, '-e', code], { stdio: 'ignore' }));
   }
 
+  /** Serves TCP on [::]:`port` in the pod, answering the peer address it sees (to tell masquerade apart). */
+  serveWhoami(pod: Pod, port = 81): void {
+    const code = `require('node:net').createServer((c)=>c.end(c.remoteAddress.replace(/^::ffff:/,''))).listen(${port});`;
+    this.servers.push(spawn('ip', ['netns', 'exec', pod.ns.name, process.execPath, '-e', code], { stdio: 'ignore' }));
+  }
+
   /** Runs a portmap handler in-process inside the node netns (synchronous, so withNetns allows it). */
   inNode<T>(fn: () => T): T {
     const h = openNetns(this.node.path);
@@ -180,4 +186,10 @@ export async function udpAsk(ns: string, host: string, port: number, opts: { msg
   const code = `const s=require('node:dgram').createSocket('${host.includes(':') ? 'udp6' : 'udp4'}');const t=setTimeout(()=>{s.close();},1500);s.on('message',(m)=>{process.stdout.write(String(m));clearTimeout(t);s.close();});s.bind(${opts.srcPort ?? 0},()=>s.send('${msg}',${port},'${host}'));`;
   const r = await run(['ip', 'netns', 'exec', ns, process.execPath, '-e', code]);
   return r.stdout.trim();
+}
+
+/** Reads what a TCP server sends right after connecting (curl telnet-less: busybox nc); '' when refused. */
+export async function fetchRaw(ns: string, host: string, port: number): Promise<string> {
+  const r = await run(['ip', 'netns', 'exec', ns, 'busybox', 'nc', '-w', '2', host, String(port)]);
+  return r.code === 0 ? r.stdout.trim() : '';
 }

@@ -10,7 +10,7 @@ import { cmdCheck } from '../../../plugins/portmap/check.ts';
 import { cmdDel } from '../../../plugins/portmap/del.ts';
 import { ELEMENT_SETS, elementComment } from '../../../plugins/portmap/names.ts';
 import { rootOnly, run } from '../../helpers/netns.ts';
-import { BRIDGE4, CLIENT4, NODE4, NODE6, PortmapLab, cmdArgs, fetchFrom, udpAsk, type Pod } from './fixture.ts';
+import { BRIDGE4, CLIENT4, NODE4, NODE6, PortmapLab, cmdArgs, fetchFrom, fetchRaw, udpAsk, type Pod } from './fixture.ts';
 
 const HTTP = { hostPort: 8080, containerPort: 80, protocol: 'tcp' };
 const DNS = { hostPort: 5353, containerPort: 53, protocol: 'udp' };
@@ -43,6 +43,7 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     lab.serveHttp(pod2.ns.name, 'pod-2');
     lab.serveHttp(lab.client.name, 'client', 8080);
     lab.serveUdp(pod1);
+    lab.serveWhoami(pod2);
     await new Promise((r) => setTimeout(r, 400));
   });
   after(async () => {
@@ -139,6 +140,17 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     assert.equal(await udpAsk(lab.client.name, NODE4, 5353, { srcPort: 40000 }), '');
     assert.equal(await fetchFrom(lab.client.name, NODE4, 9090), 'pod-2');
     call(lab, () => cmdDel(a)); // a second DEL succeeds
+  });
+
+  it('clients keep their own address by default; masqAll hides it behind the node', async () => {
+    const who = { hostPort: 8181, containerPort: 81, protocol: 'tcp' };
+    add(pod2, [who]);
+    assert.equal(await fetchRaw(lab.client.name, NODE4, 8181), CLIENT4);
+    call(lab, () => cmdDel(cmdArgs('DEL', pod2, { netns: '' })));
+    call(lab, () => cmdAdd(cmdArgs('ADD', pod2, { portMappings: [who], prevResult: pod2.result, conf: { masqAll: true } })));
+    assert.equal(await fetchRaw(lab.client.name, NODE4, 8181), BRIDGE4);
+    call(lab, () => cmdDel(cmdArgs('DEL', pod2, { netns: '' })));
+    assert.equal(await fetchRaw(lab.client.name, NODE4, 8181), '');
   });
 
   it('after DEL of every pod nothing of them is left in the ruleset', async () => {
