@@ -23,6 +23,8 @@ export interface ClusterOptions {
   ipMasq?: boolean;
   /** Chain portmap after the flannel plugin, as conf/ does (default false: it is another issue's plugin). */
   portmap?: boolean;
+  /** Keys merged into the flannel plugin's delegate (e.g. { ipMasq: false } for a NAT-free data plane). */
+  delegate?: Record<string, unknown>;
   /** Extra weftd flags for every node. */
   weftdArgs?: string[];
   onProgress?: (msg: string) => void;
@@ -103,7 +105,10 @@ export class Cluster {
     const file = join(ROOT, 'conf', this.opts.backend === 'vxlan' ? 'weft-vxlan.conflist' : 'weft-host-gw.conflist');
     const conf = JSON.parse(readFileSync(file, 'utf8')) as ConfList;
     const plugins = conf.plugins.filter((p) => p.type !== 'portmap' || this.opts.portmap === true).map((p) =>
-      p.type === 'portmap' ? p : { ...p, subnetFile: join(n.dir, 'subnet.env'), dataDir: join(n.dir, 'flannel'), ipam: { dataDir: join(n.dir, 'ipam') } });
+      p.type === 'portmap' ? p : {
+        ...p, subnetFile: join(n.dir, 'subnet.env'), dataDir: join(n.dir, 'flannel'), ipam: { dataDir: join(n.dir, 'ipam') },
+        delegate: { ...(p['delegate'] as Record<string, unknown> | undefined), ...this.opts.delegate },
+      });
     return new CniRunner({ ...conf, plugins }, { binDirs: [this.binDir], nodeNetns: n.netns });
   }
 
@@ -171,6 +176,11 @@ export class Cluster {
   async delPod(p: ClusterPod): Promise<void> {
     await p.node.runner.del({ containerId: p.containerId, netns: p.path, ifName: 'eth0' });
     this.pods.splice(this.pods.indexOf(p), 1);
+  }
+
+  /** Leaves the cluster running after this process exits (demo --keep). */
+  detach(): void {
+    this.topo.detach();
   }
 
   /** Kills weftd and etcd, deletes every namespace and file of the cluster. Idempotent. */

@@ -19,7 +19,7 @@ export interface Probe {
 }
 
 /** Pings every probe, a few at a time; returns the probes with their outcome. */
-export async function pingMatrix(probes: Probe[], concurrency = 8): Promise<Array<Probe & { ok: boolean }>> {
+export async function pingMatrix(probes: Probe[], concurrency = 8, onDone?: () => void): Promise<Array<Probe & { ok: boolean }>> {
   const out: Array<Probe & { ok: boolean }> = new Array<Probe & { ok: boolean }>(probes.length);
   let next = 0;
   async function worker(): Promise<void> {
@@ -28,6 +28,7 @@ export async function pingMatrix(probes: Probe[], concurrency = 8): Promise<Arra
       const p = probes[i];
       if (p === undefined) continue;
       out[i] = { ...p, ok: await canPing(p.fromNetns, p.toIp) };
+      onDone?.();
     }
   }
   await Promise.all(Array.from({ length: concurrency }, () => worker()));
@@ -45,18 +46,19 @@ export async function rttMs(fromNetns: string, toIp: string, count = 20): Promis
 /** Single-stream TCP throughput in Gbit/s from client to server namespace (iperf3, `seconds` long). */
 export async function tcpGbps(clientNetns: string, serverNetns: string, serverIp: string, seconds = 3): Promise<number> {
   const port = String(5201 + Math.floor(Math.random() * 1000));
-  const server = nsExec(serverNetns, ['iperf3', '-s', '-1', '-p', port], { timeoutMs: (seconds + 15) * 1000 });
-  // The server needs a moment to listen; retry the client a few times instead of sleeping blindly.
-  let last = '';
-  for (let i = 0; i < 20; i++) {
-    const c = await nsExec(clientNetns, ['iperf3', '-c', serverIp, '-p', port, '-t', String(seconds), '-J'], { timeoutMs: (seconds + 10) * 1000 });
-    if (c.code === 0) {
-      await server;
-      const j = JSON.parse(c.stdout) as { end?: { sum_received?: { bits_per_second?: number } } };
-      return (j.end?.sum_received?.bits_per_second ?? 0) / 1e9;
-    }
-    last = c.stdout + c.stderr;
-    await new Promise((r) => setTimeout(r, 100));
+  const server = nsExec(serverNetns, ['iperf3', '-s', '-1', '-p', port], { timeoutMs: (seconds + 20) * 1000 });
+  // A client that connects while the one-shot server is still starting can hang until the server
+  // is killed (seen with iperf3 3.12), so wait until the port is really listening, then connect once.
+  for (let i = 0; ; i++) {
+    const ss = await nsExec(serverNetns, ['ss', '-Hltn', `sport = :${port}`]);
+    if (ss.stdout.trim() !== '') break;
+    if (i > 100) throw new Error(`iperf3 server in ${serverNetns} never listened on ${port}`);
+    await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`iperf3 to ${serverIp} failed: ${last.slice(0, 400)}`);
+  const c = await nsExec(clientNetns, ['iperf3', '-c', serverIp, '-p', port, '-t', String(seconds), '-J'], { timeoutMs: (seconds + 15) * 1000 });
+  await server;
+  const j = (c.code === 0 ? JSON.parse(c.stdout) : {}) as { end?: { sum_received?: { bits_per_second?: number } } };
+  const bps = j.end?.sum_received?.bits_per_second ?? 0;
+  if (c.code !== 0 || bps <= 0) throw new Error(`iperf3 ${clientNetns} -> ${serverIp} failed (${String(c.code)}): ${(c.stdout + c.stderr).slice(0, 400)}`);
+  return bps / 1e9;
 }

@@ -3,7 +3,7 @@
 // removed by destroy(), on process exit and on Ctrl-C; the machine's root namespace is never touched.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -148,16 +148,22 @@ export class Topology {
 
   /** Starts a long-running process inside a namespace; it is killed by destroy(). */
   spawnIn(netns: string, cmd: string[], logFile?: string): ChildProcess {
-    const child = spawn('ip', ['netns', 'exec', netns, ...cmd], { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+    // The log gets the process's own stdout/stderr fds (not pipes through us), so a daemon keeps
+    // running and logging when the harness process exits (demo --keep) and never dies of SIGPIPE.
+    const out = logFile !== undefined ? openSync(logFile, 'a') : 'ignore';
+    const child = spawn('ip', ['netns', 'exec', netns, ...cmd], { stdio: ['ignore', out, out], detached: false });
+    if (typeof out === 'number') closeSync(out);
     this.procs.push(child);
-    if (logFile !== undefined) {
-      void import('node:fs').then(({ createWriteStream }) => {
-        const out = createWriteStream(logFile, { flags: 'a' });
-        child.stdout?.pipe(out);
-        child.stderr?.pipe(out);
-      });
-    }
     return child;
+  }
+
+  /**
+   * Leaves everything running when this process exits (demo --keep): no cleanup on exit, and the
+   * processes are no longer waited for. destroySync() still removes it all when called.
+   */
+  detach(): void {
+    live.delete(this);
+    for (const p of this.procs) p.unref();
   }
 
   /** Kills processes and deletes every namespace (pods, nodes, underlay) and the temp dir. */

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `npm run demo`: installs what it needs, builds weft, then runs the simulated-cluster demo.
+# Arguments go to scripts/demo.ts (--keep, --store etcd, --backends vxlan,host-gw).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+  echo "npm run demo creates network namespaces: run it as root" >&2
+  exit 1
+fi
+bash scripts/deps.sh
+npm run --silent build
+exec node --import tsx scripts/demo.ts "$@"
