@@ -4,6 +4,7 @@ import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
 import { cmdAdd } from './add.ts';
 import { cmdCheck } from './check.ts';
 import { cmdDel } from './del.ts';
+import { cmdGc } from './gc.ts';
 
 /** bridge: veth pairs on a Linux bridge in the node netns, addresses from IPAM, optional nftables masquerade. */
 export const bridgePlugin: Plugin = {
@@ -13,4 +14,5 @@ export const bridgePlugin: Plugin = {
   add: cmdAdd,
   del: cmdDel,
   check: cmdCheck,
+  gc: cmdGc,
 };
