@@ -28,7 +28,7 @@ export function cmdAdd(a: CmdArgs): Result {
   if (cfg.mappings.length === 0) return prev; // nothing asked: touch nothing, not even the table
   const ips = containerIps(prev);
   const planned = planElements(cfg, ips);
-  const comment = elementComment(a.containerId, a.ifName);
+  const comment = elementComment(cfg.name, a.containerId, a.ifName);
   addElements(planned, comment);
   if (ips.v4 !== undefined && planned.some((p) => p.set === N.snat4 && p.key[0] === '127.0.0.1')) {
     try {

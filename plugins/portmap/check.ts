@@ -41,6 +41,6 @@ export function cmdCheck(a: CmdArgs, opts: NftRunOptions = {}): void {
   const prev = requirePrevResult(a);
   if (cfg.mappings.length === 0) return;
   const planned = planElements(cfg, containerIps(prev));
-  const problems = findProblems(listTable(WEFT_TABLE, opts), planned, elementComment(a.containerId, a.ifName));
+  const problems = findProblems(listTable(WEFT_TABLE, opts), planned, elementComment(cfg.name, a.containerId, a.ifName));
   if (problems.length > 0) throw checkFailed('portmap: CHECK failed', problems.join('; '));
 }

@@ -30,6 +30,14 @@ export interface PortmapConfig {
   /** Masquerade every connection DNATed to this pod's mappings (hides client addresses). */
   masqAll: boolean;
   mappings: PortMapping[];
+  /** GC only: cni.dev/valid-attachments (spec 1.1); null when absent. */
+  validAttachments: Attachment[] | null;
+}
+
+/** One attachment named by GC's cni.dev/valid-attachments. */
+export interface Attachment {
+  containerId: string;
+  ifName: string;
 }
 
 interface RawMapping {
@@ -47,6 +55,7 @@ interface PortmapNetConf extends NetConf {
   conditionsV4?: string[];
   conditionsV6?: string[];
   runtimeConfig?: { portMappings?: RawMapping[] };
+  'cni.dev/valid-attachments'?: Array<{ containerID: string; ifname: string }>;
 }
 
 const PROTOCOLS: readonly string[] = ['tcp', 'udp', 'sctp'];
@@ -63,6 +72,7 @@ export function parsePortmapConfig(a: Pick<CmdArgs, 'config' | 'cniVersion'>): P
     snat: c.snat ?? true,
     masqAll: c.masqAll ?? false,
     mappings: dedupe(raw.map((m, i) => normalizeMapping(m, i))),
+    validAttachments: c['cni.dev/valid-attachments']?.map((v) => ({ containerId: v.containerID, ifName: v.ifname })) ?? null,
   };
 }
 

@@ -23,17 +23,23 @@ export interface OwnedElement {
  * that still point at this pod even if an older attachment's comment is on them. Pure.
  */
 export function findOwnedElements(state: NftTableState | null, comment: string, planned: readonly PlannedElement[] = []): OwnedElement[] {
-  const out: OwnedElement[] = [];
-  for (const set of ELEMENT_SETS) {
-    for (const e of state?.sets.get(set)?.elements ?? []) {
-      if (e.comment === comment) out.push(e.data === undefined ? { set, key: e.key } : { set, key: e.key, data: e.data });
-    }
-  }
+  const out = selectElements(state, (c) => c === comment);
   for (const p of planned) {
     if (!isDnatMap(p.set)) continue;
     const e = findElement(state, p.set, p.key);
     if (e === undefined || !sameAtoms(e.data, p.data) || e.comment === comment) continue;
     out.push({ set: p.set, key: e.key, ...(e.data === undefined ? {} : { data: e.data }) });
+  }
+  return out;
+}
+
+/** The elements of portmap's sets and maps whose comment satisfies `pred` (never another concern's sets). Pure. */
+export function selectElements(state: NftTableState | null, pred: (comment: string) => boolean): OwnedElement[] {
+  const out: OwnedElement[] = [];
+  for (const set of ELEMENT_SETS) {
+    for (const e of state?.sets.get(set)?.elements ?? []) {
+      if (e.comment !== undefined && pred(e.comment)) out.push(e.data === undefined ? { set, key: e.key } : { set, key: e.key, data: e.data });
+    }
   }
   return out;
 }
@@ -53,20 +59,21 @@ export function udpPodIpsOf(removed: readonly OwnedElement[]): string[] {
 /** DEL, in the node netns. Also works without CNI_NETNS and without prevResult. */
 export function cmdDel(a: CmdArgs): void {
   const cfg = parsePortmapConfig(a);
-  teardownPortmap(a.containerId, a.ifName, plannedFromPrev(a, cfg));
+  const state = listTable(WEFT_TABLE);
+  removeOwned(findOwnedElements(state, elementComment(cfg.name, a.containerId, a.ifName), plannedFromPrev(a, cfg)));
 }
 
-/** Removes the attachment's elements in one transaction and flushes their UDP conntrack entries. */
-export function teardownPortmap(containerId: string, ifName: string, planned: readonly PlannedElement[] = [], opts: NftRunOptions = {}): OwnedElement[] {
-  const state = listTable(WEFT_TABLE, opts);
-  const owned = findOwnedElements(state, elementComment(containerId, ifName), planned);
-  if (owned.length === 0) return owned;
+/**
+ * Removes the given elements in one transaction (node netns, or netnsPath) and flushes the UDP
+ * conntrack entries of removed UDP mappings. Nothing to do for an empty list.
+ */
+export function removeOwned(owned: readonly OwnedElement[], opts: NftRunOptions = {}): void {
+  if (owned.length === 0) return;
   const b = new NftBatch(WEFT_TABLE);
   // With data, a map entry is removed only while it still maps to this pod (EEXIST otherwise).
   for (const e of owned) b.deleteElement(e.set, [...e.key], e.data === undefined ? {} : { data: [...e.data] });
   b.apply(opts);
   flushUdpConntrack(udpPodIpsOf(owned), opts.netnsPath === undefined ? {} : { netnsPath: opts.netnsPath });
-  return owned;
 }
 
 // prevResult is optional on DEL; a plan that cannot be made (no address of a family) just adds nothing.

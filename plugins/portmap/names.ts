@@ -57,10 +57,18 @@ function fnv1a32(s: string): string {
 }
 
 /**
- * The element comment naming the owner: `<containerID>/<ifname>` (DEL finds elements by it without
- * prevResult); hashed when nft would refuse it (over 128 characters or outside its comment charset).
+ * The element comment naming the owner: `<network hash>:<containerID>/<ifname>`. DEL finds an
+ * attachment's elements by it without prevResult; the network hash (FNV-1a of the network name, since
+ * the maps are node-wide) lets GC touch only its own network's elements. The part after the hash is
+ * itself hashed when nft would refuse it (over 128 characters or outside its comment charset).
  */
-export function elementComment(containerId: string, ifName: string): string {
-  const text = `${containerId}/${ifName}`;
-  return COMMENT_OK.test(text) ? text : `h:${fnv1a32(text)}`;
+export function elementComment(network: string, containerId: string, ifName: string): string {
+  const prefix = networkTag(network);
+  const text = `${prefix}${containerId}/${ifName}`;
+  return COMMENT_OK.test(text) ? text : `${prefix}h:${fnv1a32(`${containerId}/${ifName}`)}`;
+}
+
+/** The comment prefix of every element of network `network` (`<8 hex>:`). */
+export function networkTag(network: string): string {
+  return `${fnv1a32(network)}:`;
 }

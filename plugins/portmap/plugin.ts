@@ -4,6 +4,7 @@ import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
 import { cmdAdd } from './add.ts';
 import { cmdCheck } from './check.ts';
 import { cmdDel } from './del.ts';
+import { cmdGc } from './gc.ts';
 
 /** portmap: hostPort -> pod DNAT through nftables maps in the node netns; chained after an interface plugin. */
 export const portmapPlugin: Plugin = {
@@ -13,4 +14,5 @@ export const portmapPlugin: Plugin = {
   add: cmdAdd,
   del: cmdDel,
   check: (a) => cmdCheck(a),
+  gc: (a) => cmdGc(a),
 };

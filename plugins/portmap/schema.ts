@@ -34,6 +34,15 @@ export const portmapSchema = {
       type: 'object',
       properties: { portMappings: { type: 'array', maxItems: 4096, items: portMappingSchema } },
     },
+    // GC (spec 1.1): the attachments that are still alive on this network.
+    'cni.dev/valid-attachments': {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['containerID', 'ifname'],
+        properties: { containerID: { type: 'string', minLength: 1, maxLength: 256 }, ifname: { type: 'string', minLength: 1, maxLength: 15 } },
+      },
+    },
   },
   additionalProperties: true,
 } as const;

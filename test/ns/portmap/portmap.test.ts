@@ -8,6 +8,7 @@ import type { NftTableState } from '../../../lib/netfilter/index.ts';
 import { cmdAdd } from '../../../plugins/portmap/add.ts';
 import { cmdCheck } from '../../../plugins/portmap/check.ts';
 import { cmdDel } from '../../../plugins/portmap/del.ts';
+import { cmdGc } from '../../../plugins/portmap/gc.ts';
 import { ELEMENT_SETS, elementComment } from '../../../plugins/portmap/names.ts';
 import { rootOnly, run } from '../../helpers/netns.ts';
 import { BRIDGE4, CLIENT4, NODE4, NODE6, PortmapLab, cmdArgs, fetchFrom, fetchRaw, udpAsk, type Pod } from './fixture.ts';
@@ -64,7 +65,7 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
   it('ADD returns prevResult unchanged and adds one element per mapping and family', () => {
     const res = add(pod1, [HTTP, DNS]);
     assert.deepEqual(res, pod1.result);
-    const mine = elementsOf(table(), elementComment(pod1.containerId, 'eth0'));
+    const mine = elementsOf(table(), elementComment('pmnet', pod1.containerId, 'eth0'));
     // 2 DNAT (v4, v6) x 2 mappings + snat: 2 hairpin v4 + 2 localhost v4 + 2 hairpin v6
     assert.equal(mine.length, 10, JSON.stringify(mine));
   });
@@ -131,8 +132,8 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     const a = cmdArgs('DEL', pod1, { netns: '' });
     call(lab, () => cmdDel(a));
     const t = table();
-    assert.deepEqual(elementsOf(t, elementComment(pod1.containerId, 'eth0')), []);
-    assert.equal(elementsOf(t, elementComment(pod2.containerId, 'eth0')).length > 0, true, "pod2's entries stay");
+    assert.deepEqual(elementsOf(t, elementComment('pmnet', pod1.containerId, 'eth0')), []);
+    assert.equal(elementsOf(t, elementComment('pmnet', pod2.containerId, 'eth0')).length > 0, true, "pod2's entries stay");
     assert.equal(await udpFlows(lab, 5353), '', 'the UDP flow was flushed');
     for (const [ns, host] of [[lab.client.name, NODE4], [lab.client.name, NODE6], [lab.node.name, NODE4], [lab.node.name, '127.0.0.1'], [pod1.ns.name, NODE4]] as const) {
       assert.equal(await fetchFrom(ns, host, 8080), '', `${ns} -> ${host}:8080 no longer answers`);
@@ -140,6 +141,20 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     assert.equal(await udpAsk(lab.client.name, NODE4, 5353, { srcPort: 40000 }), '');
     assert.equal(await fetchFrom(lab.client.name, NODE4, 9090), 'pod-2');
     call(lab, () => cmdDel(a)); // a second DEL succeeds
+  });
+
+  it('GC removes the elements of attachments no longer valid, only of its own network', () => {
+    add(pod1, [HTTP]);
+    add(pod2, [{ hostPort: 9090, containerPort: 80 }]);
+    call(lab, () => cmdAdd(cmdArgs('ADD', pod1, { portMappings: [{ hostPort: 7070, containerPort: 80 }], prevResult: pod1.result, conf: { name: 'othernet' } })));
+    assert.throws(() => call(lab, () => cmdGc(cmdArgs('GC', pod1, { netns: '', conf: { cniVersion: '1.1.0' } }))), (e: unknown) => e instanceof CniError && e.code === 7);
+    const valid = [{ containerID: pod2.containerId, ifname: 'eth0' }];
+    call(lab, () => cmdGc(cmdArgs('GC', pod1, { netns: '', conf: { cniVersion: '1.1.0', 'cni.dev/valid-attachments': valid } })));
+    const t = table();
+    assert.deepEqual(elementsOf(t, elementComment('pmnet', pod1.containerId, 'eth0')), []);
+    assert.ok(elementsOf(t, elementComment('pmnet', pod2.containerId, 'eth0')).length > 0);
+    assert.ok(elementsOf(t, elementComment('othernet', pod1.containerId, 'eth0')).length > 0, 'another network is left alone');
+    call(lab, () => cmdDel(cmdArgs('DEL', pod1, { netns: '', conf: { name: 'othernet' } })));
   });
 
   it('clients keep their own address by default; masqAll hides it behind the node', async () => {

@@ -11,7 +11,7 @@ const code = (n: number, text?: string) => (e: unknown) => e instanceof CniError
 
 describe('parsePortmapConfig', () => {
   it('defaults: snat on, masqAll off, no mappings', () => {
-    assert.deepEqual(parse({}), { name: 'net1', cniVersion: '1.0.0', snat: true, masqAll: false, mappings: [] });
+    assert.deepEqual(parse({}), { name: 'net1', cniVersion: '1.0.0', snat: true, masqAll: false, mappings: [], validAttachments: null });
     assert.equal(parse({ snat: false, masqAll: true }).snat, false);
     assert.equal(parse({ snat: false, masqAll: true }).masqAll, true);
   });
@@ -54,6 +54,12 @@ describe('parsePortmapConfig', () => {
     assert.throws(() => parse({ conditionsV4: ['-s', '1.2.3.4'] }), code(2, 'conditionsV4'));
     assert.throws(() => parse({ externalSetMarkChain: 'KUBE-MARK-MASQ' }), code(2, 'externalSetMarkChain'));
     assert.equal(parse({ conditionsV4: [], conditionsV6: [], markMasqBit: 13 }).snat, true);
+  });
+
+  it('reads GC valid attachments; refuses malformed ones (code 7)', () => {
+    const c = parse({ 'cni.dev/valid-attachments': [{ containerID: 'c1', ifname: 'eth0' }] });
+    assert.deepEqual(c.validAttachments, [{ containerId: 'c1', ifName: 'eth0' }]);
+    assert.throws(() => parse({ 'cni.dev/valid-attachments': [{ containerID: 'c1' }] }), code(7, 'ifname'));
   });
 
   it('mappingKey tells wildcard, per-family wildcard and specific hostIPs apart', () => {

@@ -14,7 +14,7 @@ const RESULT = {
     { address: 'fd00:244:0:0::5/64', interface: 2 },
   ],
 };
-const cfg = (mappings: PortmapConfig['mappings'], extra: Partial<PortmapConfig> = {}): PortmapConfig => ({ name: 'n', cniVersion: '1.0.0', snat: true, masqAll: false, mappings, ...extra });
+const cfg = (mappings: PortmapConfig['mappings'], extra: Partial<PortmapConfig> = {}): PortmapConfig => ({ name: 'n', cniVersion: '1.0.0', snat: true, masqAll: false, mappings, validAttachments: null, ...extra });
 
 describe('containerIps', () => {
   it('takes the first address of each family on a sandbox interface, with its subnet', () => {
