@@ -9,6 +9,7 @@ import { benchBridge } from './bridge.ts';
 import { benchHostLocal } from './host-local.ts';
 import { benchWeftd } from './weftd.ts';
 import { benchPortmap } from './portmap.ts';
+import { benchDataplane } from './dataplane.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -19,6 +20,7 @@ const BENCHES: Record<string, Bench> = {
   'host-local': () => benchHostLocal(),
   weftd: () => benchWeftd(),
   portmap: () => benchPortmap(),
+  dataplane: () => benchDataplane(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {

@@ -1,0 +1,136 @@
+// Cross-node pod-to-pod TCP throughput (iperf3, single stream) through weft's vxlan and host-gw
+// data planes, next to the same topology built by hand with `ip` commands (bridge, veth, VTEP with
+// learning off, permanent neighbour + FDB + onlink route; or a plain route for host-gw) on the same
+// underlay. Runs alternate weft/hand-built so machine load hits both alike; medians are compared.
+import { execFileSync } from 'node:child_process';
+import { vtepMac } from '../../plugins/flannel/vtep.ts';
+import { Cluster } from '../../test/harness/cluster.ts';
+import { Topology, nsExec, nsRun } from '../../test/harness/topology.ts';
+import { median, round, type BenchResult } from './util.ts';
+
+const ROUNDS = Number(process.env['WEFT_BENCH_ROUNDS'] ?? 5);
+const SECONDS = Number(process.env['WEFT_BENCH_SECONDS'] ?? 4);
+let nextPort = 7201;
+
+/**
+ * One iperf3 run (the first second omitted: slow start), Gbit/s received. The server is polled
+ * until it listens, so a client never races it; a run that moved no data is retried (twice).
+ */
+async function iperfGbps(client: string, server: string, serverIp: string): Promise<number> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = String(nextPort++);
+    const srv = nsExec(server, ['iperf3', '-s', '-1', '-p', port], { timeoutMs: (SECONDS + 20) * 1000 });
+    for (let i = 0; i < 50; i++) {
+      if ((await nsExec(server, ['ss', '-Htln', `sport = :${port}`])).stdout.trim() !== '') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const r = await nsExec(client, ['iperf3', '-c', serverIp, '-p', port, '-t', String(SECONDS), '-O', '1', '-J'], { timeoutMs: (SECONDS + 15) * 1000 });
+    await srv;
+    try {
+      const bps = (JSON.parse(r.stdout) as { end?: { sum_received?: { bits_per_second?: number } } }).end?.sum_received?.bits_per_second ?? 0;
+      if (r.code === 0 && bps > 0) return bps / 1e9;
+    } catch { /* not JSON: retry */ }
+    process.stderr.write(`  iperf3 ${client} -> ${serverIp} attempt ${attempt + 1} moved no data: ${r.stderr.slice(0, 200)}\n`);
+  }
+  throw new Error(`iperf3 ${client} -> ${serverIp} failed three times`);
+}
+
+interface Path { client: string; server: string; serverIp: string; destroy: () => void }
+
+/** Two nodes wired by hand the way weft wires them: pod <-veth-> cni0, and vxlan or host-gw between nodes. */
+async function handBuilt(backend: 'vxlan' | 'host-gw'): Promise<Path> {
+  const t = await Topology.create({ nodes: 2 });
+  try {
+    const mtu = backend === 'vxlan' ? 1450 : 1500;
+    const sub = (id: number) => `10.245.${id}`;
+    const pods: string[] = [];
+    for (const n of t.nodes) {
+      const run = (...cmd: string[]) => nsRun(n.netns, cmd);
+      await run('ip', 'link', 'add', 'cni0', 'type', 'bridge');
+      await run('ip', 'addr', 'add', `${sub(n.id)}.1/24`, 'dev', 'cni0');
+      await run('ip', 'link', 'set', 'cni0', 'up');
+      const pod = await t.addPod(n, 1);
+      pods.push(pod.netns);
+      await run('ip', 'link', 'add', 'vethbench', 'mtu', String(mtu), 'type', 'veth', 'peer', 'name', 'eth0', 'mtu', String(mtu), 'netns', pod.netns);
+      await run('ip', 'link', 'set', 'vethbench', 'master', 'cni0', 'up');
+      await nsRun(pod.netns, ['ip', 'link', 'set', 'lo', 'up']);
+      await nsRun(pod.netns, ['ip', 'addr', 'add', `${sub(n.id)}.2/24`, 'dev', 'eth0']);
+      await nsRun(pod.netns, ['ip', 'link', 'set', 'eth0', 'up']);
+      await nsRun(pod.netns, ['ip', 'route', 'add', 'default', 'via', `${sub(n.id)}.1`]);
+      if (backend === 'vxlan') {
+        await run('ip', 'link', 'add', 'flannel.1', 'address', vtepMac(n.ip, 1), 'type', 'vxlan', 'id', '1', 'local', n.ip, 'dev', 'eth0', 'dstport', '8472', 'nolearning');
+        await run('ip', 'link', 'set', 'flannel.1', 'mtu', String(mtu), 'up');
+        await run('ip', 'addr', 'add', `${sub(n.id)}.0/32`, 'dev', 'flannel.1');
+        // Same as weftd: TX checksum offload off on the VTEP.
+        await run('ethtool', '-K', 'flannel.1', 'tx', 'off');
+      }
+    }
+    for (const n of t.nodes) {
+      for (const p of t.nodes.filter((x) => x !== n)) {
+        const run = (...cmd: string[]) => nsRun(n.netns, cmd);
+        if (backend === 'vxlan') {
+          await run('ip', 'neigh', 'add', `${sub(p.id)}.0`, 'lladdr', vtepMac(p.ip, 1), 'dev', 'flannel.1', 'nud', 'permanent');
+          await run('bridge', 'fdb', 'add', vtepMac(p.ip, 1), 'dev', 'flannel.1', 'dst', p.ip, 'self', 'permanent');
+          await run('ip', 'route', 'add', `${sub(p.id)}.0/24`, 'via', `${sub(p.id)}.0`, 'dev', 'flannel.1', 'onlink');
+        } else {
+          await run('ip', 'route', 'add', `${sub(p.id)}.0/24`, 'via', p.ip, 'dev', 'eth0');
+        }
+      }
+    }
+    return { client: pods[0] ?? '', server: pods[1] ?? '', serverIp: `${sub(2)}.2`, destroy: () => t.destroySync() };
+  } catch (e) {
+    t.destroySync();
+    throw e;
+  }
+}
+
+/**
+ * Two weft nodes (weftd + flannel plugin + bridge + host-local, built binaries), one pod each.
+ * `masq` false: no NAT anywhere (delegate ipMasq false, weftd without --ip-masq), the same data
+ * path as the hand-built one. `masq` true: weftd --ip-masq as flannel is usually deployed; its nat
+ * hook makes conntrack track every packet, which costs throughput on any flannel-style setup.
+ */
+async function weftBuilt(backend: 'vxlan' | 'host-gw', masq: boolean): Promise<Path> {
+  const c = await Cluster.create({ backend, store: 'file', nodes: 2, podsPerNode: 1, ipMasq: masq, ...(masq ? {} : { delegate: { ipMasq: false } }) });
+  const [a, b] = c.pods;
+  if (!a || !b) throw new Error('weft cluster has no pods');
+  return { client: a.netns, server: b.netns, serverIp: b.ip, destroy: () => c.destroy() };
+}
+
+/** The dataplane benchmark rows: per backend weft vs hand-built, median Gbit/s and the ratio. */
+export async function benchDataplane(): Promise<BenchResult[]> {
+  execFileSync('iperf3', ['--version'], { stdio: 'ignore' });
+  const rows: BenchResult[] = [];
+  for (const backend of ['vxlan', 'host-gw'] as const) {
+    const weft = await weftBuilt(backend, false);
+    const masq = await weftBuilt(backend, true);
+    const hand = await handBuilt(backend);
+    try {
+      const w: number[] = [];
+      const m: number[] = [];
+      const h: number[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        w.push(await iperfGbps(weft.client, weft.server, weft.serverIp));
+        h.push(await iperfGbps(hand.client, hand.server, hand.serverIp));
+        m.push(await iperfGbps(masq.client, masq.server, masq.serverIp));
+      }
+      const fmt = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
+      process.stderr.write(`  ${backend}: weft ${fmt(w)} | weft --ip-masq ${fmt(m)} | hand-built ${fmt(h)} Gbit/s\n`);
+      const base = `hand-built ${round(median(h), 2)} Gbit/s`;
+      const ratio = median(w) / median(h);
+      rows.push({
+        name: `${backend}: pod-to-pod TCP across nodes, no NAT (iperf3, ${SECONDS} s, median of ${ROUNDS})`, value: round(median(w), 2), unit: 'Gbit/s',
+        baseline: base, ratio: round(ratio, 3), target: '>= 0.95x', ok: ratio >= 0.95,
+      });
+      rows.push({
+        name: `${backend}: same with weftd --ip-masq (conntrack on every packet)`, value: round(median(m), 2), unit: 'Gbit/s',
+        baseline: base, ratio: round(median(m) / median(h), 3),
+      });
+    } finally {
+      weft.destroy();
+      masq.destroy();
+      hand.destroy();
+    }
+  }
+  return rows;
+}
