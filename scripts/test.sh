@@ -28,10 +28,12 @@ case "$mode" in
     npx tsc --noEmit
     npx eslint .
     run_node_tests unit
-    if need_root ns; then run_node_tests ns; run_node_tests e2e; fi
+    if need_root ns; then run_node_tests ns; run_node_tests e2e; run_node_tests fuzz; fi
     ;;
   unit) run_node_tests unit ;;
   ns) need_root ns && run_node_tests ns ;;
   e2e) need_root e2e && run_node_tests e2e ;;
-  *) echo "usage: $0 [all|unit|ns|e2e]" >&2; exit 2 ;;
+  fuzz) need_root fuzz && run_node_tests fuzz ;;
+  stress) need_root stress && bash scripts/stress.sh ;;
+  *) echo "usage: $0 [all|unit|ns|e2e|fuzz|stress]" >&2; exit 2 ;;
 esac
