@@ -32,7 +32,7 @@ export function cmdAdd(a: CmdArgs): Result {
   addElements(planned, comment);
   if (ips.v4 !== undefined && planned.some((p) => p.set === N.snat4 && p.key[0] === '127.0.0.1')) {
     try {
-      const iface = ensureRouteLocalnet(ips.v4);
+      const iface = ensureRouteLocalnet(prev, ips.v4);
       if (iface === undefined) log.warn('no route to the pod: 127.0.0.1 hostPorts will not work', { pod: ips.v4 });
     } catch (e) {
       removeElements(planned); // one rollback path: the elements are the only other change

@@ -9,6 +9,7 @@ import { cmdAdd } from '../../../plugins/portmap/add.ts';
 import { cmdCheck } from '../../../plugins/portmap/check.ts';
 import { cmdDel } from '../../../plugins/portmap/del.ts';
 import { cmdGc } from '../../../plugins/portmap/gc.ts';
+import { findRouteIface, hostIfaceOf } from '../../../plugins/portmap/localnet.ts';
 import { ELEMENT_SETS, elementComment } from '../../../plugins/portmap/names.ts';
 import { rootOnly, run } from '../../helpers/netns.ts';
 import { BRIDGE4, CLIENT4, NODE4, NODE6, PortmapLab, cmdArgs, fetchFrom, fetchRaw, udpAsk, type Pod } from './fixture.ts';
@@ -81,6 +82,13 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     assert.equal(await fetchFrom(lab.node.name, '127.0.0.1', 8080), 'pod-1');
     const localnet = await run(['ip', 'netns', 'exec', lab.node.name, 'cat', '/proc/sys/net/ipv4/conf/br0/route_localnet']);
     assert.equal(localnet.stdout.trim(), '1', 'route_localnet set on the interface towards the pod');
+  });
+
+  it('the interface towards the pod: the result\'s host interface, else the route to the pod', () => {
+    assert.equal(call(lab, () => hostIfaceOf(pod1.result)), 'br0');
+    assert.equal(call(lab, () => hostIfaceOf({ interfaces: [{ name: 'nosuchif0', mac: '' }, { name: 'eth0', mac: '', sandbox: '/x' }] })), undefined);
+    assert.equal(call(lab, () => findRouteIface(pod1.ip4)), 'br0');
+    assert.equal(call(lab, () => findRouteIface('203.0.113.9')), undefined, 'no default route in the node namespace');
   });
 
   it('reachable from the pod itself via its hostPort (hairpin) and from another pod', async () => {
