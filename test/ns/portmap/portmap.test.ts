@@ -129,6 +129,17 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     check();
   });
 
+  it("a re-ADD after the pod's address changed replaces its own entries instead of reporting a conflict", async () => {
+    const moved = { ...pod1.result, ips: (pod1.result.ips ?? []).map((ip) => ({ ...ip, address: ip.address.includes(':') ? `${pod2.ip6}/64` : `${pod2.ip4}/24` })) };
+    const m = [{ hostPort: 6060, containerPort: 80, protocol: 'tcp' }];
+    add(pod1, m);
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060), 'pod-1');
+    call(lab, () => cmdAdd(cmdArgs('ADD', pod1, { portMappings: m, prevResult: moved })));
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060), 'pod-2');
+    add(pod1, m); // back, for the tests below
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060), 'pod-1');
+  });
+
   it('a second pod gets its own hostPort beside the first', async () => {
     add(pod2, [{ hostPort: 9090, containerPort: 80, protocol: 'tcp' }]);
     assert.equal(await fetchFrom(lab.client.name, NODE4, 9090), 'pod-2');
