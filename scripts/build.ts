@@ -3,10 +3,11 @@
 // minified, with the addon embedded, and starts with a marker line that lib/cni/delegate.ts
 // reads to recognise our own bundles for in-process delegation.
 import { build } from 'esbuild';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildAddon, embedAddonPlugin } from './build/addon.ts';
+import { formatCodeCachedBundle } from './build/code-cache.ts';
 import { ENTRIES } from './build/entries.ts';
 import { generateValidators } from './gen-validators.ts';
 
@@ -14,7 +15,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
 async function main(): Promise<void> {
-  const only = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const only = args.filter((a) => !a.startsWith('--'));
+  // `--no-code-cache` builds plain bundles (to measure what the code cache gives).
+  const codeCache = !args.includes('--no-code-cache');
   const started = performance.now();
   await generateValidators();
   const addonPath = await buildAddon();
@@ -27,22 +31,31 @@ async function main(): Promise<void> {
   await Promise.all(
     entries.map(async (entry) => {
       const outfile = join(outDir, entry.name);
-      await build({
+      const header = `#!/usr/bin/env node\n// weft-bundle ${entry.name} ${version}\n`;
+      const res = await build({
         entryPoints: [join(root, entry.source)],
         outfile,
+        write: false,
         bundle: true,
         platform: 'node',
         target: 'node20',
         format: 'cjs',
         minify: true,
+        // ASCII only: the code-cached layout comments the body out line by line (see lib/sys/code-cache.ts).
+        charset: 'ascii',
         legalComments: 'none',
         logLevel: 'warning',
         // import.meta.url is only read on the source-tree path of lib/sys (never in a bundle).
         logOverride: { 'empty-import-meta': 'silent' },
-        banner: { js: `#!/usr/bin/env node\n// weft-bundle ${entry.name} ${version}` },
         plugins: [embedAddonPlugin(addonPath)],
         ...(entry.external ? { external: entry.external } : {}),
       });
+      const body = res.outputFiles.find((f) => f.path === outfile)?.text;
+      if (body === undefined) throw new Error(`esbuild produced no ${outfile}`);
+      const text = codeCache && entry.codeCache !== false ? await formatCodeCachedBundle(header, body) : `${header}${body}`;
+      // Written beside and renamed: a plugin exec'd during the build never reads half a file.
+      writeFileSync(`${outfile}.tmp`, text, { mode: 0o755 });
+      renameSync(`${outfile}.tmp`, outfile);
       chmodSync(outfile, 0o755);
     }),
   );

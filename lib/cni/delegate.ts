@@ -65,7 +65,7 @@ function spawnEnv(env: Env, command: DelegateCommand): NodeJS.ProcessEnv {
 /** Exec `file` with the CNI contract; resolves with its stdout and exit status (stderr passes through). */
 async function execPlugin(file: string, command: DelegateCommand, stdinData: Buffer, env: Env): Promise<{ stdout: string; exitCode: number }> {
   // Loaded on the (rare) exec path only: keeps child_process out of every plugin's start-up.
-  const { spawn } = await import('node:child_process');
+  const { spawn } = process.getBuiltinModule('node:child_process');
   return new Promise((resolve, reject) => {
     const child = spawn(file, [], { env: spawnEnv(env, command), stdio: ['pipe', 'pipe', 'inherit'] });
     const chunks: Buffer[] = [];

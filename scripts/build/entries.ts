@@ -6,6 +6,8 @@ export interface Entry {
   source: string;
   /** Packages left out of the bundle and loaded from node_modules at run time (weftd: etcd3 reads its .proto files relative to its own directory). */
   external?: string[];
+  /** false: a plain bundle, without the V8 code-cache loader (see lib/sys/code-cache.ts). Default true. */
+  codeCache?: boolean;
 }
 
 export const ENTRIES: readonly Entry[] = [
@@ -15,7 +17,7 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'portmap', source: 'plugins/portmap/main.ts' },
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
   { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
-  { name: 'weftd', source: 'agent/main.ts', external: ['etcd3'] },
+  { name: 'weftd', source: 'agent/main.ts', external: ['etcd3'], codeCache: false },
   // The installer CLI (`weft install`), the package.json "bin"; never copied into a CNI bin dir.
-  { name: 'weft', source: 'cli/weft.ts' },
+  { name: 'weft', source: 'cli/weft.ts', codeCache: false },
 ];

@@ -1,0 +1,120 @@
+// V8 code cache for a bundle's body. A bundle file is: the two header lines, a small loader (this
+// module), then the body as line comments (`//` before every line), so Node's own compile of the file
+// only scans comments. The loader compiles the body with vm.Script and `cachedData` kept, content-addressed,
+// in the same private directory as the native addon (lib/sys/loader.ts rules: 0700, our uid, atomic
+// writes); the first run of a body writes the cache at exit, including the functions that run compiled.
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
+
+/** The line that separates the loader from the commented body. */
+export const BODY_MARKER = '//@weft-body';
+
+/** Comments out `body` line by line (build time). Only '\n' may end lines: CR, U+2028 and U+2029 would end a `//` comment early. */
+export function formatCommentedBody(body: string): string {
+  if (/[\r\u2028\u2029]/.test(body)) throw new Error('code cache: bundle body contains CR, U+2028 or U+2029; build with charset ascii');
+  return `${BODY_MARKER}\n//${body.split('\n').join('\n//')}\n`;
+}
+
+/** The body back from a whole bundle file's text; null when the file has no commented body. */
+export function parseCommentedBody(text: string): string | null {
+  const at = text.indexOf(`\n${BODY_MARKER}\n`);
+  if (at < 0) return null;
+  const lines = text.slice(at + BODY_MARKER.length + 2).split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines.map((l) => l.slice(2)).join('\n');
+}
+
+/**
+ * Cache file name: the body's sha256 (from the build; V8 itself only checks the source length), the
+ * Node version, the architecture and the CNI command. One cache per command, because a cache holds the
+ * functions its first run compiled: a VERSION probe's cache would leave ADD compiling lazily.
+ */
+export function cacheFileName(bodySha256: string, command = ''): string {
+  if (!/^[0-9a-f]{64}$/.test(bodySha256)) throw new Error(`code cache: bad body sha256 ${JSON.stringify(bodySha256)}`);
+  const cmd = /^(ADD|DEL|CHECK|GC|STATUS|VERSION)$/.test(command) ? command : 'other';
+  return `weft-cc-${bodySha256.slice(0, 16)}-${process.version}-${process.arch}-${cmd}.bin`;
+}
+
+/** Reads a cache file if it is a regular file owned by us; undefined otherwise (absent, foreign, unreadable). */
+function readCache(path: string): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.uid !== (process.getuid?.() ?? 0) || (st.mode & 0o022) !== 0) return undefined;
+    return readFileSync(fd);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes `bytes` to a unique sibling and renames it over `path` (readers never see a partial file). */
+function writeCache(path: string, bytes: Buffer): void {
+  const tmp = `${path}.tmp-${process.pid}-${Date.now().toString(36)}`;
+  try {
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o400);
+    try {
+      let off = 0;
+      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // never created or already renamed
+    }
+  }
+}
+
+/** The first usable private directory for cache files, or undefined (then the body runs uncached). */
+function cacheDir(): string | undefined {
+  for (const dir of addonDirCandidates()) {
+    try {
+      ensurePrivateDir(dir);
+      return dir;
+    } catch {
+      // try the next candidate
+    }
+  }
+  return undefined;
+}
+
+type Wrapper = (exports: unknown, require: NodeJS.Require, module: NodeJS.Module, filename: string, dirname: string) => void;
+
+/**
+ * Runs the commented body of the bundle file `filename` as the CommonJS module `mod`, with V8's code
+ * cache when one is there for this body (`bodySha256`, computed at build time). Without a usable cache
+ * the body runs all the same, and its cache is written when the process exits. Cache problems never
+ * fail the run; errors of the body itself propagate as usual.
+ */
+export function runCachedBody(filename: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
+  const body = parseCommentedBody(readFileSync(filename, 'latin1'));
+  if (body === null) throw new Error(`code cache: ${filename} has no bundle body`);
+  const vm = process.getBuiltinModule('node:vm');
+  const dir = cacheDir();
+  const path = dir === undefined ? undefined : join(dir, cacheFileName(bodySha256, process.env['CNI_COMMAND']));
+  const cachedData = path === undefined ? undefined : readCache(path);
+  const source = `(function (exports, require, module, __filename, __dirname) {${body}\n})`;
+  const script = new vm.Script(source, {
+    filename,
+    ...(cachedData === undefined ? {} : { cachedData }),
+    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+  });
+  if (path !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
+    // At exit the functions this run needed are compiled too, so the cache holds them.
+    process.once('exit', () => writeCache(path, script.createCachedData()));
+  }
+  const fn = script.runInThisContext() as Wrapper;
+  fn.call(mod.exports, mod.exports, req, mod, filename, dirname(filename));
+}

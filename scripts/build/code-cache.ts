@@ -1,0 +1,30 @@
+// Build step: turn a bundle body into a code-cached bundle file: header lines, the small loader
+// (scripts/build/code-cache-entry.ts, built here with the body's sha256 defined), the commented body.
+import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { formatCommentedBody } from '../../lib/sys/code-cache.ts';
+
+const entry = join(dirname(fileURLToPath(import.meta.url)), 'code-cache-entry.ts');
+
+/** The whole file text: `header` (shebang and marker lines), the loader for this body, the commented body. */
+export async function formatCodeCachedBundle(header: string, body: string): Promise<string> {
+  const sha = createHash('sha256').update(body).digest('hex');
+  const loader = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minify: true,
+    charset: 'ascii',
+    legalComments: 'none',
+    logLevel: 'warning',
+    define: { WEFT_BODY_SHA256: JSON.stringify(sha) },
+  });
+  const text = loader.outputFiles[0]?.text;
+  if (text === undefined) throw new Error('code cache: the loader build produced no output');
+  return `${header}${text.endsWith('\n') ? text : `${text}\n`}${formatCommentedBody(body)}`;
+}
