@@ -20,6 +20,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     opts.log.info('stopping; data plane and lease left in place', { signal: sig });
+    // A store that cannot close (etcd unreachable) must not keep a stopping weftd alive.
+    setTimeout(() => {
+      opts.log.warn('stop took longer than 5 s; exiting anyway');
+      process.exit(0);
+    }, 5000).unref();
     d.stop().then(() => process.exit(0), (e: unknown) => {
       opts.log.error('stop failed', { error: e });
       process.exit(1);

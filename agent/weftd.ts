@@ -15,7 +15,7 @@ import type { Metrics } from './metrics.ts';
 import { serveMetrics } from './metrics.ts';
 import { describeOp, applyPlan, readActual } from './reconcile/apply.ts';
 import { RTPROT_WEFT, desiredState } from './reconcile/desired.ts';
-import { planReconcile } from './reconcile/diff.ts';
+import { planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { parseSubnetEnv, writeSubnetEnv } from './subnet-env.ts';
 import { findUplink, type Uplink } from './uplink.ts';
@@ -44,6 +44,8 @@ export class Weftd {
   private server: Server | undefined;
   private lastOk = 0;
   private lastError = '';
+  /** Device indexes of the last pass, to tell our neighbour/FDB notifications from others. */
+  private dev: DevIndexes | undefined;
 
   private constructor(
     private readonly o: WeftdOptions,
@@ -126,16 +128,18 @@ export class Weftd {
       const dst = parseCidr4Loose(ev.route.dst);
       return net !== null && dst !== null && containsIPv4(net, dst.ip);
     }
-    // Our own neighbour/FDB writes come back as newneigh; only removals are drift.
-    return ev.type === 'delneigh';
+    // Our own neighbour/FDB writes come back as newneigh; only removals on the VTEP are drift.
+    const index = ev.neigh?.index ?? ev.fdb?.index;
+    return ev.type === 'delneigh' && index !== undefined && index === this.dev?.vtep;
   }
 
   /** One reconcile pass (synchronous). */
   private pass(why: string): void {
     const t0 = performance.now();
-    this.metrics.inc(M.runs, { trigger: why.includes('periodic') && !why.includes(',') ? 'periodic' : why.split(',')[0] ?? why });
+    this.metrics.inc(M.runs, { trigger: why.split(',')[0] ?? why });
     try {
       const dev = this.backend.ensureLocal(this.rtnl, this.own);
+      this.dev = dev;
       const conf = this.store.netConf;
       const desired = desiredState({
         backend: this.backend.type, ownSubnet: this.own.subnet, publicIp: this.uplink.publicIp, uplinkCidr: this.uplink.cidr,
@@ -152,14 +156,18 @@ export class Weftd {
         this.o.log.warn('change failed', { change: describeOp(f.op), error: f.error });
       }
       for (const c of plan.conflicts) this.o.log.warn('route exists and is not ours: left alone', c);
-      const failedKinds = new Set(out.failed.map((f) => f.op));
-      const count = (k: 'route' | 'neigh' | 'fdb', want: number) => want - [...failedKinds].filter((op) => op.kind === `add-${k}`).length;
-      this.metrics.set(M.programmed, count('route', desired.routes.length - plan.conflicts.length), { kind: 'route' });
-      this.metrics.set(M.programmed, count('neigh', desired.neighs.length), { kind: 'neigh' });
-      this.metrics.set(M.programmed, count('fdb', desired.fdbs.length), { kind: 'fdb' });
+      const failedAdds = (kind: Op['kind']) => out.failed.filter((f) => f.op.kind === kind).length;
+      this.metrics.set(M.programmed, desired.routes.length - plan.conflicts.length - failedAdds('add-route'), { kind: 'route' });
+      this.metrics.set(M.programmed, desired.neighs.length - failedAdds('add-neigh'), { kind: 'neigh' });
+      this.metrics.set(M.programmed, desired.fdbs.length - failedAdds('add-fdb'), { kind: 'fdb' });
       this.metrics.set(M.conflicts, plan.conflicts.length);
       this.metrics.set(M.leases, this.leases.size);
-      if (out.failed.length === 0) { this.lastOk = Date.now(); this.lastError = ''; } else this.lastError = out.failed[0]?.error.message ?? '';
+      if (out.failed.length === 0) {
+        this.lastOk = Date.now();
+        this.lastError = '';
+      } else {
+        this.lastError = out.failed[0]?.error.message ?? '';
+      }
     } catch (e) {
       this.metrics.inc(M.errors, { source: 'reconcile' });
       this.lastError = (e as Error).message;
