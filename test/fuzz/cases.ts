@@ -60,8 +60,14 @@ export function expectFor(t: FuzzTarget, validate: GeneratedValidator, config: u
 
 function schemaCase(t: FuzzTarget, schema: SchemaNode, validate: GeneratedValidator, ctx: CaseContext, rng: Rng, id: string): FuzzCase {
   const base = t.baseConfig(ctx);
-  const m = drawMutation(rng, schema, base);
-  const config = applyMutation(base, m);
+  let m = drawMutation(rng, schema, base);
+  let config = applyMutation(base, m);
+  // Never let a case write outside the test's temp dirs (the filesystem is shared with the host).
+  for (let tries = 0; t.confined !== undefined && !t.confined(config, ctx); tries++) {
+    if (tries > 50) throw new Error(`${t.name}: no confined mutation after 50 draws`);
+    m = drawMutation(rng, schema, base);
+    config = applyMutation(base, m);
+  }
   const env = baseEnv(t, ctx, id);
   // Mostly ADD; some DEL, which must refuse a bad config just the same (and succeed on a valid one).
   if (rng.chance(0.15)) env['CNI_COMMAND'] = 'DEL';

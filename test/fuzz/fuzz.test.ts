@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestNetns, rootOnly, run, type TestNetns } from '../helpers/netns.ts';
@@ -23,6 +23,16 @@ const BIN_CASES = Number(process.env['FUZZ_BIN_CASES'] ?? 30);
 const BATCH = 100;
 const ONLY = process.env['FUZZ_ONLY'];
 const seed = runSeed();
+// The host's default data dirs: a case whose config loses our dataDir would write here.
+const HOST_DATA_DIRS = ['/var/lib/cni/networks', '/var/lib/cni/flannel', '/var/lib/cni/results'];
+
+function readdirRecursive(d: string): string[] {
+  try {
+    return readdirSync(d, { recursive: true }).map(String);
+  } catch {
+    return [];
+  }
+}
 const targets = selectedTargets();
 
 /** Tallies of one run, printed as test diagnostics (the closing note's figures). */
@@ -120,6 +130,15 @@ describe(`fuzz (seed ${seed}; FUZZ_SEED=${seed} replays)`, rootOnly(), () => {
     return tally;
   }
 
+  /** Entries a fuzz case left in the host's default CNI data dirs (shared filesystem; must be none). */
+  function hostDirLeaks(): string[] {
+    const out: string[] = [];
+    for (const d of HOST_DATA_DIRS) {
+      for (const f of readdirRecursive(d)) if (/fuzz|fz[a-z]/.test(f)) out.push(join(d, f));
+    }
+    return out;
+  }
+
   function report(t: FuzzTarget, how: string, tally: Tally, diag: (s: string) => void): void {
     const codes = [...tally.codes.entries()].sort((a, b) => a[0] - b[0]).map(([c, n]) => `${c}:${n}`).join(' ');
     diag(`${t.name} ${how}: ${tally.cases} cases (${tally.errors} errors, ${tally.successes} successes; codes ${codes}), ${tally.failures.length} failures, ${tally.leftovers} leftover lines, ${(tally.ms / Math.max(1, tally.cases)).toFixed(1)} ms/case`);
@@ -128,11 +147,13 @@ describe(`fuzz (seed ${seed}; FUZZ_SEED=${seed} replays)`, rootOnly(), () => {
   targets.forEach((t, ti) => {
     void test(`${t.name}: ${CASES} cases in-process`, async (tc) => {
       const tally = await fuzz(t, ti, 1, CASES, (c) => worker.run(c));
+      for (const leak of hostDirLeaks()) tally.failures.push(`left on the host filesystem: ${leak}`);
       report(t, 'in-process', tally, (s) => tc.diagnostic(s));
       assert.equal(tally.failures.length, 0, `${tally.failures.length} failures:\n${tally.failures.slice(0, 15).join('\n')}`);
     });
     void test(`${t.name}: ${BIN_CASES} cases through dist/bin/${t.name}`, async (tc) => {
       const tally = await fuzz(t, ti, 1_000_000, BIN_CASES, (c) => runBinary(node.name, c, cwd), true);
+      for (const leak of hostDirLeaks()) tally.failures.push(`left on the host filesystem: ${leak}`);
       report(t, 'binary', tally, (s) => tc.diagnostic(s));
       assert.equal(tally.failures.length, 0, `${tally.failures.length} failures:\n${tally.failures.slice(0, 15).join('\n')}`);
     });

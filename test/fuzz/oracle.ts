@@ -35,7 +35,7 @@ export function judge(c: FuzzCase, out: CaseOutput): Verdict {
   }
   if (out.exitCode !== 1) return { ok: false, problem: `exit status ${out.exitCode} (want 1 on error); stderr ${out.stderr.slice(-500)}` };
   const p = parseOne(out.stdout);
-  if (p.problem !== undefined) return { ok: false, problem: p.problem };
+  if (p.problem !== undefined) return { ok: false, problem: `${p.problem}; stderr ${JSON.stringify(out.stderr.slice(-300))}` };
   const e = p.doc as { cniVersion?: unknown; code?: unknown; msg?: unknown } | null;
   if (typeof e !== 'object' || e === null || typeof e.code !== 'number' || typeof e.msg !== 'string' || typeof e.cniVersion !== 'string') {
     return { ok: false, problem: `error document malformed: ${out.stdout.slice(0, 300)}` };

@@ -39,7 +39,7 @@ interface Target {
 }
 
 /** Keys holding paths chosen by the node's administrator: their content is trusted (docs/security.md). */
-const TRUSTED_PATH_KEYS = new Set(['dataDir', 'resolvConf']);
+const TRUSTED_PATH_KEYS = new Set(['dataDir', 'resolvConf', 'subnetFile']);
 // Keys whose strings are addresses or prefixes: they get network-specific garbage as well.
 const ADDRESS_KEYS = new Set(['subnet', 'rangeStart', 'rangeEnd', 'gateway', 'gw', 'dst', 'hostIP', 'ips', 'address']);
 
@@ -149,7 +149,7 @@ export function drawMutation(rng: Rng, schema: SchemaNode, config: unknown): Mut
   const t = rng.pick(targets);
   const current = getAt(config, t.path);
   // Removing is one choice among the values; it matters most for required keys.
-  if (t.present && rng.chance(t.required ? 0.3 : 0.08)) return { path: t.path, kind: 'remove', value: undefined, remove: true };
+  if (t.present && !TRUSTED_PATH_KEYS.has(t.key) && rng.chance(t.required ? 0.3 : 0.08)) return { path: t.path, kind: 'remove', value: undefined, remove: true };
   const [kind, value] = rng.pick(candidates(t, current));
   return { path: t.path, kind, value };
 }

@@ -30,6 +30,19 @@ export interface FuzzTarget {
   opensNetns: boolean;
   /** Plugin-specific (100+) codes a schema-valid but semantically odd config may produce. */
   extraCodes?: readonly number[];
+  /**
+   * False when a mutated config could make the plugin write outside the test's temp dirs (e.g. an
+   * `ipam` without our dataDir falls back to /var/lib/cni/networks on the real filesystem, which
+   * network namespaces do not isolate); such mutations are drawn again.
+   */
+  confined?(config: unknown, ctx: FuzzContext): boolean;
+}
+
+/** True unless `config.ipam` is an object whose dataDir is not ours (the default would be the host's). */
+function ipamConfined(config: unknown, ctx: FuzzContext): boolean {
+  const ipam = (config as { ipam?: unknown } | null)?.ipam;
+  if (typeof ipam !== 'object' || ipam === null || Array.isArray(ipam)) return true;
+  return (ipam as { dataDir?: unknown }).dataDir === ctx.dataDir;
 }
 
 function hostLocalIpam(ctx: FuzzContext): Record<string, unknown> {
@@ -49,12 +62,14 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     baseConfig: () => ({ cniVersion: '1.0.0', name: 'fuzz-lo', type: 'loopback' }),
   },
   {
-    name: 'host-local', schema: 'host-local', opensNetns: false,
+    name: 'host-local', schema: 'host-local', opensNetns: false, confined: ipamConfined,
     load: async () => (await import('../../ipam/host-local/plugin.ts')).hostLocalPlugin,
     baseConfig: (ctx) => ({ cniVersion: '1.0.0', name: 'fuzz-hl', type: 'bridge', ipam: hostLocalIpam(ctx) }),
   },
   {
-    name: 'bridge', schema: 'bridge', opensNetns: true,
+    name: 'bridge', schema: 'bridge', opensNetns: true, confined: ipamConfined,
+    // 100: the IPAM type names no plugin on CNI_PATH; 110: a name or address taken by something else.
+    extraCodes: [100, 110],
     load: async () => (await import('../../plugins/bridge/plugin.ts')).bridgePlugin,
     baseConfig: (ctx) => ({
       cniVersion: '1.0.0', name: 'fuzz-br', type: 'bridge', bridge: 'fuzzbr0', isGateway: true, ipMasq: true,
@@ -63,6 +78,8 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   },
   {
     name: 'portmap', schema: 'portmap', opensNetns: false,
+    // 120: hostPort taken; 122: prevResult holds no container address to map to.
+    extraCodes: [120, 122],
     load: async () => (await import('../../plugins/portmap/plugin.ts')).portmapPlugin,
     baseConfig: (ctx) => ({
       cniVersion: '1.0.0', name: 'fuzz-pm', type: 'portmap', snat: true,
