@@ -60,7 +60,8 @@ export function addElements(planned: readonly PlannedElement[], comment: string,
   } catch (e) {
     if (!(e instanceof NftError) || !e.isExists) throw e;
     const clashes = diagnoseClashes(planned, opts);
-    if (clashes.length === 0) throw e;
+    // No clash left: the other owner went away in between (or an overlap we cannot explain): one retry.
+    if (clashes.length === 0) return void batch([]).apply(opts);
     if (clashes.some((c) => c.existing.comment !== comment)) {
       throw portConflict('portmap: hostPort already in use by another container', formatClashes(clashes.filter((c) => c.existing.comment !== comment)), e);
     }
