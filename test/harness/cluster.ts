@@ -23,6 +23,10 @@ export interface ClusterOptions {
   ipMasq?: boolean;
   /** Chain portmap after the flannel plugin, as conf/ does (default false: it is another issue's plugin). */
   portmap?: boolean;
+  /** Extra keys of net-conf.json's Backend section (e.g. { DirectRouting: true }). */
+  backendConf?: Record<string, unknown>;
+  /** etcd store only: put net-conf.json at <prefix>/config and start weftd without --net-conf (flannel's way). */
+  netConfInEtcd?: boolean;
   /** Keys merged into the flannel plugin's delegate (e.g. { ipMasq: false } for a NAT-free data plane). */
   delegate?: Record<string, unknown>;
   /** Extra weftd flags for every node. */
@@ -80,11 +84,13 @@ export class Cluster {
     const c = new Cluster(topo, opts);
     try {
       progress(`topology ${topo.prefix}: ${topo.nodes.length} nodes on ${topo.underlay}`);
-      writeFileSync(c.netConfPath, JSON.stringify({ Network: opts.network ?? '10.244.0.0/16', Backend: { Type: opts.backend } }));
+      const netConf = JSON.stringify({ Network: opts.network ?? '10.244.0.0/16', Backend: { Type: opts.backend, ...opts.backendConf } });
+      writeFileSync(c.netConfPath, netConf);
       mkdirSync(c.leaseDir, { recursive: true });
       if (opts.store === 'etcd') {
         c.etcd = await EtcdServer.create(topo);
         progress(`etcd at ${c.etcd.url}`);
+        if (opts.netConfInEtcd) await c.etcd.put('/coreos.com/network/config', netConf);
       }
       for (const n of topo.nodes) c.nodes.push({ ...n, subnetFile: join(n.dir, 'subnet.env'), runner: c.runnerFor(n) });
       await Promise.all(c.nodes.map((n) => c.startWeftd(n)));
@@ -115,7 +121,8 @@ export class Cluster {
   /** weftd's command line for a node. */
   weftdArgv(n: ClusterNode): string[] {
     const store = this.etcd ? ['--etcd-endpoints', this.etcd.url] : ['--store', `file:${this.leaseDir}`];
-    return [join(this.binDir, 'weftd'), '--net-conf', this.netConfPath, ...store, '--iface', n.uplink, '--subnet-file', n.subnetFile,
+    const conf = this.etcd && this.opts.netConfInEtcd ? [] : ['--net-conf', this.netConfPath];
+    return [join(this.binDir, 'weftd'), ...conf, ...store, '--iface', n.uplink, '--subnet-file', n.subnetFile,
       '--metrics-addr', '127.0.0.1:9101', ...(this.opts.ipMasq ? ['--ip-masq'] : []), ...(this.opts.weftdArgs ?? [])];
   }
 

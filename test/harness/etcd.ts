@@ -2,7 +2,7 @@
 // machine's root namespace): start, health wait, stop (for outage tests) and restart on the same data.
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { nsExec, type Topology } from './topology.ts';
+import { nsExec, nsRun, type Topology } from './topology.ts';
 
 /** A running (or stopped) etcd of one topology. */
 export class EtcdServer {
@@ -37,6 +37,11 @@ export class EtcdServer {
       if (Date.now() > end) throw new Error(`etcd did not become healthy: ${r.stderr}`);
       await new Promise((res) => setTimeout(res, 100));
     }
+  }
+
+  /** Writes a key with etcdctl from inside etcd's namespace. */
+  async put(key: string, value: string): Promise<void> {
+    await nsRun(this.netns, ['env', 'ETCDCTL_API=3', 'etcdctl', '--endpoints', this.url, 'put', key, value]);
   }
 
   /** Stops etcd (SIGKILL: an outage, not a shutdown); data stays for start(). */

@@ -54,3 +54,22 @@ for (const { backend, store } of combos) {
     });
   });
 }
+
+void describe('vxlan DirectRouting, net-conf read from etcd (flannel\'s <prefix>/config)', { skip: skipReason({ etcd: true }), timeout: 120_000 }, () => {
+  let c: Cluster | undefined;
+  after(() => c?.destroy());
+
+  it('peers on the uplink subnet get plain routes via their node address, and everything pings', async () => {
+    c = await Cluster.create({ backend: 'vxlan', store: 'etcd', nodes: 3, podsPerNode: 1, backendConf: { DirectRouting: true }, netConfInEtcd: true });
+    const cl: Cluster = c;
+    assert.doesNotMatch(cl.weftdArgv(cl.nodes[0] as ClusterNode).join(' '), /--net-conf/);
+    for (const n of cl.nodes) {
+      const routes = await weftRoutes(n);
+      assert.equal(routes.length, 2);
+      for (const r of routes) assert.equal(r.dev, 'eth0', `${JSON.stringify(r)}: direct route on the uplink`);
+      assert.equal((await vtepNeighs(n)).length, 0, 'no neighbour entries needed');
+    }
+    const res = await pingMatrix(allProbes(cl));
+    assert.deepEqual(res.filter((r) => !r.ok).map((r) => `${r.from}->${r.to}`), []);
+  });
+});
