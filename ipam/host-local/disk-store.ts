@@ -206,10 +206,19 @@ export class DiskStore implements Store {
   }
 
   private writeLastReserved(rangeSetIndex: number, text: string): void {
-    // temp + rename(2): readers see the old or the new address, never an empty or partial file.
+    // temp + rename(2): the file is never seen empty or partial. We unlink the old one first:
+    // renaming over an existing file makes ext4 (auto_da_alloc) start writeback, over a millisecond
+    // per ADD. A crash in that gap leaves no last_reserved_ip, which costs the round-robin position
+    // only (the next ADD starts at the range start), as the reference's own O_TRUNC rewrite can.
     const tmp = this.writeTemp(text);
+    const path = join(this.dir, `${LAST_PREFIX}${rangeSetIndex}`);
     try {
-      renameSync(join(this.dir, tmp), join(this.dir, `${LAST_PREFIX}${rangeSetIndex}`));
+      try {
+        unlinkSync(path);
+      } catch (e) {
+        if (errno(e) !== 'ENOENT') throw e;
+      }
+      renameSync(join(this.dir, tmp), path);
     } catch (e) {
       this.unlinkQuietly(tmp);
       throw e;

@@ -2,7 +2,7 @@
 import { weftError } from '../../lib/cni/errors.ts';
 import type { CniError } from '../../lib/cni/errors.ts';
 
-/** Codes host-local reports beyond the spec's; stable, documented in the README. */
+/** Codes host-local reports beyond the spec's; stable, listed in ipam/host-local/README.md. */
 export const HostLocalCode = {
   /** Every address of a range set is held. */
   rangeExhausted: 110,

@@ -75,6 +75,10 @@ export function saveIndex(dataDir: string, network: string, dir: string, holders
     const doc: IndexFile = { v: VERSION, dir, token: String(token), holders: Object.fromEntries(holders) };
     const tmp = `${path}.tmp-${process.pid}`;
     writeFileSync(tmp, JSON.stringify(doc), { mode: 0o644 });
+    // Unlink, then rename: renaming over an existing file makes ext4 (auto_da_alloc) start
+    // writeback of the new data, which costs a millisecond or more per ADD. A crash in between
+    // leaves no index, which only means the next call reads the files.
+    removeIndex(path);
     renameSync(tmp, path);
   } catch {
     removeIndex(path);

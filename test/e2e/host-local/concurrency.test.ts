@@ -51,6 +51,7 @@ describe('host-local under concurrency', () => {
     const results = await pool(32, Array.from({ length: 256 }, (_, i) => () => run(ours, { command: 'ADD', containerId: `full-${i}` }, conf)));
     const ok = results.filter((r) => r.code === 0);
     const failed = results.filter((r) => r.code !== 0);
+    for (const r of ok) assert.equal(addresses(r).length, 1, `a successful ADD printed ${JSON.stringify(r.stdout)} (stderr ${JSON.stringify(r.stderr)})`);
     assert.equal(ok.length, 253, 'successful ADDs');
     assert.equal(new Set(ok.map((r) => addresses(r)[0])).size, 253, 'distinct addresses');
     assert.equal(failed.length, 3);
