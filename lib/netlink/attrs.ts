@@ -1,9 +1,7 @@
 // Netlink attribute (struct nlattr, linux/netlink.h) encoding and decoding. Integers are in host
 // byte order, as the kernel expects, except attributes documented as big-endian (ports).
-import { endianness } from 'node:os';
-
-/** Host byte order, the order netlink integers use (linux/netlink.h: "native byte order"). */
-export const LE = endianness() === 'LE';
+/** Host byte order, the order netlink integers use (linux/netlink.h: "native byte order"). Probed without node:os, which costs a module load at every start. */
+export const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 export const NLA_HDRLEN = 4;
 /** Set on nested attributes by newer kernels and required by a few parsers (e.g. AF_BRIDGE IFLA_PROTINFO). */

@@ -12,7 +12,6 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The addon as a bundle carries it (see lib/sys/embedded.ts). */
@@ -115,6 +114,14 @@ function writeAtomically(path: string, bytes: Buffer): void {
     }
     throw e;
   }
+}
+
+// os.tmpdir() on POSIX, without loading node:os at every start: TMPDIR, TMP, TEMP, else /tmp, with a
+// trailing slash dropped.
+function tmpdir(): string {
+  const env = process.env;
+  const dir = env['TMPDIR'] || env['TMP'] || env['TEMP'] || '/tmp';
+  return dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir;
 }
 
 function currentUid(): number {
