@@ -31,17 +31,20 @@ async function probeWhile(bin: string, done: Promise<unknown>): Promise<ProbeSta
       stats.runs++;
       // A failed spawn reports on nextTick: yield to the event loop so timers (the writer) still run.
       await new Promise((r) => setImmediate(r));
-      let ok = false;
-      try {
-        ok = r.code === 0 && Array.isArray((JSON.parse(r.stdout) as { supportedVersions?: unknown }).supportedVersions);
-      } catch {
-        ok = false;
-      }
-      if (!ok) stats.failures.push(`exit ${r.code}, stdout ${JSON.stringify(r.stdout.slice(0, 80))}, stderr ${JSON.stringify(r.stderr.slice(0, 200))}`);
+      if (!answersVersion(r)) stats.failures.push(`exit ${r.code}, stdout ${JSON.stringify(r.stdout.slice(0, 80))}, stderr ${JSON.stringify(r.stderr.slice(0, 200))}`);
     }
   };
   await Promise.all([...Array.from({ length: WORKERS }, loop), finished]);
   return stats;
+}
+
+/** True when a run exited 0 with a CNI VERSION document on stdout. */
+function answersVersion(r: { code: number; stdout: string }): boolean {
+  try {
+    return r.code === 0 && Array.isArray((JSON.parse(r.stdout) as { supportedVersions?: unknown }).supportedVersions);
+  } catch {
+    return false;
+  }
 }
 
 describe('installing over a running plugin', () => {
