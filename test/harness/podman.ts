@@ -2,7 +2,7 @@
 // containers.conf, CNI bin and conf dirs, busybox rootfs) run inside a node namespace of the test
 // with `nsenter --net=...` (not `ip netns exec`, whose private /sys remount hides the cgroup mounts
 // runc needs). podman 4.3's CNI backend is libcni, the library containerd and CRI-O use.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +64,19 @@ export function buildBusyboxRootfs(dir: string): void {
   writeFileSync(join(dir, 'www', 'index.html'), 'hello from a weft container\n');
 }
 
+const live = new Set<PodmanEnv>();
+let hooked = false;
+
+/** Last-resort cleanup when the test process exits without after() hooks (crash, Ctrl-C). */
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  // Prepended: must run before topology.ts's exit hook deletes the node namespaces.
+  process.prependListener('exit', () => {
+    for (const env of live) env.destroySync();
+  });
+}
+
 /** One private podman bound to a node namespace; destroy() removes its containers, caches and files. */
 export class PodmanEnv {
   readonly dir: string;
@@ -83,6 +96,8 @@ export class PodmanEnv {
     this.binDir = join(this.dir, 'cni-bin');
     this.confDir = join(this.dir, 'cni-conf');
     this.confFile = join(this.dir, 'containers.conf');
+    live.add(this);
+    hookExit();
     buildBusyboxRootfs(this.rootfs);
     mkdirSync(this.binDir);
     mkdirSync(this.confDir);
@@ -114,14 +129,17 @@ export class PodmanEnv {
     writeFileSync(join(this.confDir, `${conf.name}.conflist`), JSON.stringify(conf, null, 2));
   }
 
-  /** Runs `podman <args>` inside the node namespace; never rejects on a non-zero exit. */
-  podman(args: string[], timeoutMs = 120_000): Promise<PodmanResult> {
-    const argv = [
-      'nsenter', `--net=/var/run/netns/${this.netns}`, 'podman',
+  /** podman's global flags for this env. */
+  private globalArgs(): string[] {
+    return [
       '--root', join(this.dir, 'root'), '--runroot', join(this.dir, 'runroot'),
       '--runtime', 'runc', '--cgroup-manager=cgroupfs', '--network-backend', 'cni', '--storage-driver', 'vfs',
-      ...args,
     ];
+  }
+
+  /** Runs `podman <args>` inside the node namespace; never rejects on a non-zero exit. */
+  podman(args: string[], timeoutMs = 120_000): Promise<PodmanResult> {
+    const argv = ['nsenter', `--net=/var/run/netns/${this.netns}`, 'podman', ...this.globalArgs(), ...args];
     return spawnCollect(argv, { ...process.env, CONTAINERS_CONF: this.confFile }, timeoutMs);
   }
 
@@ -174,17 +192,46 @@ export class PodmanEnv {
   /** Removes all containers, our libcni cache entries, leftover sandbox netns files and the temp dir. Idempotent. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
-    this.destroyed = true;
     await this.podman(['rm', '-f', '-t', '0', '--all'], 60_000).catch(() => undefined);
+    this.removeFiles();
+  }
+
+  /**
+   * Synchronous destroy for exit hooks. With the node namespace still there, `podman rm` runs in it
+   * (CNI DEL must never run in the root namespace); without it, the containers are only killed.
+   */
+  destroySync(): void {
+    if (this.destroyed) return;
+    const env = { ...process.env, CONTAINERS_CONF: this.confFile };
+    if (existsSync(`/var/run/netns/${this.netns}`)) {
+      spawnSync('nsenter', [`--net=/var/run/netns/${this.netns}`, 'podman', ...this.globalArgs(), 'rm', '-f', '-t', '0', '--all'], { env, stdio: 'ignore', timeout: 60_000 });
+    } else {
+      const ps = spawnSync('podman', [...this.globalArgs(), 'ps', '-q', '--format', '{{.Pid}}'], { env, encoding: 'utf8', timeout: 30_000 });
+      for (const pid of (ps.stdout ?? '').split(/\s+/).filter((p) => /^[1-9]\d*$/.test(p))) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
+    }
+    this.removeFiles();
+  }
+
+  /** The file-system part of destroy: libcni cache entries, sandbox netns files, mounts under dir, dir. */
+  private removeFiles(): void {
+    this.destroyed = true;
+    live.delete(this);
     for (const f of this.cachedResults()) rmSync(join(CNI_RESULTS_DIR, f), { force: true });
+    const umount = (p: string): void => void spawnSync('umount', ['-l', p], { stdio: 'ignore', timeout: 10_000 });
     for (const key of this.sandboxes) {
       if (!existsSync(key)) continue;
-      await spawnCollect(['umount', '-l', key], process.env, 10_000).catch(() => undefined);
+      umount(key);
       rmSync(key, { force: true });
     }
     // Anything podman left mounted under our dir (shm, rootfs binds) must go before rm -rf.
     const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(this.dir));
-    for (const m of mounts.reverse()) await spawnCollect(['umount', '-l', m], process.env, 10_000).catch(() => undefined);
+    for (const m of mounts.reverse()) umount(m);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
