@@ -1,6 +1,7 @@
 // weftd's structured log: one JSON object per line on stderr ({"ts","level","msg",...fields}), so
 // journald and log shippers can parse it without a grammar. Levels below --log-level are dropped.
 
+/** Severity of a log record, lowest first. */
 export type AgentLogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 const RANK: Record<AgentLogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };

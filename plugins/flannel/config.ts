@@ -4,8 +4,9 @@ import { invalidConfig } from '../../lib/cni/errors.ts';
 import { validateContainerId } from '../../lib/cni/ids.ts';
 import type { NetConf } from '../../lib/cni/types.ts';
 
-/** flannel's defaults (the paths flannel's CNI plugin uses). */
+/** Where weftd writes subnet.env (flannel's default path). */
 export const DEFAULT_SUBNET_FILE = '/run/flannel/subnet.env';
+/** Where the rendered delegate configs are kept (flannel's default path). */
 export const DEFAULT_DATA_DIR = '/var/lib/cni/flannel';
 
 /** The normalised flannel plugin config. */

@@ -11,6 +11,7 @@ import { Topology, nsExec, type SimNode, type SimPod } from './topology.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
+/** What Cluster.create builds. */
 export interface ClusterOptions {
   backend: 'vxlan' | 'host-gw';
   store: 'file' | 'etcd';
@@ -34,6 +35,7 @@ export interface ClusterOptions {
   onProgress?: (msg: string) => void;
 }
 
+/** A node with its weftd and CNI runner. */
 export interface ClusterNode extends SimNode {
   subnetFile: string;
   runner: CniRunner;
@@ -42,6 +44,7 @@ export interface ClusterNode extends SimNode {
   subnet?: string;
 }
 
+/** A pod wired by the conflist, with its address. */
 export interface ClusterPod extends SimPod {
   containerId: string;
   /** The pod's eth0 address ("10.244.3.2"). */
