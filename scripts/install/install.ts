@@ -25,6 +25,8 @@ export function install(opts: InstallOptions): InstallReport {
   const prior = readManifest(opts.stateDir);
   if (opts.dryRun) return report;
 
+  // Checked before anything changes, so a refusal leaves no trace.
+  const existingModes = plan.map((f) => regularFileMode(f.path));
   const created = new Set(prior?.createdDirs ?? []);
   const mkdirs = (dir: string): void => {
     for (const d of ensureDirs(dir)) {
@@ -44,7 +46,7 @@ export function install(opts: InstallOptions): InstallReport {
       // Ours already: keep the backup of what was there before the first install.
       if (old.backup !== undefined) Object.assign(entry, { backup: old.backup, backupMode: old.backupMode ?? 0o644 });
     } else {
-      const mode = regularFileMode(f.path);
+      const mode = existingModes[i];
       if (mode !== undefined) {
         const name = `${i}-${basename(f.path)}`;
         atomicWriteFile(join(backupDir(opts.stateDir), name), readFileSync(f.path), 0o600);
