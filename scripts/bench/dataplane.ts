@@ -101,7 +101,8 @@ async function weftBuilt(backend: 'vxlan' | 'host-gw', masq: boolean): Promise<P
 export async function benchDataplane(): Promise<BenchResult[]> {
   execFileSync('iperf3', ['--version'], { stdio: 'ignore' });
   const rows: BenchResult[] = [];
-  for (const backend of ['vxlan', 'host-gw'] as const) {
+  const backends = (process.env['WEFT_BENCH_BACKENDS'] ?? 'vxlan,host-gw').split(',').filter((b): b is 'vxlan' | 'host-gw' => b === 'vxlan' || b === 'host-gw');
+  for (const backend of backends) {
     const weft = await weftBuilt(backend, false);
     const masq = await weftBuilt(backend, true);
     const hand = await handBuilt(backend);
@@ -110,9 +111,13 @@ export async function benchDataplane(): Promise<BenchResult[]> {
       const m: number[] = [];
       const h: number[] = [];
       for (let i = 0; i < ROUNDS; i++) {
-        w.push(await iperfGbps(weft.client, weft.server, weft.serverIp));
-        h.push(await iperfGbps(hand.client, hand.server, hand.serverIp));
-        m.push(await iperfGbps(masq.client, masq.server, masq.serverIp));
+        // Alternate the order each round so that a position effect cannot favour one side.
+        const order = i % 2 === 0 ? [0, 1, 2] : [1, 2, 0];
+        for (const k of order) {
+          if (k === 0) w.push(await iperfGbps(weft.client, weft.server, weft.serverIp));
+          else if (k === 1) h.push(await iperfGbps(hand.client, hand.server, hand.serverIp));
+          else m.push(await iperfGbps(masq.client, masq.server, masq.serverIp));
+        }
       }
       const fmt = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
       process.stderr.write(`  ${backend}: weft ${fmt(w)} | weft --ip-masq ${fmt(m)} | hand-built ${fmt(h)} Gbit/s\n`);
