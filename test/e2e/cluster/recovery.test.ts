@@ -54,6 +54,17 @@ void describe('vxlan recovery (file store)', { skip: skipReason(), timeout: 180_
     t.diagnostic(`VTEP restored in ${restored.toFixed(0)} ms, traffic resumed after ${resumed.toFixed(0)} ms`);
   });
 
+  it('an uplink flap is repaired: routes and traffic back within 2 s of link up', async (t) => {
+    const [n1, n2, n3] = c.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    await nsRun(n1.netns, ['ip', 'link', 'set', 'eth0', 'down']);
+    await new Promise((r) => setTimeout(r, 300));
+    await nsRun(n1.netns, ['ip', 'link', 'set', 'eth0', 'up']);
+    const t0 = performance.now();
+    const ms = await waitFor('entries back', async () => await programmed(n1, n2, true) && await programmed(n1, n3, true), LIMIT_MS, 20);
+    await waitFor('traffic', () => pingOnce(podOn(c, n1).netns, podOn(c, n2).ip), LIMIT_MS - (performance.now() - t0), 20);
+    t.diagnostic(`entries present ${ms.toFixed(0)} ms after link up, traffic after ${(performance.now() - t0).toFixed(0)} ms`);
+  });
+
   it('a deleted route is back and traffic resumes within 2 s', async (t) => {
     const [n1, n2] = c.nodes as [ClusterNode, ClusterNode];
     const from = podOn(c, n1);
@@ -121,6 +132,17 @@ void describe('host-gw recovery (file store)', { skip: skipReason(), timeout: 12
     const restored = await waitFor('route restored', () => programmed(n1, n2, false), LIMIT_MS, 20);
     await waitFor('traffic', () => pingOnce(podOn(c, n1).netns, podOn(c, n2).ip), LIMIT_MS - (performance.now() - t0), 20);
     t.diagnostic(`route restored in ${restored.toFixed(0)} ms`);
+  });
+
+  it('an uplink flap (the kernel flushes routes via eth0) is repaired within 2 s of link up', async (t) => {
+    const [n1, n2, n3] = c.nodes as [ClusterNode, ClusterNode, ClusterNode];
+    await nsRun(n1.netns, ['ip', 'link', 'set', 'eth0', 'down']);
+    await waitFor('routes flushed by the kernel', async () => (await weftRoutes(n1)).length === 0, 5000, 20);
+    await nsRun(n1.netns, ['ip', 'link', 'set', 'eth0', 'up']);
+    const t0 = performance.now();
+    const ms = await waitFor('routes back', async () => await programmed(n1, n2, false) && await programmed(n1, n3, false), LIMIT_MS, 20);
+    await waitFor('traffic', () => pingOnce(podOn(c, n1).netns, podOn(c, n2).ip), LIMIT_MS - (performance.now() - t0), 20);
+    t.diagnostic(`routes back ${ms.toFixed(0)} ms after link up`);
   });
 
   it('never deletes a route it did not create, and leaves a conflicting one alone', async () => {
