@@ -12,6 +12,8 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const BUSYBOX = '/bin/busybox';
 /** libcni's result cache (podman 4.3 gives no way to move it): `<net>-<containerID>-<ifname>`. */
 export const CNI_RESULTS_DIR = '/var/lib/cni/results';
+/** host-local's default dataDir (reference layout): `<dir>/<network>/<ip>`. */
+export const DEFAULT_IPAM_DIR = '/var/lib/cni/networks';
 /** The per-container limits the brief asks for: the container's defaults (1M files) exceed this machine's hard limits. */
 const ULIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
 
@@ -24,8 +26,8 @@ export interface PodmanResult {
 export interface PodmanEnvOptions {
   /** Node namespace name (under /var/run/netns) podman runs in; the CNI plugins run there too. */
   netns: string;
-  /** Built plugins to copy into the env's CNI bin dir (default dist/bin of the repository). */
-  binDir?: string;
+  /** Built plugins to copy into the env's CNI bin dir (default dist/bin of the repository); null: leave it empty (e.g. for `weft install`). */
+  binDir?: string | null;
 }
 
 /** Spawns argv with env; never rejects on a non-zero exit (a timeout kills it and reports code 124). */
@@ -101,8 +103,8 @@ export class PodmanEnv {
     buildBusyboxRootfs(this.rootfs);
     mkdirSync(this.binDir);
     mkdirSync(this.confDir);
-    const src = opts.binDir ?? join(ROOT, 'dist', 'bin');
-    for (const f of readdirSync(src)) copyFileSync(join(src, f), join(this.binDir, f));
+    const src = opts.binDir === undefined ? join(ROOT, 'dist', 'bin') : opts.binDir;
+    if (src !== null) for (const f of readdirSync(src)) copyFileSync(join(src, f), join(this.binDir, f));
     // lock_type "file": the default SHM locks (/dev/shm/libpod_lock) are shared by every podman
     // on the machine, and a fresh runroot "refreshes" by freeing all of them; tmp_dir keeps
     // libpod's state out of /run/libpod; events go to a file (no journald in a container).
@@ -125,7 +127,7 @@ export class PodmanEnv {
 
   /** Writes a conflist into the env's CNI conf dir; podman sees it as network `conf.name`. */
   addNetwork(conf: { name: string } & Record<string, unknown>): void {
-    this.networks.add(conf.name);
+    this.trackNetwork(conf.name);
     writeFileSync(join(this.confDir, `${conf.name}.conflist`), JSON.stringify(conf, null, 2));
   }
 
@@ -183,6 +185,15 @@ export class PodmanEnv {
     await this.must(['rm', '-f', '-t', '0', ...names]);
   }
 
+  /**
+   * Marks a network (conflist written by someone else, e.g. `weft install`) as this env's: destroy()
+   * removes its libcni cache entries and its host-local dir under the default /var/lib/cni/networks.
+   */
+  trackNetwork(name: string): void {
+    if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name)) throw new Error(`bad network name ${JSON.stringify(name)}`);
+    this.networks.add(name);
+  }
+
   /** libcni result-cache files of this env's networks still present. */
   cachedResults(): string[] {
     if (!existsSync(CNI_RESULTS_DIR)) return [];
@@ -223,6 +234,7 @@ export class PodmanEnv {
     this.destroyed = true;
     live.delete(this);
     for (const f of this.cachedResults()) rmSync(join(CNI_RESULTS_DIR, f), { force: true });
+    for (const n of this.networks) rmSync(join(DEFAULT_IPAM_DIR, n), { recursive: true, force: true });
     const umount = (p: string): void => void spawnSync('umount', ['-l', p], { stdio: 'ignore', timeout: 10_000 });
     for (const key of this.sandboxes) {
       if (!existsSync(key)) continue;

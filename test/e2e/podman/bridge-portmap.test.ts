@@ -1,17 +1,20 @@
-// podman (libcni) runs weft's bridge + host-local + portmap conflist inside a simulated node:
-// address and default route, gateway reachable, -p 8080:80 from another namespace, 10 containers
-// at once with distinct addresses, and nothing left behind after `podman rm -f`.
+// podman (libcni) runs weft's bridge + host-local + portmap conflist inside a simulated node, as
+// `weft install --backend bridge` puts it on a machine (plugins and conflist written by the real
+// installer into podman's CNI dirs): address and default route, gateway reachable, -p 8080:80 from
+// another namespace, 10 containers at once with distinct addresses, nothing left after `podman rm -f`,
+// and `weft install --uninstall` empties the dirs again.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { loudSkip, PodmanEnv, podmanSkipReason, uniqueNetworkName } from '../../harness/podman.ts';
+import { DEFAULT_IPAM_DIR, loudSkip, PodmanEnv, podmanSkipReason, spawnCollect, uniqueNetworkName } from '../../harness/podman.ts';
 import { nsExec, Topology } from '../../harness/topology.ts';
 import { nsJson, podElements, waitUntil } from './helpers.ts';
 
 const SUBNET = '10.88.0.0/24';
 const GATEWAY = '10.88.0.1';
 const CLIENT_IP = '192.0.2.200';
+const WEFT = join(import.meta.dirname, '..', '..', '..', 'dist', 'bin', 'weft');
 
 const reason = await podmanSkipReason();
 
@@ -20,24 +23,22 @@ describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? lo
   let env: PodmanEnv;
   let client: { netns: string; ip: string };
   const net = uniqueNetworkName();
-  let ipamDir = '';
+  const ipamDir = DEFAULT_IPAM_DIR;
+  let installFlags: string[] = [];
 
   before(async () => {
+    assert.ok(existsSync(WEFT), `${WEFT} is missing: run npm run build`);
     topo = await Topology.create({ nodes: 1 });
     client = await topo.addUnderlayHost('cl', CLIENT_IP);
     const node = topo.nodes[0];
     assert.ok(node);
-    env = new PodmanEnv({ netns: node.netns });
-    ipamDir = join(env.dir, 'ipam');
-    env.addNetwork({
-      cniVersion: '1.0.0',
-      name: net,
-      plugins: [
-        { type: 'bridge', bridge: 'cni0', isGateway: true, isDefaultGateway: true, ipMasq: true, hairpinMode: true,
-          ipam: { type: 'host-local', ranges: [[{ subnet: SUBNET }]], dataDir: ipamDir } },
-        { type: 'portmap', capabilities: { portMappings: true } },
-      ],
-    });
+    env = new PodmanEnv({ netns: node.netns, binDir: null });
+    env.trackNetwork(net);
+    const d = (s: string): string => join(env.dir, s);
+    installFlags = ['--bin-dir', env.binDir, '--conf-dir', env.confDir, '--state-dir', d('weft-install'),
+      '--unit-dir', d('unit'), '--agent-dir', d('sbin'), '--weft-conf-dir', d('weft')];
+    const r = await spawnCollect([WEFT, 'install', '--backend', 'bridge', '--network', SUBNET, '--network-name', net, ...installFlags], process.env, 60_000);
+    assert.equal(r.code, 0, `weft install: ${r.stderr}`);
   });
 
   after(async () => {
@@ -118,5 +119,14 @@ describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? lo
     const left = (await podElements(nodeNs())).filter((e) => !e.set.startsWith('bridge-nets'));
     assert.deepEqual(left, []);
     assert.deepEqual(env.cachedResults(), []);
+  });
+
+  test('weft install --uninstall leaves podman\'s CNI dirs empty again', async () => {
+    const r = await spawnCollect([WEFT, 'install', '--uninstall', ...installFlags], process.env, 60_000);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(readdirSync(env.binDir), []);
+    // podman's own lock file for its network config dir is podman's, not the installer's.
+    assert.deepEqual(readdirSync(env.confDir).filter((f) => f !== 'cni.lock'), []);
+    assert.ok(!existsSync(join(env.dir, 'weft-install')));
   });
 });
