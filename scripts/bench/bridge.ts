@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchNetns } from './netns.ts';
-import { distBin, DIST, median, NODE_BASELINE, round, timeOnce, type BenchResult, type Command } from './util.ts';
+import { distBin, DIST, loadAverage, measureOnce, median, NODE_BASELINE, round, timeOnce, withCpuReport, type BenchResult, type Command } from './util.ts';
 
 const REF_DIR = '/usr/lib/cni';
 
@@ -45,6 +45,7 @@ export function benchBridge(runs = 15, crowd = 100): BenchResult[] {
   const ours = distBin('bridge');
   distBin('host-local');
   const hasRef = existsSync(join(REF_DIR, 'bridge'));
+  const load0 = loadAverage();
   const empty = setup(hasRef ? 2 : 1);
   const full = setup(crowd + 1);
   const refNode = hasRef ? setup(1) : undefined;
@@ -78,6 +79,13 @@ export function benchBridge(runs = 15, crowd = 100): BenchResult[] {
         t(s.refDel, cmd(refNode.node.name, join(REF_DIR, 'bridge'), REF_DIR, 'DEL', `r${i}`, rp, cRef));
       }
     }
+    // CPU rounds: the same commands with node's CPU time reported at exit (steadier than wall time on a busy machine).
+    const cpu = { base: [] as number[], add: [] as number[], del: [] as number[] };
+    for (let i = 0; i < runs; i++) {
+      cpu.base.push(measureOnce(withCpuReport(NODE_BASELINE)).cpuMs);
+      cpu.add.push(measureOnce(withCpuReport(cmd(empty.node.name, ours, DIST, 'ADD', `c${i}`, pod0, cEmpty))).cpuMs);
+      cpu.del.push(measureOnce(withCpuReport(cmd(empty.node.name, ours, DIST, 'DEL', `c${i}`, pod0, cEmpty))).cpuMs);
+    }
     const w = median(s.wrap);
     const net = (xs: number[]): number => median(xs) - w;
     const base = median(s.base);
@@ -90,6 +98,10 @@ export function benchBridge(runs = 15, crowd = 100): BenchResult[] {
       { name: 'bridge ADD (ipMasq, host-local in-process)', value: round(add), unit: 'ms', baseline: 'node -e 0', ratio: round(add / base), target: '<= 1.5', ok: add / base <= 1.5 },
       { name: `bridge ADD with ${crowd} pods on the bridge`, value: round(addFull), unit: 'ms', baseline: 'bridge ADD, empty bridge', ratio: round(addFull / add), target: '<= 1.1', ok: addFull / add <= 1.1 },
       { name: 'bridge DEL', value: round(del), unit: 'ms', baseline: 'node -e 0', ratio: round(del / base) },
+      { name: 'CPU node -e 0 (user+sys, all threads)', value: round(median(cpu.base)), unit: 'ms' },
+      { name: 'CPU bridge ADD', value: round(median(cpu.add)), unit: 'ms', baseline: 'CPU node -e 0', ratio: round(median(cpu.add) / median(cpu.base)) },
+      { name: 'CPU bridge DEL', value: round(median(cpu.del)), unit: 'ms', baseline: 'CPU node -e 0', ratio: round(median(cpu.del) / median(cpu.base)) },
+      { name: 'load average (1 min) at start / end', value: load0, unit: `/ ${loadAverage()}` },
     ];
     if (refNode) {
       const refAdd = net(s.refAdd);

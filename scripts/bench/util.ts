@@ -1,6 +1,6 @@
 // Shared benchmark helpers: timing of whole commands, statistics, and the BenchResult row type.
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -36,6 +36,24 @@ export interface Command {
 
 /** Runs a command once and returns its wall time in milliseconds. */
 export function timeOnce(c: Command): number {
+  return measureOnce(c).wallMs;
+}
+
+/** The preload that makes node processes report their CPU time at exit (see cpu-report.cjs). */
+export const CPU_REPORT = join(ROOT, 'scripts', 'bench', 'cpu-report.cjs');
+
+/** `c` with NODE_OPTIONS preloading CPU_REPORT: every node process it starts reports its CPU time. */
+export function withCpuReport(c: Command): Command {
+  const env = { ...(c.env ?? process.env) };
+  env['NODE_OPTIONS'] = `${env['NODE_OPTIONS'] ?? ''} --require ${CPU_REPORT}`.trim();
+  return { ...c, env };
+}
+
+/**
+ * Runs a command once: wall time, and the CPU time (ms, user + system) that node processes preloaded
+ * with CPU_REPORT wrote to stderr (summed; NaN when none reported, e.g. a Go binary).
+ */
+export function measureOnce(c: Command): { wallMs: number; cpuMs: number } {
   const opts: SpawnSyncOptions = { env: c.env ?? process.env, input: c.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] };
   const t0 = process.hrtime.bigint();
   const r = spawnSync(c.cmd, c.args, opts);
@@ -44,7 +62,13 @@ export function timeOnce(c: Command): number {
   if (r.status !== want) {
     throw new Error(`${c.cmd} ${c.args.join(' ')} exited ${String(r.status)} (want ${want}): ${String(r.stdout)} ${String(r.stderr)}`);
   }
-  return ms;
+  const reports = [...String(r.stderr).matchAll(/weft-bench-cpu-us (\d+)/g)].map((m) => Number(m[1]));
+  return { wallMs: ms, cpuMs: reports.length === 0 ? NaN : reports.reduce((a, b) => a + b, 0) / 1000 };
+}
+
+/** The 1-minute load average, so a result table shows how busy the machine was. */
+export function loadAverage(): number {
+  return round(Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]));
 }
 
 /**
