@@ -1,0 +1,20 @@
+// What `weft install` writes with its defaults matches the conflists documented in conf/.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { DEFAULTS } from '../../../../scripts/install/options.ts';
+import { renderConflist } from '../../../../scripts/install/render.ts';
+
+const CONF = join(import.meta.dirname, '..', '..', '..', '..', 'conf');
+const defaults = { networkName: DEFAULTS.networkName, network: DEFAULTS.network };
+
+test('bridge: byte-identical to conf/weft-bridge.conflist', () => {
+  assert.equal(renderConflist({ backend: 'bridge', ...defaults }), readFileSync(join(CONF, 'weft-bridge.conflist'), 'utf8'));
+});
+
+for (const [backend, file] of [['flannel-vxlan', 'weft-vxlan.conflist'], ['host-gw', 'weft-host-gw.conflist']] as const) {
+  test(`${backend}: same document as conf/${file}`, () => {
+    assert.deepEqual(JSON.parse(renderConflist({ backend, ...defaults })), JSON.parse(readFileSync(join(CONF, file), 'utf8')));
+  });
+}
