@@ -20,6 +20,9 @@ import { ReconcileLoop } from './reconcile/loop.ts';
 import { parseSubnetEnv, writeSubnetEnv } from './subnet-env.ts';
 import { findUplink, type Uplink } from './uplink.ts';
 
+/** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
+const IPMASQ_RESYNC_MS = 30_000;
+
 /** Everything weftd needs, normalised from the CLI (see flags.ts). */
 export interface WeftdOptions {
   store: StoreFlags;
@@ -44,6 +47,7 @@ export class Weftd {
   private server: Server | undefined;
   private lastOk = 0;
   private lastError = '';
+  private masqTimer: NodeJS.Timeout | undefined;
   /** Device indexes of the last pass, to tell our neighbour/FDB notifications from others. */
   private dev: DevIndexes | undefined;
 
@@ -63,7 +67,7 @@ export class Weftd {
     o.log.info('uplink', { ...uplink });
     const store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
     try {
-      const backend = createBackend(store.netConf.backend, uplink, { subnetFile: o.subnetFile, log: o.log });
+      const backend = createBackend(store.netConf.backend, uplink, { subnetFile: o.subnetFile, log: o.log, network: store.netConf.network });
       const preferred = previousSubnet(o.subnetFile, store.netConf.network);
       const own = await store.acquire({
         publicIp: uplink.publicIp, backendType: backend.type, backendData: backend.backendData(),
@@ -87,9 +91,15 @@ export class Weftd {
 
   private async run(): Promise<void> {
     const o = this.o;
+    this.backend.attachMetrics?.(this.metrics);
     this.backend.ensureLocal(this.rtnl, this.own);
     this.writeSubnetFile();
-    if (o.ipMasq) ensureIpMasq({ network4: this.store.netConf.network });
+    if (o.ipMasq) {
+      ensureIpMasq({ network4: this.store.netConf.network });
+      // Re-applied now and then: another tool flushing the ruleset (iptables-nft restores, `nft
+      // flush ruleset`) would otherwise leave pods NAT-less until a restart. One nft transaction.
+      this.masqTimer = setInterval(() => this.ensureMasq(), IPMASQ_RESYNC_MS).unref();
+    }
     this.store.onLost(({ lost, current }) => {
       o.log.warn('own lease was lost and taken again', { lost: lost.subnet, current: current.subnet });
       this.own = current;
@@ -140,6 +150,7 @@ export class Weftd {
     try {
       const dev = this.backend.ensureLocal(this.rtnl, this.own);
       this.dev = dev;
+      this.backend.syncLeases?.([...this.leases.values()], this.own);
       const conf = this.store.netConf;
       const desired = desiredState({
         backend: this.backend.type, ownSubnet: this.own.subnet, publicIp: this.uplink.publicIp, uplinkCidr: this.uplink.cidr,
@@ -177,6 +188,15 @@ export class Weftd {
     this.metrics.set(M.reconcileSeconds, (performance.now() - t0) / 1000);
   }
 
+  private ensureMasq(): void {
+    try {
+      ensureIpMasq({ network4: this.store.netConf.network });
+    } catch (e) {
+      this.metrics.inc(M.errors, { source: 'ip-masq' });
+      this.o.log.warn('ip-masq rules could not be re-applied', { error: e });
+    }
+  }
+
   private health(): { ok: boolean; detail: string } {
     const age = Date.now() - this.lastOk;
     const ok = this.lastOk > 0 && age < Math.max(3 * this.o.resyncMs, 5000);
@@ -191,9 +211,11 @@ export class Weftd {
   /** Stops watching and reconciling; the data plane, subnet.env and the lease stay as they are. */
   async stop(): Promise<void> {
     this.loop?.stop();
+    if (this.masqTimer !== undefined) clearInterval(this.masqTimer);
     this.watch?.stop();
     this.events?.close();
     this.server?.close();
+    this.backend.stop?.();
     await this.store.close();
     this.rtnl.close();
   }
