@@ -16,7 +16,7 @@ import { diffNode, snapshotNode, type NodeState } from './node-state.ts';
 import { judge } from './oracle.ts';
 import { runSeed } from './prng.ts';
 import { schemaOf, selectedTargets, validatorOf, type FuzzTarget } from './targets.ts';
-import { DIST_BIN, FuzzWorker, ROOT, runBinary, type CaseOutput } from './worker-client.ts';
+import { FuzzWorker, ROOT, privateBinDir, runBinary, type CaseOutput } from './worker-client.ts';
 
 const CASES = Number(process.env['FUZZ_CASES'] ?? 300);
 const BIN_CASES = Number(process.env['FUZZ_BIN_CASES'] ?? 30);
@@ -48,11 +48,13 @@ describe(`fuzz (seed ${seed}; FUZZ_SEED=${seed} replays)`, rootOnly(), () => {
   let tmp: string;
   let worker: FuzzWorker;
   let cwd: string;
+  let binDir: string;
 
   before(async () => {
+    binDir = privateBinDir();
     for (const t of targets) {
-      if (!existsSync(join(DIST_BIN, t.name))) throw new Error(`dist/bin/${t.name} missing: run npm run build first`);
-      if (!existsSync(join(ROOT, 'gen', 'validators', `${t.schema}.js`))) throw new Error(`gen/validators/${t.schema}.js missing: run npm run build first`);
+      if (!existsSync(join(binDir, t.name))) throw new Error(`dist/bin/${t.name} missing: run npm run build first`);
+      if (typeof t.schema === 'string' && !existsSync(join(ROOT, 'gen', 'validators', `${t.schema}.js`))) throw new Error(`gen/validators/${t.schema}.js missing: run npm run build first`);
     }
     node = await createTestNetns('weft-t-fz');
     await run(['ip', '-n', node.name, 'link', 'set', 'lo', 'up']);
@@ -62,6 +64,11 @@ describe(`fuzz (seed ${seed}; FUZZ_SEED=${seed} replays)`, rootOnly(), () => {
     mkdirSync(cwd);
     execFileSync('mkfifo', [join(tmp, 'fifo')]);
     symlinkSync('/etc/passwd', join(tmp, 'link'));
+    targets.forEach((t, i) => {
+      const ctx = ctxFor(t, i);
+      mkdirSync(ctx.scratch);
+      t.prepare?.(ctx);
+    });
     worker = await FuzzWorker.start(node.name, targets.map((t) => t.name), cwd);
   });
 
@@ -73,10 +80,11 @@ describe(`fuzz (seed ${seed}; FUZZ_SEED=${seed} replays)`, rootOnly(), () => {
   function ctxFor(t: FuzzTarget, i: number): CaseContext {
     const pod = pods.get(t.name);
     if (pod === undefined) throw new Error(`no pod for ${t.name}`);
-    return { dataDir: join(tmp, 'ipam'), podNetns: pod.path, octet: 100 + i, distBin: DIST_BIN, nodeName: node.name, fifo: join(tmp, 'fifo'), symlink: join(tmp, 'link') };
+    return { dataDir: join(tmp, 'ipam'), podNetns: pod.path, octet: 100 + i, scratch: join(tmp, `scratch-${t.name}`), distBin: binDir, nodeName: node.name, fifo: join(tmp, 'fifo'), symlink: join(tmp, 'link') };
   }
 
-  const snap = (t: FuzzTarget): Promise<NodeState> => snapshotNode(node.name, [pods.get(t.name)?.name ?? ''], [join(tmp, 'ipam'), cwd]);
+  const snap = (t: FuzzTarget): Promise<NodeState> =>
+    snapshotNode(node.name, [pods.get(t.name)?.name ?? ''], [join(tmp, 'ipam'), cwd, join(tmp, `scratch-${t.name}`)]);
 
   /** Runs `count` cases of `t` (from index `first`) through `exec`, judging each and diffing the node per batch. */
   async function fuzz(t: FuzzTarget, ti: number, first: number, count: number, exec: (c: FuzzCase) => Promise<CaseOutput>, binary = false): Promise<Tally> {
@@ -87,7 +95,7 @@ describe(`fuzz (seed ${seed}; FUZZ_SEED=${seed} replays)`, rootOnly(), () => {
     // Warm-up: one valid ADD+DEL creates what stays by design (the bridge, the nft table) before the baseline.
     const warm = makeCase(t, schema, validate, ctx, seed, 0);
     const base: FuzzCase = { ...warm, id: `fzwarm${ti}`, label: 'warm-up', stdin: Buffer.from(JSON.stringify(t.baseConfig(ctx))), expect: { ok: true, codes: [] } };
-    base.env = { ...base.env, CNI_CONTAINERID: base.id, CNI_NETNS: ctx.podNetns, CNI_IFNAME: 'eth0', CNI_ARGS: '', CNI_PATH: DIST_BIN, CNI_COMMAND: 'ADD' };
+    base.env = { ...base.env, CNI_CONTAINERID: base.id, CNI_NETNS: ctx.podNetns, CNI_IFNAME: 'eth0', CNI_ARGS: '', CNI_PATH: binDir, CNI_COMMAND: 'ADD' };
     const wa = await exec(base);
     assert.equal(wa.exitCode, 0, `warm-up ADD of ${t.name} failed: ${wa.stdout}${wa.threw ?? ''}`);
     const wd = await exec({ ...base, env: { ...base.env, CNI_COMMAND: 'DEL' } });
@@ -152,7 +160,7 @@ describe(`fuzz (seed ${seed}; FUZZ_SEED=${seed} replays)`, rootOnly(), () => {
       assert.equal(tally.failures.length, 0, `${tally.failures.length} failures:\n${tally.failures.slice(0, 15).join('\n')}`);
     });
     void test(`${t.name}: ${BIN_CASES} cases through dist/bin/${t.name}`, async (tc) => {
-      const tally = await fuzz(t, ti, 1_000_000, BIN_CASES, (c) => runBinary(node.name, c, cwd), true);
+      const tally = await fuzz(t, ti, 1_000_000, BIN_CASES, (c) => runBinary(node.name, c, cwd, binDir), true);
       for (const leak of hostDirLeaks()) tally.failures.push(`left on the host filesystem: ${leak}`);
       report(t, 'binary', tally, (s) => tc.diagnostic(s));
       assert.equal(tally.failures.length, 0, `${tally.failures.length} failures:\n${tally.failures.slice(0, 15).join('\n')}`);

@@ -10,7 +10,7 @@ import { createTestNetns, rootOnly, type TestNetns } from '../helpers/netns.ts';
 import type { Expectation, FuzzCase } from './cases.ts';
 import { judge } from './oracle.ts';
 import { FUZZ_TARGETS, type FuzzContext } from './targets.ts';
-import { DIST_BIN, FuzzWorker } from './worker-client.ts';
+import { FuzzWorker, privateBinDir } from './worker-client.ts';
 
 interface Regression {
   what: string;
@@ -71,11 +71,11 @@ describe('fuzz regressions', rootOnly(), () => {
     for (const r of cases()) {
       const t = FUZZ_TARGETS.find((x) => x.name === r.plugin);
       if (t === undefined) throw new Error(`no target ${r.plugin}`);
-      const ctx: FuzzContext = { dataDir: join(tmp, 'ipam'), podNetns: pod.path, octet: 150 };
+      const ctx: FuzzContext = { dataDir: join(tmp, 'ipam'), podNetns: pod.path, octet: 150, scratch: join(tmp, 'cwd') };
       const base = t.baseConfig(ctx);
       const c: FuzzCase = {
         id: `reg${n++}`, target: t.name, label: r.what, expect: r.expect,
-        env: { CNI_COMMAND: 'ADD', CNI_CONTAINERID: `reg${n}`, CNI_NETNS: pod.path, CNI_IFNAME: 'eth0', CNI_PATH: DIST_BIN, CNI_ARGS: '', ...r.env },
+        env: { CNI_COMMAND: 'ADD', CNI_CONTAINERID: `reg${n}`, CNI_NETNS: pod.path, CNI_IFNAME: 'eth0', CNI_PATH: privateBinDir(), CNI_ARGS: '', ...r.env },
         stdin: Buffer.from(JSON.stringify(r.config ? r.config(base) : base)),
       };
       const out = await worker.run(c);

@@ -10,8 +10,8 @@ import type { FuzzCase } from './cases.ts';
 
 /** The repository root. */
 export const ROOT = join(import.meta.dirname, '..', '..');
-/** Built plugin bundles (CNI_PATH of every case). */
-export const DIST_BIN = join(ROOT, 'dist', 'bin');
+/** Built plugin bundles: a private copy of dist/bin (see private-bin.ts), CNI_PATH of every case. */
+export { privateBinDir } from './private-bin.ts';
 const TSX_LOADER = join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs');
 
 /** The output of one case, from the worker or a binary, with stray stdout lines (must be none). */
@@ -96,11 +96,11 @@ export class FuzzWorker {
   }
 }
 
-/** Runs case `c` through the built binary dist/bin/<target> inside namespace `node`. */
-export function runBinary(node: string, c: FuzzCase, cwd: string): Promise<CaseOutput> {
+/** Runs case `c` through the built binary <binDir>/<target> inside namespace `node`. */
+export function runBinary(node: string, c: FuzzCase, cwd: string, binDir: string): Promise<CaseOutput> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn('ip', ['netns', 'exec', node, join(DIST_BIN, c.target)], { cwd, env: { PATH: process.env['PATH'], ...c.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('ip', ['netns', 'exec', node, join(binDir, c.target)], { cwd, env: { PATH: process.env['PATH'], ...c.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => out.push(d));

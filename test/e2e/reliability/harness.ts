@@ -7,9 +7,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestNetns, ipJson, type TestNetns } from '../../helpers/netns.ts';
+import { privateBinDir } from '../../fuzz/private-bin.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
-export const DIST_BIN = join(ROOT, 'dist', 'bin');
+/** A private copy of dist/bin, so a concurrent rebuild cannot break a plugin mid-test. */
+export const DIST_BIN = privateBinDir();
 
 /** One plugin run: exit code (null when killed), the signal, stdout. */
 export interface PluginRun {
