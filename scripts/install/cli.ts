@@ -1,7 +1,7 @@
 // The `weft` command line (npm bin, dist/bin/weft): `weft install [--uninstall]` and `weft uninstall`.
 // Human-readable lines by default, one JSON document with --json; exit 0 done, 1 failed, 2 bad option.
 import { Command, CommanderError } from 'commander';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { install } from './install.ts';
 import { BACKENDS, DEFAULTS, InstallOptionError, normalizeInstallOptions } from './options.ts';
@@ -33,7 +33,14 @@ interface RawInstallFlags {
 
 /** The built executables next to this one (dist/bin/weft), else the repository's dist/bin (run from source). */
 export function defaultSourceDir(argv1: string | undefined): string {
-  const here = dirname(resolve(argv1 ?? '.'));
+  // realpath: as an npm bin, argv[1] is the node_modules/.bin/weft symlink.
+  let self = resolve(argv1 ?? '.');
+  try {
+    self = realpathSync(self);
+  } catch {
+    /* keep the path as given */
+  }
+  const here = dirname(self);
   for (const dir of [here, join(here, '..', 'dist', 'bin')]) if (existsSync(join(dir, 'bridge'))) return dir;
   return here;
 }
@@ -93,6 +100,7 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
         for (const b of r.backedUp) io.out(`backed up ${b} (restored by --uninstall)\n`);
         for (const t of r.retired) io.out(`${t.action} ${t.path} (not part of this backend)\n`);
       }
+      for (const w of r.warnings) io.err(`weft: warning: ${w}\n`);
       setExit(0);
     });
   const uninst = addDirOptions(new Command('uninstall'))

@@ -1,11 +1,12 @@
 // `weft install`: backs up each file it is about to replace, records the plan in the manifest,
 // then replaces each file atomically. Re-installing (an upgrade) keeps the original backups, so
 // one uninstall always returns to the state before the first install.
+import { spawnSync } from 'node:child_process';
 import { lstatSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { atomicWriteFile, ensureDirs } from './atomic-write.ts';
 import { backupDir, readManifest, sha256, writeManifest, type Manifest, type ManifestEntry } from './manifest.ts';
-import type { InstallOptions } from './options.ts';
+import { usesWeftd, type InstallOptions } from './options.ts';
 import { planInstall } from './plan.ts';
 import { removeEntry, type EntryOutcome } from './uninstall.ts';
 
@@ -16,12 +17,14 @@ export interface InstallReport {
   createdDirs: string[];
   /** Files of a previous install that this one no longer needs (another backend), undone. */
   retired: EntryOutcome[];
+  /** Problems that did not stop the install (e.g. weftd cannot start from where it was put). */
+  warnings: string[];
 }
 
 /** Installs per `opts`; idempotent (a second run rewrites the same bytes and keeps the first backups). */
 export function install(opts: InstallOptions): InstallReport {
   const plan = planInstall(opts);
-  const report: InstallReport = { written: plan.map((f) => ({ path: f.path, what: f.what })), backedUp: [], createdDirs: [], retired: [] };
+  const report: InstallReport = { written: plan.map((f) => ({ path: f.path, what: f.what })), backedUp: [], createdDirs: [], retired: [], warnings: [] };
   const prior = readManifest(opts.stateDir);
   if (opts.dryRun) return report;
 
@@ -73,7 +76,19 @@ export function install(opts: InstallOptions): InstallReport {
   for (const f of plan) atomicWriteFile(f.path, f.data, f.mode);
   for (const e of stale) report.retired.push(removeEntry(opts.stateDir, e, false));
   writeManifest(opts.stateDir, { ...manifest, files: entries });
+  if (usesWeftd(opts.backend)) {
+    const w = checkStarts(join(opts.agentDir, 'weftd'));
+    if (w !== undefined) report.warnings.push(w);
+  }
   return report;
+}
+
+/** Runs `<bin> --version` from its installed place; a message when it cannot start there. */
+function checkStarts(bin: string): string | undefined {
+  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status === 0) return undefined;
+  const why = r.error?.message ?? (r.stderr.split('\n').find((l) => /Error|error/.test(l)) ?? r.stderr).trim();
+  return `${bin} --version failed where it was installed (${why}): weftd will not start from the unit`;
 }
 
 /** Mode bits of a regular file at `path`; undefined when missing. Refuses to replace anything else. */
