@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       });
       const body = res.outputFiles.find((f) => f.path === outfile)?.text;
       if (body === undefined) throw new Error(`esbuild produced no ${outfile}`);
-      const text = codeCache && entry.codeCache !== false ? await formatCodeCachedBundle(header, body) : `${header}${body}`;
+      const text = codeCache && entry.codeCache !== false ? await formatCodeCachedBundle(entry.name, header, body) : `${header}${body}`;
       // Written beside and renamed: a plugin exec'd during the build never reads half a file.
       writeFileSync(`${outfile}.tmp`, text, { mode: 0o755 });
       renameSync(`${outfile}.tmp`, outfile);

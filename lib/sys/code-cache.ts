@@ -3,7 +3,7 @@
 // only scans comments. The loader compiles the body with vm.Script and `cachedData` kept, content-addressed,
 // in the same private directory as the native addon (lib/sys/loader.ts rules: 0700, our uid, atomic
 // writes); the first run of a body writes the cache at exit, including the functions that run compiled.
-import { closeSync, constants, fstatSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
 
@@ -26,14 +26,29 @@ export function parseCommentedBody(text: string): string | null {
 }
 
 /**
- * Cache file name: the body's sha256 (from the build; V8 itself only checks the source length), the
- * Node version, the architecture and the CNI command. One cache per command, because a cache holds the
- * functions its first run compiled: a VERSION probe's cache would leave ADD compiling lazily.
+ * Cache file name: the bundle's name, its body's sha256 (from the build; V8 itself only checks the
+ * source length), the Node version, the architecture and the CNI command. One cache per command,
+ * because a cache holds the functions its first run compiled: a VERSION probe's cache would leave
+ * ADD compiling lazily.
  */
-export function cacheFileName(bodySha256: string, command = ''): string {
+export function cacheFileName(bundle: string, bodySha256: string, command = ''): string {
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(bundle)) throw new Error(`code cache: bad bundle name ${JSON.stringify(bundle)}`);
   if (!/^[0-9a-f]{64}$/.test(bodySha256)) throw new Error(`code cache: bad body sha256 ${JSON.stringify(bodySha256)}`);
   const cmd = /^(ADD|DEL|CHECK|GC|STATUS|VERSION)$/.test(command) ? command : 'other';
-  return `weft-cc-${bodySha256.slice(0, 16)}-${process.version}-${process.arch}-${cmd}.bin`;
+  return `weft-cc-${bundle}-${bodySha256.slice(0, 16)}-${process.version}-${process.arch}-${cmd}.bin`;
+}
+
+/** Removes the caches of other builds of `bundle` (a rebuilt or upgraded bundle leaves its old ones behind in /run). */
+function removeStaleCaches(dir: string, bundle: string, bodySha256: string): void {
+  const prefix = `weft-cc-${bundle}-`;
+  const current = `${prefix}${bodySha256.slice(0, 16)}-${process.version}-`;
+  try {
+    for (const f of readdirSync(dir)) {
+      if (f.startsWith(prefix) && !f.startsWith(current) && /^weft-cc-[a-z0-9-]+-[0-9a-f]{16}-/.test(f)) unlinkSync(join(dir, f));
+    }
+  } catch {
+    // best effort: a concurrent first run may have removed the same file
+  }
 }
 
 /** Reads a cache file if it is a regular file owned by us; undefined otherwise (absent, foreign, unreadable). */
@@ -93,17 +108,17 @@ function cacheDir(): string | undefined {
 type Wrapper = (exports: unknown, require: NodeJS.Require, module: NodeJS.Module, filename: string, dirname: string) => void;
 
 /**
- * Runs the commented body of the bundle file `filename` as the CommonJS module `mod`, with V8's code
- * cache when one is there for this body (`bodySha256`, computed at build time). Without a usable cache
+ * Runs the commented body of the bundle file `filename` (bundle `bundle`) as the CommonJS module `mod`,
+ * with V8's code cache when one is there for this body (`bodySha256`, computed at build time). Without a usable cache
  * the body runs all the same, and its cache is written when the process exits. Cache problems never
  * fail the run; errors of the body itself propagate as usual.
  */
-export function runCachedBody(filename: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
+export function runCachedBody(filename: string, bundle: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
   const body = parseCommentedBody(readFileSync(filename, 'latin1'));
   if (body === null) throw new Error(`code cache: ${filename} has no bundle body`);
   const vm = process.getBuiltinModule('node:vm');
   const dir = cacheDir();
-  const path = dir === undefined ? undefined : join(dir, cacheFileName(bodySha256, process.env['CNI_COMMAND']));
+  const path = dir === undefined ? undefined : join(dir, cacheFileName(bundle, bodySha256, process.env['CNI_COMMAND']));
   const cachedData = path === undefined ? undefined : readCache(path);
   const source = `(function (exports, require, module, __filename, __dirname) {${body}\n})`;
   const script = new vm.Script(source, {
@@ -113,7 +128,10 @@ export function runCachedBody(filename: string, bodySha256: string, mod: NodeJS.
   });
   if (path !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
     // At exit the functions this run needed are compiled too, so the cache holds them.
-    process.once('exit', () => writeCache(path, script.createCachedData()));
+    process.once('exit', () => {
+      if (cachedData === undefined && dir !== undefined) removeStaleCaches(dir, bundle, bodySha256);
+      writeCache(path, script.createCachedData());
+    });
   }
   const fn = script.runInThisContext() as Wrapper;
   fn.call(mod.exports, mod.exports, req, mod, filename, dirname(filename));

@@ -4,12 +4,12 @@ import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatCommentedBody } from '../../lib/sys/code-cache.ts';
+import { formatCommentedBody, parseCommentedBody } from '../../lib/sys/code-cache.ts';
 
 const entry = join(dirname(fileURLToPath(import.meta.url)), 'code-cache-entry.ts');
 
 /** The whole file text: `header` (shebang and marker lines), the loader for this body, the commented body. */
-export async function formatCodeCachedBundle(header: string, body: string): Promise<string> {
+export async function formatCodeCachedBundle(name: string, header: string, body: string): Promise<string> {
   const sha = createHash('sha256').update(body).digest('hex');
   const loader = await build({
     entryPoints: [entry],
@@ -22,9 +22,12 @@ export async function formatCodeCachedBundle(header: string, body: string): Prom
     charset: 'ascii',
     legalComments: 'none',
     logLevel: 'warning',
-    define: { WEFT_BODY_SHA256: JSON.stringify(sha) },
+    define: { WEFT_BUNDLE_NAME: JSON.stringify(name), WEFT_BODY_SHA256: JSON.stringify(sha) },
   });
   const text = loader.outputFiles[0]?.text;
   if (text === undefined) throw new Error('code cache: the loader build produced no output');
-  return `${header}${text.endsWith('\n') ? text : `${text}\n`}${formatCommentedBody(body)}`;
+  const file = `${header}${text.endsWith('\n') ? text : `${text}\n`}${formatCommentedBody(body)}`;
+  // The loader finds the body by its marker line: make sure nothing in the loader is mistaken for it.
+  if (parseCommentedBody(file) !== body) throw new Error(`code cache: ${name}: the body does not round-trip through the bundle layout`);
+  return file;
 }

@@ -35,12 +35,13 @@ describe('commented body', () => {
 describe('cacheFileName', () => {
   const sha = 'ab'.repeat(32);
   test('names the body, node version, arch and command', () => {
-    assert.equal(cacheFileName(sha, 'ADD'), `weft-cc-abababababababab-${process.version}-${process.arch}-ADD.bin`);
-    assert.match(cacheFileName(sha, '../x'), /-other\.bin$/);
-    assert.match(cacheFileName(sha), /-other\.bin$/);
+    assert.equal(cacheFileName('bridge', sha, 'ADD'), `weft-cc-bridge-abababababababab-${process.version}-${process.arch}-ADD.bin`);
+    assert.match(cacheFileName('bridge', sha, '../x'), /-other\.bin$/);
+    assert.match(cacheFileName('bridge', sha), /-other\.bin$/);
   });
   test('refuses a bad sha', () => {
-    assert.throws(() => cacheFileName('../../etc'), /bad body sha256/);
+    assert.throws(() => cacheFileName('bridge', '../../etc'), /bad body sha256/);
+    assert.throws(() => cacheFileName('../x', sha), /bad bundle name/);
   });
 });
 
@@ -48,7 +49,7 @@ describe('a code-cached bundle', () => {
   test('runs as a CommonJS main module, writes its cache on the first run and reuses it', async () => {
     const body = 'const p=require("node:path");module.exports.x=1;process.stdout.write(JSON.stringify({base:p.basename(__filename),main:typeof module.exports,cmd:process.env.CNI_COMMAND}))\n';
     const file = join(base, 'tiny');
-    writeFileSync(file, await formatCodeCachedBundle('#!/usr/bin/env node\n// weft-bundle tiny 0.0.0\n', body), { mode: 0o755 });
+    writeFileSync(file, await formatCodeCachedBundle('tiny', '#!/usr/bin/env node\n// weft-bundle tiny 0.0.0\n', body), { mode: 0o755 });
     const tmp = join(base, 'tmp');
     const run = (): string => {
       const r = spawnSync(process.execPath, [file], { env: { PATH: process.env['PATH'], TMPDIR: tmp, CNI_COMMAND: 'ADD' }, encoding: 'utf8' });
@@ -69,6 +70,12 @@ describe('a code-cached bundle', () => {
     const mtime = st.mtimeMs;
     assert.deepEqual(JSON.parse(run()), { base: 'tiny', main: 'object', cmd: 'ADD' });
     assert.equal(statSync(first).mtimeMs, mtime, 'an accepted cache is not rewritten');
-    rmSync(first);
+    // A rebuilt bundle of the same name removes the old build's caches when it writes its own.
+    writeFileSync(file, await formatCodeCachedBundle('tiny', '#!/usr/bin/env node\n// weft-bundle tiny 0.0.1\n', body.replace('x=1', 'x=2')), { mode: 0o755 });
+    run();
+    const after = find().filter((f) => f.includes('weft-cc-tiny-'));
+    assert.equal(after.length, 1, after.join(', '));
+    assert.ok(!after.includes(first), 'the old cache is gone');
+    for (const f of after) rmSync(f);
   });
 });
