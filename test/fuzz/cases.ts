@@ -159,7 +159,9 @@ function stdinCase(t: FuzzTarget, ctx: CaseContext, rng: Rng, id: string): FuzzC
     () => mk('duplicate keys (last wins: bad name)', `${text.slice(0, -1)},"name":"../../x"}`, err(7)),
     () => mk('name with path tricks', JSON.stringify({ ...base, name: '../../../etc' }), err(7)),
     () => mk('name with NUL', JSON.stringify({ ...base, name: 'net\u0000x' }), err(7)),
-    () => mk('type with slash', JSON.stringify({ ...base, type: '../bin/sh' }), err(7)),
+    // The runtime picks the binary by `type`; a plugin only checks it when its schema does (flannel's
+    // plugins never use their own type as a path, so for them it may pass).
+    () => mk('type with slash', JSON.stringify({ ...base, type: '../bin/sh' }), typeof t.schema === 'string' ? err(7) : okOr(7)),
     () => mk('__proto__ key', `{"__proto__":{"isGateway":true,"ipMasq":true},${text.slice(1)}`, okOr(...SEMANTIC)),
     () => mk('lone surrogate in a string', `${text.slice(0, -1)},"x":"\\ud800"}`, okOr(...SEMANTIC)),
   ];
