@@ -14,7 +14,10 @@ const BUSYBOX = '/bin/busybox';
 export const CNI_RESULTS_DIR = '/var/lib/cni/results';
 /** host-local's default dataDir (reference layout): `<dir>/<network>/<ip>`. */
 export const DEFAULT_IPAM_DIR = '/var/lib/cni/networks';
-/** The per-container limits the brief asks for: the container's defaults (1M files) exceed this machine's hard limits. */
+/**
+ * Explicit limits: podman's default RLIMIT_NOFILE (1048576) is above the hard limit of a process in
+ * this CI container (20000), and runc then fails with "error setting rlimit type 7: operation not permitted".
+ */
 const ULIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
 
 export interface PodmanResult {
