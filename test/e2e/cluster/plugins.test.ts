@@ -1,6 +1,7 @@
 // The flannel-vxlan / host-gw plugins as a runtime drives them inside a cluster node: code 11
 // without subnet.env, the delegate config stored under dataDir and replayed by DEL (a second DEL
-// and a DEL of an unknown container succeed), and flannel-vxlan re-creating a missing VTEP.
+// and a DEL of an unknown container succeed), CHECK through the delegate, and flannel-vxlan
+// re-creating a missing VTEP.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
@@ -30,6 +31,9 @@ void describe('flannel-vxlan plugin in a cluster', { skip: skipReason(), timeout
     assert.deepEqual((conf['ipam'] as Record<string, unknown>)['ranges'], [[{ subnet: n1.subnet }]]);
     assert.deepEqual((conf['ipam'] as Record<string, unknown>)['routes'], [{ dst: '10.244.0.0/16' }]);
     const att = { containerId: pod.containerId, netns: pod.path, ifName: 'eth0' };
+    await n1.runner.check(att); // CHECK replays the stored config with the cached prevResult
+    await nsRun(pod.netns, ['ip', 'addr', 'flush', 'dev', 'eth0']);
+    await assert.rejects(n1.runner.check(att), PluginFailure, 'CHECK notices the missing address');
     await c.delPod(pod);
     assert.equal(existsSync(stored), false);
     const links = await nsRun(pod.netns, ['ip', '-o', 'link']);
