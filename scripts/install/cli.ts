@@ -99,6 +99,7 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
         for (const w of r.written) io.out(`${verb} ${w.path} (${w.what})\n`);
         for (const b of r.backedUp) io.out(`backed up ${b} (restored by --uninstall)\n`);
         for (const t of r.retired) io.out(`${t.action} ${t.path} (not part of this backend)\n`);
+        if (!opts.dryRun && r.written.some((w) => w.what === 'systemd unit')) io.out('next: systemctl daemon-reload && systemctl enable --now weftd\n');
       }
       for (const w of r.warnings) io.err(`weft: warning: ${w}\n`);
       setExit(0);
