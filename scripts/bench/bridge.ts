@@ -80,8 +80,15 @@ export function benchBridge(runs = 15, crowd = 100): BenchResult[] {
       }
     }
     // CPU rounds: the same commands with node's CPU time reported at exit (steadier than wall time on a busy machine).
-    const cpu = { base: [] as number[], add: [] as number[], del: [] as number[] };
+    const cpu = { base: [] as number[], add: [] as number[], del: [] as number[], version: [] as number[] };
+    const version: Command = { cmd: ours, args: [], input: cEmpty, env: { PATH: process.env['PATH'], CNI_COMMAND: 'VERSION' } };
+    const versionWall: number[] = [];
+    const baseWall: number[] = [];
     for (let i = 0; i < runs; i++) {
+      // The bundle's start-up alone (VERSION, no netns wrapper), next to node -e 0 in the same round.
+      baseWall.push(timeOnce(NODE_BASELINE));
+      versionWall.push(timeOnce(version));
+      cpu.version.push(measureOnce(withCpuReport(version)).cpuMs);
       cpu.base.push(measureOnce(withCpuReport(NODE_BASELINE)).cpuMs);
       cpu.add.push(measureOnce(withCpuReport(cmd(empty.node.name, ours, DIST, 'ADD', `c${i}`, pod0, cEmpty))).cpuMs);
       cpu.del.push(measureOnce(withCpuReport(cmd(empty.node.name, ours, DIST, 'DEL', `c${i}`, pod0, cEmpty))).cpuMs);
@@ -98,7 +105,9 @@ export function benchBridge(runs = 15, crowd = 100): BenchResult[] {
       { name: 'bridge ADD (ipMasq, host-local in-process)', value: round(add), unit: 'ms', baseline: 'node -e 0', ratio: round(add / base), target: '<= 1.5', ok: add / base <= 1.5 },
       { name: `bridge ADD with ${crowd} pods on the bridge`, value: round(addFull), unit: 'ms', baseline: 'bridge ADD, empty bridge', ratio: round(addFull / add), target: '<= 1.1', ok: addFull / add <= 1.1 },
       { name: 'bridge DEL', value: round(del), unit: 'ms', baseline: 'node -e 0', ratio: round(del / base) },
+      { name: 'bridge VERSION (start-up)', value: round(median(versionWall)), unit: 'ms', baseline: 'node -e 0', ratio: round(median(versionWall) / median(baseWall)) },
       { name: 'CPU node -e 0 (user+sys, all threads)', value: round(median(cpu.base)), unit: 'ms' },
+      { name: 'CPU bridge VERSION', value: round(median(cpu.version)), unit: 'ms', baseline: 'CPU node -e 0', ratio: round(median(cpu.version) / median(cpu.base)) },
       { name: 'CPU bridge ADD', value: round(median(cpu.add)), unit: 'ms', baseline: 'CPU node -e 0', ratio: round(median(cpu.add) / median(cpu.base)) },
       { name: 'CPU bridge DEL', value: round(median(cpu.del)), unit: 'ms', baseline: 'CPU node -e 0', ratio: round(median(cpu.del) / median(cpu.base)) },
       { name: 'load average (1 min) at start / end', value: load0, unit: `/ ${loadAverage()}` },
