@@ -13,6 +13,12 @@ interface Family {
 /** A small registry of named counters and gauges. */
 export class Metrics {
   private readonly families = new Map<string, Family>();
+  private readonly collectors: Array<() => void> = [];
+
+  /** Registers a function run before each format(), to copy values kept elsewhere (e.g. the udp forwarder's counters). */
+  addCollector(fn: () => void): void {
+    this.collectors.push(fn);
+  }
 
   /** Declares a metric (idempotent). */
   define(name: string, kind: Kind, help: string): void {
@@ -44,6 +50,7 @@ export class Metrics {
 
   /** The Prometheus text format of every metric. */
   format(): string {
+    for (const fn of this.collectors) fn();
     const lines: string[] = [];
     for (const [name, f] of this.families) {
       lines.push(`# HELP ${name} ${f.help}`, `# TYPE ${name} ${f.kind}`);

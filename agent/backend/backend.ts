@@ -6,12 +6,14 @@ import type { BackendData, Lease } from '../lease/store.ts';
 import type { DevIndexes } from '../reconcile/diff.ts';
 import type { Uplink } from '../uplink.ts';
 import type { AgentLog } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
 import { HostGwBackend } from './host-gw.ts';
+import { UdpBackend } from './udp.ts';
 import { VxlanBackend } from './vxlan.ts';
 
 /** One backend instance for the life of weftd. */
 export interface Backend {
-  readonly type: 'vxlan' | 'host-gw';
+  readonly type: 'vxlan' | 'host-gw' | 'udp';
   /** BackendData for this node's lease (vxlan: VNI and VtepMAC). */
   backendData(): BackendData;
   /** FLANNEL_MTU: the MTU pods must use on this backend. */
@@ -20,13 +22,19 @@ export interface Backend {
   ensureLocal(rtnl: Rtnl, own: Lease): DevIndexes;
   /** True when a link event concerns a device this backend relies on (VTEP, uplink). */
   watchesLink(link: Link): boolean;
+  /** Optional: the lease table after each pass (udp: the forwarder's peers live in the process, not the kernel). */
+  syncLeases?(leases: readonly Lease[], own: Lease): void;
+  /** Optional: declares the backend's own metrics in weftd's registry. */
+  attachMetrics?(m: Metrics): void;
+  /** Optional: releases what the backend holds in this process (udp: forwarder, TUN and socket fds). */
+  stop?(): void;
 }
 
 /** Builds the backend the net-conf selects; throws when the node cannot run it. */
-export function createBackend(conf: BackendConf, uplink: Uplink, opts: { subnetFile: string; log: AgentLog }): Backend {
+export function createBackend(conf: BackendConf, uplink: Uplink, opts: { subnetFile: string; log: AgentLog; network?: string }): Backend {
   switch (conf.type) {
     case 'vxlan': return new VxlanBackend(conf, uplink, opts);
     case 'host-gw': return new HostGwBackend(uplink);
-    case 'udp': throw new Error('Backend.Type "udp" is not implemented by weftd yet; use vxlan or host-gw');
+    case 'udp': return new UdpBackend(conf, uplink, { network: opts.network ?? '', log: opts.log });
   }
 }

@@ -41,7 +41,7 @@ export interface DesiredState {
 
 /** What the desired state depends on besides the leases. */
 export interface DesiredInput {
-  backend: 'vxlan' | 'host-gw';
+  backend: 'vxlan' | 'host-gw' | 'udp';
   /** This node's lease subnet (skipped in the table). */
   ownSubnet: string;
   /** This node's public IP (a lease with it is ours even under another subnet: skipped). */
@@ -55,6 +55,8 @@ export interface DesiredInput {
 /** The desired state for `leases` (pure). */
 export function desiredState(input: DesiredInput, leases: readonly Lease[]): DesiredState {
   const out: DesiredState = { routes: [], neighs: [], fdbs: [], skipped: [] };
+  // udp: one Network route via flannel0 (kept by the backend); peers live in the forwarder, not the kernel.
+  if (input.backend === 'udp') return out;
   const uplink = uplinkNet(input.uplinkCidr);
   const sorted = [...leases].sort((a, b) => (a.subnet < b.subnet ? -1 : a.subnet > b.subnet ? 1 : 0));
   for (const l of sorted) {

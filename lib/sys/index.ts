@@ -30,6 +30,20 @@ export interface Sys {
   pollStart(fd: number, cb: () => void, ref?: boolean): number;
   /** Stops a watch started by pollStart; an unknown or already stopped id is a no-op. */
   pollStop(id: number): void;
+  /** fcntl O_NONBLOCK on (the batched reads below must never block the event loop). */
+  setNonBlocking(fd: number): void;
+  // Batched packet I/O (udp backend): packet i lives in buf at i * slot, its length in lens[i];
+  // count <= 1024 and count * slot <= buf.length. Nothing is allocated per packet.
+  /** read(2) on a non-blocking TUN fd until EAGAIN or `max` packets; returns how many were read. */
+  tunReadBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, max: number): number;
+  /** write(2) of each packet with lens[i] > 0 to a TUN fd; refused packets are dropped; returns how many were written. */
+  tunWriteBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number): number;
+  /** A non-blocking IPv4 UDP socket bound to addr:port (in the calling thread's netns), socket buffers forced to bufBytes. */
+  udpOpen(addr: string, port: number, bufBytes: number): number;
+  /** recvmmsg(2) without waiting, up to `max`; srcs[i] = sender IPv4 (host order); truncated datagrams get length 0. Returns the count. */
+  udpRecvBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, max: number, srcs: Uint32Array): number;
+  /** sendmmsg(2) of each packet with lens[i] > 0 to dsts[i]:port (host-order IPv4); stops at a full socket buffer. Returns how many were sent. */
+  udpSendBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number, dsts: Uint32Array, port: number): number;
 }
 
 /** What every failing native call throws: message like `setns: Invalid argument (EINVAL)`. */

@@ -1,5 +1,6 @@
 // weft_sys: the only native code in weft (N-API, plain C). The exact surface is the contract in
-// lib/sys/index.ts: setns, flock, a TUN open, raw netlink sockets and an fd readiness watch.
+// lib/sys/index.ts: setns, flock, a TUN open, raw netlink sockets, an fd readiness watch and
+// batched TUN/UDP packet I/O for the udp backend.
 // Every call is synchronous and acts on the calling thread (the JS main thread). Failing syscalls
 // throw an Error carrying code (errno name), errno (positive) and syscall; errno is copied right
 // after the failing call, before anything else can overwrite it.
@@ -8,6 +9,8 @@
 #include <net/if.h>
 #include <linux/if_tun.h>
 #include <linux/netlink.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <stddef.h>
@@ -431,6 +434,254 @@ static void cleanup_state(void *arg) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Batched packet I/O for the udp backend's forwarder (agent/udp/). One preallocated Buffer is
+// cut into fixed-size slots; packet i lives at i*slot with its length in lens[i]. The calls are
+// readiness-driven: the fd is non-blocking and each call does as much as the kernel has ready, so
+// one uv_poll wake-up moves a whole batch with no per-packet JS allocation or thread-pool hop.
+
+// Reads a Buffer/Uint8Array argument (data pointer and length); false after throwing.
+static bool get_bytes(napi_env env, napi_value v, const char *what, uint8_t **data, size_t *len) {
+  bool is_ta = false;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t off = 0;
+  if (napi_is_typedarray(env, v, &is_ta) == napi_ok && is_ta &&
+      napi_get_typedarray_info(env, v, &type, len, (void **)data, &ab, &off) == napi_ok && type == napi_uint8_array) {
+    return true;
+  }
+  char msg[96];
+  snprintf(msg, sizeof msg, "weft_sys: %s must be a Uint8Array", what);
+  napi_throw_type_error(env, NULL, msg);
+  return false;
+}
+
+// Reads a Uint32Array/Int32Array argument; false after throwing.
+static bool get_u32s(napi_env env, napi_value v, const char *what, uint32_t **data, size_t *count) {
+  bool is_ta = false;
+  napi_typedarray_type type;
+  napi_value ab;
+  size_t off = 0;
+  if (napi_is_typedarray(env, v, &is_ta) == napi_ok && is_ta &&
+      napi_get_typedarray_info(env, v, &type, count, (void **)data, &ab, &off) == napi_ok &&
+      (type == napi_uint32_array || type == napi_int32_array)) {
+    return true;
+  }
+  char msg[96];
+  snprintf(msg, sizeof msg, "weft_sys: %s must be a Uint32Array", what);
+  napi_throw_type_error(env, NULL, msg);
+  return false;
+}
+
+static napi_value u32(napi_env env, uint32_t n) {
+  napi_value v = NULL;
+  napi_create_uint32(env, n, &v);
+  return v;
+}
+
+// Common checks of (buf, slot, lens, max): slots must fit the buffer and the arrays.
+static bool batch_args(napi_env env, napi_value *argv, uint8_t **buf, int32_t *slot, uint32_t **lens, int32_t *max) {
+  size_t blen = 0, nlens = 0;
+  if (!get_bytes(env, argv[0], "buf", buf, &blen) || !get_i32(env, argv[1], "slot", slot) ||
+      !get_u32s(env, argv[2], "lens", lens, &nlens) || !get_i32(env, argv[3], "count", max)) {
+    return false;
+  }
+  if (*slot <= 0 || *max < 0 || (size_t)*max > nlens || (size_t)*max * (size_t)*slot > blen || *max > 1024) {
+    napi_throw_range_error(env, NULL, "weft_sys: batch does not fit buf/lens (slot, count <= 1024)");
+    return false;
+  }
+  return true;
+}
+
+static napi_value js_set_non_blocking(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  int32_t fd;
+  if (!get_i32(env, argv[0], "fd", &fd)) return NULL;
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) return throw_errno(env, "fcntl", errno);
+  return undefined(env);
+}
+
+// tunReadBatch(fd, buf, slot, lens, max): read(2) packets until EAGAIN or max; returns the count.
+// A TUN fd (IFF_NO_PI) returns exactly one packet per read (drivers/net/tun.c tun_do_read).
+static napi_value js_tun_read_batch(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  int32_t fd, slot, max;
+  uint8_t *buf;
+  uint32_t *lens;
+  if (!get_i32(env, argv[0], "fd", &fd) || !batch_args(env, argv + 1, &buf, &slot, &lens, &max)) return NULL;
+  int32_t n = 0;
+  while (n < max) {
+    ssize_t r = read(fd, buf + (size_t)n * (size_t)slot, (size_t)slot);
+    if (r < 0) {
+      int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK) break;
+      if (n > 0) break; // report what we have; the error comes back on the next call
+      return throw_errno(env, "read", err);
+    }
+    lens[n++] = (uint32_t)r;
+  }
+  return u32(env, (uint32_t)n);
+}
+
+// tunWriteBatch(fd, buf, slot, lens, count): write(2) each packet with lens[i] > 0. A TUN write
+// never blocks for long (it queues to the stack); a refused packet (EINVAL, EAGAIN) is dropped.
+// Returns the number written.
+static napi_value js_tun_write_batch(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 5);
+  int32_t fd, slot, count;
+  uint8_t *buf;
+  uint32_t *lens;
+  if (!get_i32(env, argv[0], "fd", &fd) || !batch_args(env, argv + 1, &buf, &slot, &lens, &count)) return NULL;
+  uint32_t ok = 0;
+  for (int32_t i = 0; i < count; i++) {
+    if (lens[i] == 0 || lens[i] > (uint32_t)slot) continue;
+    ssize_t r;
+    do r = write(fd, buf + (size_t)i * (size_t)slot, lens[i]);
+    while (r < 0 && errno == EINTR);
+    if (r >= 0) ok++;
+  }
+  return u32(env, ok);
+}
+
+// udpOpen(addr, port, bufBytes): a non-blocking IPv4 UDP socket bound to addr:port with
+// SO_RCVBUF/SO_SNDBUF raised to bufBytes (the forwarder drains in batches, so bursts queue here).
+static napi_value js_udp_open(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 3);
+  char addr[INET_ADDRSTRLEN] = {0};
+  size_t len = 0;
+  int32_t port, bytes;
+  if (napi_get_value_string_utf8(env, argv[0], addr, sizeof addr, &len) != napi_ok) {
+    napi_throw_type_error(env, NULL, "weft_sys: udpOpen addr must be a string");
+    return NULL;
+  }
+  if (!get_i32(env, argv[1], "port", &port) || !get_i32(env, argv[2], "bufBytes", &bytes)) return NULL;
+  struct sockaddr_in sin;
+  memset(&sin, 0, sizeof sin);
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons((uint16_t)port);
+  if (port < 0 || port > 65535 || inet_pton(AF_INET, addr, &sin.sin_addr) != 1) return throw_errno(env, "udpOpen", EINVAL);
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  if (bytes > 0) {
+    // SO_*BUFFORCE ignores rmem_max/wmem_max (we are root); fall back to the capped variant.
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) != 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
+  if (bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "bind", err);
+  }
+  napi_value v;
+  if (napi_create_int32(env, fd, &v) != napi_ok) {
+    close(fd);
+    return throw_napi(env, "udpOpen result");
+  }
+  return v;
+}
+
+#define MAX_BATCH 1024
+
+// udpRecvBatch(fd, buf, slot, lens, max, srcs): recvmmsg(2) without waiting; srcs[i] receives the
+// sender's IPv4 address as a host-order integer. Truncated datagrams (bigger than a slot) get
+// length 0 so the caller drops them. Returns the count.
+static napi_value js_udp_recv_batch(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 6);
+  int32_t fd, slot, max;
+  uint8_t *buf;
+  uint32_t *lens, *srcs;
+  size_t nsrcs = 0;
+  if (!get_i32(env, argv[0], "fd", &fd) || !batch_args(env, argv + 1, &buf, &slot, &lens, &max) ||
+      !get_u32s(env, argv[5], "srcs", &srcs, &nsrcs)) {
+    return NULL;
+  }
+  if ((size_t)max > nsrcs) {
+    napi_throw_range_error(env, NULL, "weft_sys: srcs is shorter than max");
+    return NULL;
+  }
+  static __thread struct mmsghdr msgs[MAX_BATCH];
+  static __thread struct iovec iovs[MAX_BATCH];
+  static __thread struct sockaddr_in from[MAX_BATCH];
+  for (int32_t i = 0; i < max; i++) {
+    iovs[i].iov_base = buf + (size_t)i * (size_t)slot;
+    iovs[i].iov_len = (size_t)slot;
+    memset(&msgs[i].msg_hdr, 0, sizeof msgs[i].msg_hdr);
+    msgs[i].msg_hdr.msg_iov = &iovs[i];
+    msgs[i].msg_hdr.msg_iovlen = 1;
+    msgs[i].msg_hdr.msg_name = &from[i];
+    msgs[i].msg_hdr.msg_namelen = sizeof from[i];
+  }
+  int n;
+  do n = recvmmsg(fd, msgs, (unsigned)max, MSG_DONTWAIT, NULL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    int err = errno;
+    if (err == EAGAIN || err == EWOULDBLOCK) return u32(env, 0);
+    return throw_errno(env, "recvmmsg", err);
+  }
+  for (int i = 0; i < n; i++) {
+    bool trunc = (msgs[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    lens[i] = trunc ? 0 : msgs[i].msg_len;
+    srcs[i] = from[i].sin_family == AF_INET ? ntohl(from[i].sin_addr.s_addr) : 0;
+  }
+  return u32(env, (uint32_t)n);
+}
+
+// udpSendBatch(fd, buf, slot, lens, count, dsts, port): sendmmsg(2) of every packet with
+// lens[i] > 0 to dsts[i]:port (host-order IPv4). A full socket buffer (EAGAIN) drops the rest,
+// as a NIC queue would. Returns the number sent.
+static napi_value js_udp_send_batch(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 7);
+  int32_t fd, slot, count, port;
+  uint8_t *buf;
+  uint32_t *lens, *dsts;
+  size_t ndsts = 0;
+  if (!get_i32(env, argv[0], "fd", &fd) || !batch_args(env, argv + 1, &buf, &slot, &lens, &count) ||
+      !get_u32s(env, argv[5], "dsts", &dsts, &ndsts) || !get_i32(env, argv[6], "port", &port)) {
+    return NULL;
+  }
+  if ((size_t)count > ndsts) {
+    napi_throw_range_error(env, NULL, "weft_sys: dsts is shorter than count");
+    return NULL;
+  }
+  static __thread struct mmsghdr msgs[MAX_BATCH];
+  static __thread struct iovec iovs[MAX_BATCH];
+  static __thread struct sockaddr_in to[MAX_BATCH];
+  unsigned m = 0;
+  for (int32_t i = 0; i < count; i++) {
+    if (lens[i] == 0 || lens[i] > (uint32_t)slot) continue;
+    iovs[m].iov_base = buf + (size_t)i * (size_t)slot;
+    iovs[m].iov_len = lens[i];
+    memset(&to[m], 0, sizeof to[m]);
+    to[m].sin_family = AF_INET;
+    to[m].sin_port = htons((uint16_t)port);
+    to[m].sin_addr.s_addr = htonl(dsts[i]);
+    memset(&msgs[m].msg_hdr, 0, sizeof msgs[m].msg_hdr);
+    msgs[m].msg_hdr.msg_iov = &iovs[m];
+    msgs[m].msg_hdr.msg_iovlen = 1;
+    msgs[m].msg_hdr.msg_name = &to[m];
+    msgs[m].msg_hdr.msg_namelen = sizeof to[m];
+    m++;
+  }
+  unsigned sent = 0;
+  while (sent < m) {
+    int r = sendmmsg(fd, msgs + sent, m - sent, MSG_DONTWAIT);
+    if (r < 0) {
+      int err = errno;
+      if (err == EINTR) continue;
+      if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) break;
+      // A per-destination error (e.g. EHOSTUNREACH) fails only the first message: skip it.
+      sent++;
+      continue;
+    }
+    sent += (unsigned)r;
+    if (r == 0) break;
+  }
+  return u32(env, sent);
+}
+
+// ---------------------------------------------------------------------------------------------
 
 NAPI_MODULE_INIT() {
   addon_state *st = calloc(1, sizeof *st);
@@ -450,6 +701,12 @@ NAPI_MODULE_INIT() {
       {"nlRecv", NULL, js_nl_recv, NULL, NULL, NULL, napi_enumerable, NULL},
       {"pollStart", NULL, js_poll_start, NULL, NULL, NULL, napi_enumerable, NULL},
       {"pollStop", NULL, js_poll_stop, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"setNonBlocking", NULL, js_set_non_blocking, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"tunReadBatch", NULL, js_tun_read_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"tunWriteBatch", NULL, js_tun_write_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"udpOpen", NULL, js_udp_open, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"udpRecvBatch", NULL, js_udp_recv_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"udpSendBatch", NULL, js_udp_send_batch, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   CALL(env, napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
   return exports;

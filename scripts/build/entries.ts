@@ -17,6 +17,7 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'portmap', source: 'plugins/portmap/main.ts' },
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
   { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
+  { name: 'flannel-udp', source: 'plugins/flannel-udp/main.ts' },
   { name: 'weftd', source: 'agent/main.ts', external: ['etcd3'], codeCache: false },
   // The installer CLI (`weft install`), the package.json "bin"; never copied into a CNI bin dir.
   { name: 'weft', source: 'cli/weft.ts', codeCache: false },

@@ -10,10 +10,12 @@ import { EtcdServer } from './etcd.ts';
 import { Topology, nsExec, type SimNode, type SimPod } from './topology.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
+/** The flannel plugin executable of each backend. */
+const PLUGIN: Record<ClusterOptions['backend'], string> = { vxlan: 'flannel-vxlan', 'host-gw': 'host-gw', udp: 'flannel-udp' };
 
 /** What Cluster.create builds. */
 export interface ClusterOptions {
-  backend: 'vxlan' | 'host-gw';
+  backend: 'vxlan' | 'host-gw' | 'udp';
   store: 'file' | 'etcd';
   nodes?: number;
   podsPerNode?: number;
@@ -80,7 +82,7 @@ export class Cluster {
   /** Builds the cluster: namespaces, etcd (if chosen), weftd on every node, then the pods. */
   static async create(opts: ClusterOptions): Promise<Cluster> {
     const progress = opts.onProgress ?? (() => undefined);
-    for (const b of [opts.backend === 'vxlan' ? 'flannel-vxlan' : 'host-gw', 'bridge', 'host-local', 'weftd']) {
+    for (const b of [PLUGIN[opts.backend], 'bridge', 'host-local', 'weftd']) {
       if (!existsSync(join(opts.binDir ?? join(ROOT, 'dist', 'bin'), b))) throw new Error(`dist/bin/${b} is missing: run npm run build`);
     }
     const topo = await Topology.create({ nodes: opts.nodes ?? 3 });
@@ -111,7 +113,7 @@ export class Cluster {
 
   /** The node's conflist (from conf/) with per-node paths, so nodes sharing one machine never share files. */
   private runnerFor(n: SimNode): CniRunner {
-    const file = join(ROOT, 'conf', this.opts.backend === 'vxlan' ? 'weft-vxlan.conflist' : 'weft-host-gw.conflist');
+    const file = join(ROOT, 'conf', `weft-${this.opts.backend}.conflist`);
     const conf = JSON.parse(readFileSync(file, 'utf8')) as ConfList;
     const plugins = conf.plugins.filter((p) => p.type !== 'portmap' || this.opts.portmap === true).map((p) =>
       p.type === 'portmap' ? p : {
