@@ -51,7 +51,8 @@ export function install(opts: InstallOptions): InstallReport {
     } else {
       const mode = existingModes[i];
       if (mode !== undefined) {
-        const name = `${i}-${basename(f.path)}`;
+        // Named by the path's hash: distinct paths never share a backup, even across re-installs.
+        const name = `${sha256(f.path).slice(0, 16)}-${basename(f.path)}`;
         atomicWriteFile(join(backupDir(opts.stateDir), name), readFileSync(f.path), 0o600);
         Object.assign(entry, { backup: name, backupMode: mode });
         report.backedUp.push(f.path);

@@ -75,6 +75,21 @@ describe('install / uninstall (in-process)', () => {
     assert.ok(!(readManifest(opts.stateDir)?.files ?? []).some((f) => f.path.endsWith('weftd.service')));
   });
 
+  test('moving the conf dir between installs restores both replaced conflists', () => {
+    const { opts } = fixture('bridge');
+    const other = `${opts.confDir}-b`;
+    for (const [dir, text] of [[opts.confDir, 'conflist in A'], [other, 'conflist in B']] as const) {
+      mkdirSync(dir);
+      writeFileSync(join(dir, opts.conflistName), text);
+    }
+    install(opts);
+    install({ ...opts, confDir: other });
+    assert.equal(readFileSync(join(opts.confDir, opts.conflistName), 'utf8'), 'conflist in A', 'A was retired: its backup restored');
+    uninstall(opts.stateDir);
+    assert.equal(readFileSync(join(other, opts.conflistName), 'utf8'), 'conflist in B');
+    assert.equal(readFileSync(join(opts.confDir, opts.conflistName), 'utf8'), 'conflist in A');
+  });
+
   test('dry run writes nothing; uninstall without a manifest is a no-op', () => {
     const { t, opts } = fixture('bridge');
     const r = install({ ...opts, dryRun: true });
