@@ -122,6 +122,7 @@ async function benchStore(store: 'file' | 'etcd'): Promise<BenchResult[]> {
     if (w.overruns() > 0) process.stderr.write(`  note: ${w.overruns()} notification overruns (subnets were still all seen)\n`);
     const rss = Math.max(...c.nodes.map((n) => peakRssMb(n.weftd?.pid)));
     const p99 = quantile(joins, 0.99);
+    process.stderr.write(`  ${store}: join latencies (ms, sorted): ${[...joins].sort((a, b) => a - b).map((x) => x.toFixed(0)).join(' ')}\n`);
     return [
       { name: `${store}: join, lease written -> programmed on all 3 nodes, p50 (${JOINS} joins)`, value: round(median(joins), 1), unit: 'ms' },
       { name: `${store}: join, lease written -> programmed on all 3 nodes, p99 (${JOINS} joins)`, value: round(p99, 1), unit: 'ms', target: '<= 200 ms', ok: p99 <= 200 },
