@@ -1,6 +1,6 @@
-// podman (libcni) runs conf/weft-vxlan.conflist (flannel-vxlan + portmap) and conf/weft-host-gw.conflist
-// on two simulated nodes, each with its own weftd (file lease store): containers on different nodes
-// reach each other across the VXLAN overlay / the routed underlay, and `podman rm -f` leaves no address.
+// podman (libcni) runs conf/weft-{vxlan,host-gw,udp}.conflist (flannel plugin + portmap) on two
+// simulated nodes, each with its own weftd (file lease store): containers on different nodes reach
+// each other across the VXLAN overlay / routed underlay / UDP forwarder, and `podman rm -f` leaves no address.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +20,7 @@ interface NodeEnv {
 const CASES = [
   { backend: 'vxlan', plugin: 'flannel-vxlan', conflist: 'weft-vxlan.conflist' },
   { backend: 'host-gw', plugin: 'host-gw', conflist: 'weft-host-gw.conflist' },
+  { backend: 'udp', plugin: 'flannel-udp', conflist: 'weft-udp.conflist' },
 ] as const;
 
 /** A conf/ conflist with this node's subnet.env and data dirs (nodes share one machine). */
