@@ -54,7 +54,7 @@ export function expectFor(t: FuzzTarget, validate: GeneratedValidator, config: u
   if (v !== undefined && typeof v !== 'string') return err(6);
   if (!isSupportedVersion(v ?? '0.1.0')) return err(1);
   // prevResult is decoded by the skeleton before the plugin sees it (code 6, or 1 for its version).
-  if (mutatedPath.startsWith('prevResult')) return validate(config) ? okOr(1, 6, ...SEMANTIC) : err(1, 6, 7);
+  if (mutatedPath.startsWith('prevResult')) return validate(config) ? okOr(1, 6, ...SEMANTIC, ...(t.extraCodes ?? [])) : err(1, 6, 7);
   return validate(config) ? okOr(...SEMANTIC, ...(t.extraCodes ?? [])) : err(7);
 }
 
@@ -156,6 +156,15 @@ function stdinCase(t: FuzzTarget, ctx: CaseContext, rng: Rng, id: string): FuzzC
     () => { const c = mk('CHECK at 0.3.1', JSON.stringify({ ...base, cniVersion: '0.3.1' }), err(1)); c.env['CNI_COMMAND'] = 'CHECK'; return c; },
     () => { const c = mk('GC at 1.0.0', JSON.stringify(base), err(1)); c.env['CNI_COMMAND'] = 'GC'; return c; },
     () => { const c = mk('STATUS at 0.4.0', JSON.stringify({ ...base, cniVersion: '0.4.0' }), err(1)); c.env['CNI_COMMAND'] = 'STATUS'; return c; },
+    () => { const c = mk('GC, valid-attachments not a list', JSON.stringify({ ...base, cniVersion: '1.1.0', 'cni.dev/valid-attachments': 'all' }), okOr(7)); c.env['CNI_COMMAND'] = 'GC'; return c; },
+    () => {
+      const list = [{ containerID: '../../etc', ifname: 'eth0' }, { containerID: 'x'.repeat(2000), ifname: 'e'.repeat(100) }, { containerID: 7, ifname: null }];
+      const c = mk('GC, odd valid-attachments', JSON.stringify({ ...base, cniVersion: '1.1.0', 'cni.dev/valid-attachments': list }), okOr(7));
+      c.env['CNI_COMMAND'] = 'GC';
+      return c;
+    },
+    () => { const c = mk('GC, empty valid list', JSON.stringify({ ...base, cniVersion: '1.1.0', 'cni.dev/valid-attachments': [] }), okOr()); c.env['CNI_COMMAND'] = 'GC'; return c; },
+    () => { const c = mk('STATUS at 1.1.0', JSON.stringify({ ...base, cniVersion: '1.1.0' }), okOr(50, 51)); c.env['CNI_COMMAND'] = 'STATUS'; return c; },
     () => mk('duplicate keys (last wins: bad name)', `${text.slice(0, -1)},"name":"../../x"}`, err(7)),
     () => mk('name with path tricks', JSON.stringify({ ...base, name: '../../../etc' }), err(7)),
     () => mk('name with NUL', JSON.stringify({ ...base, name: 'net\u0000x' }), err(7)),
