@@ -3,7 +3,7 @@
 // only scans comments. The loader compiles the body with vm.Script and `cachedData` kept, content-addressed,
 // in the same private directory as the native addon (lib/sys/loader.ts rules: 0700, our uid, atomic
 // writes); the first run of a body writes the cache at exit, including the functions that run compiled.
-import { closeSync, constants, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
 
@@ -38,16 +38,22 @@ export function cacheFileName(bundle: string, bodySha256: string, command = ''):
   return `weft-cc-${bundle}-${bodySha256.slice(0, 16)}-${process.version}-${process.arch}-${cmd}.bin`;
 }
 
-/** Removes the caches of other builds of `bundle` (a rebuilt or upgraded bundle leaves its old ones behind in /run). */
+/** Caches of another build are removed only when this old: two builds in use at once (an upgrade in progress) must not evict each other on every call. */
+const STALE_AFTER_MS = 60 * 60 * 1000;
+
+/** Removes old caches of other builds of `bundle` (a rebuilt or upgraded bundle leaves its caches behind in /run, which is RAM). */
 function removeStaleCaches(dir: string, bundle: string, bodySha256: string): void {
   const prefix = `weft-cc-${bundle}-`;
   const current = `${prefix}${bodySha256.slice(0, 16)}-${process.version}-`;
-  try {
-    for (const f of readdirSync(dir)) {
-      if (f.startsWith(prefix) && !f.startsWith(current) && /^weft-cc-[a-z0-9-]+-[0-9a-f]{16}-/.test(f)) unlinkSync(join(dir, f));
+  const cutoff = Date.now() - STALE_AFTER_MS;
+  for (const f of readdirSync(dir)) {
+    if (!f.startsWith(prefix) || f.startsWith(current) || !/^weft-cc-[a-z0-9-]+-[0-9a-f]{16}-/.test(f)) continue;
+    try {
+      const path = join(dir, f);
+      if (lstatSync(path).mtimeMs < cutoff) unlinkSync(path);
+    } catch {
+      // best effort: a concurrent first run may have removed it already
     }
-  } catch {
-    // best effort: a concurrent first run may have removed the same file
   }
 }
 
@@ -129,8 +135,12 @@ export function runCachedBody(filename: string, bundle: string, bodySha256: stri
   if (path !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
     // At exit the functions this run needed are compiled too, so the cache holds them.
     process.once('exit', () => {
-      if (cachedData === undefined && dir !== undefined) removeStaleCaches(dir, bundle, bodySha256);
       writeCache(path, script.createCachedData());
+      try {
+        if (cachedData === undefined && dir !== undefined) removeStaleCaches(dir, bundle, bodySha256);
+      } catch {
+        // an unreadable directory only means nothing is cleaned up
+      }
     });
   }
   const fn = script.runInThisContext() as Wrapper;

@@ -2,9 +2,9 @@
 // real bundle built by formatCodeCachedBundle that runs, writes its cache once and then uses it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BODY_MARKER, cacheFileName, formatCommentedBody, parseCommentedBody } from '../../../lib/sys/code-cache.ts';
 import { formatCodeCachedBundle } from '../../../scripts/build/code-cache.ts';
@@ -70,12 +70,18 @@ describe('a code-cached bundle', () => {
     const mtime = st.mtimeMs;
     assert.deepEqual(JSON.parse(run()), { base: 'tiny', main: 'object', cmd: 'ADD' });
     assert.equal(statSync(first).mtimeMs, mtime, 'an accepted cache is not rewritten');
-    // A rebuilt bundle of the same name removes the old build's caches when it writes its own.
+    // A rebuilt bundle of the same name removes the old build's caches (older than an hour) when it writes its own.
+    const old = new Date(Date.now() - 2 * 3600 * 1000);
+    utimesSync(first, old, old);
     writeFileSync(file, await formatCodeCachedBundle('tiny', '#!/usr/bin/env node\n// weft-bundle tiny 0.0.1\n', body.replace('x=1', 'x=2')), { mode: 0o755 });
+    // A cache of yet another build written recently (both in use during an upgrade) is kept.
+    const recent = join(dirname(first), `weft-cc-tiny-${'c'.repeat(16)}-${process.version}-${process.arch}-ADD.bin`);
+    writeFileSync(recent, 'x', { mode: 0o400 });
     run();
     const after = find().filter((f) => f.includes('weft-cc-tiny-'));
-    assert.equal(after.length, 1, after.join(', '));
+    assert.equal(after.length, 2, after.join(', '));
     assert.ok(!after.includes(first), 'the old cache is gone');
+    assert.ok(after.includes(recent), 'the recent one of another build stays');
     for (const f of after) rmSync(f);
   });
 });
