@@ -90,6 +90,24 @@ describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? lo
     await env.rm(['web']);
   });
 
+  test('podman stop releases the address (DEL from the cached result), start takes one again', async () => {
+    const id = await env.run('cycle', net, ['/bin/sleep', '600']);
+    const first = (await env.containerIp('cycle', net)).ip;
+    assert.deepEqual(addressFiles(), [first]);
+    await env.must(['stop', '-t', '0', 'cycle']);
+    assert.deepEqual(addressFiles(), []);
+    assert.deepEqual((await podElements(nodeNs())).filter((e) => e.set.startsWith('bridge-pods4')), []);
+    assert.deepEqual(env.cachedResults(), []);
+    await env.must(['start', 'cycle']);
+    const second = (await env.containerIp('cycle', net)).ip;
+    assert.deepEqual(addressFiles(), [second]);
+    assert.deepEqual(env.cachedResults(), [`${net}-${id}-eth0`]);
+    const ping = await env.podman(['exec', 'cycle', 'ping', '-c', '1', '-W', '2', GATEWAY]);
+    assert.equal(ping.code, 0, `ping after restart: ${ping.stdout}${ping.stderr}`);
+    await env.rm(['cycle']);
+    assert.deepEqual(addressFiles(), []);
+  });
+
   test('10 containers started at once get 10 distinct addresses', async () => {
     const names = Array.from({ length: 10 }, (_, i) => `many${i}`);
     await Promise.all(names.map((n) => env.run(n, net, ['/bin/sleep', '600'])));
