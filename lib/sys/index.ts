@@ -38,6 +38,8 @@ export interface Sys {
   tunReadBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, max: number): number;
   /** write(2) of each packet with lens[i] > 0 to a TUN fd; refused packets are dropped; returns how many were written. */
   tunWriteBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number): number;
+  /** SIOCSIFTXQLEN: the transmit queue length of interface `name` (calling thread's netns). */
+  setTxQueueLen(name: string, qlen: number): void;
   /** A non-blocking IPv4 UDP socket bound to addr:port (in the calling thread's netns), socket buffers forced to bufBytes. */
   udpOpen(addr: string, port: number, bufBytes: number): number;
   /** recvmmsg(2) without waiting, up to `max`; srcs[i] = sender IPv4 (host order); truncated datagrams get length 0. Returns the count. */

@@ -581,6 +581,30 @@ static napi_value js_udp_open(napi_env env, napi_callback_info info) {
   return v;
 }
 
+// setTxQueueLen(name, qlen): SIOCSIFTXQLEN (linux/sockios.h) in the calling thread's netns. A TUN
+// device starts with 500, which a userspace forwarder under load overflows (drops = TCP retransmits).
+static napi_value js_set_tx_queue_len(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  size_t len = 0;
+  CALL(env, napi_get_value_string_utf8(env, argv[0], NULL, 0, &len));
+  if (len >= IFNAMSIZ) return throw_errno(env, "SIOCSIFTXQLEN", EINVAL);
+  CALL(env, napi_get_value_string_utf8(env, argv[0], ifr.ifr_name, IFNAMSIZ, &len));
+  int32_t qlen;
+  if (!get_i32(env, argv[1], "qlen", &qlen)) return NULL;
+  ifr.ifr_qlen = qlen;
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return throw_errno(env, "socket", errno);
+  if (ioctl(fd, SIOCSIFTXQLEN, &ifr) != 0) {
+    int err = errno;
+    close(fd);
+    return throw_errno(env, "SIOCSIFTXQLEN", err);
+  }
+  close(fd);
+  return undefined(env);
+}
+
 #define MAX_BATCH 1024
 
 // udpRecvBatch(fd, buf, slot, lens, max, srcs): recvmmsg(2) without waiting; srcs[i] receives the
@@ -704,6 +728,7 @@ NAPI_MODULE_INIT() {
       {"setNonBlocking", NULL, js_set_non_blocking, NULL, NULL, NULL, napi_enumerable, NULL},
       {"tunReadBatch", NULL, js_tun_read_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"tunWriteBatch", NULL, js_tun_write_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"setTxQueueLen", NULL, js_set_tx_queue_len, NULL, NULL, NULL, napi_enumerable, NULL},
       {"udpOpen", NULL, js_udp_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"udpRecvBatch", NULL, js_udp_recv_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"udpSendBatch", NULL, js_udp_send_batch, NULL, NULL, NULL, napi_enumerable, NULL},

@@ -10,6 +10,7 @@ import { benchHostLocal } from './host-local.ts';
 import { benchWeftd } from './weftd.ts';
 import { benchPortmap } from './portmap.ts';
 import { benchDataplane } from './dataplane.ts';
+import { benchUdp } from './udp.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -21,6 +22,7 @@ const BENCHES: Record<string, Bench> = {
   weftd: () => benchWeftd(),
   portmap: () => benchPortmap(),
   dataplane: () => benchDataplane(),
+  udp: () => benchUdp(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {
