@@ -31,13 +31,14 @@ export function install(opts: InstallOptions): InstallReport {
   // Checked before anything changes, so a refusal leaves no trace.
   const existingModes = plan.map((f) => regularFileMode(f.path));
   const created = new Set(prior?.createdDirs ?? []);
-  const mkdirs = (dir: string): void => {
-    for (const d of ensureDirs(dir)) {
+  const mkdirs = (dir: string, mode?: number): void => {
+    for (const d of ensureDirs(dir, mode)) {
       created.add(d);
       report.createdDirs.push(d);
     }
   };
-  mkdirs(backupDir(opts.stateDir));
+  // 0700: the backups are copies of system files (a conflist may carry credentials).
+  mkdirs(backupDir(opts.stateDir), 0o700);
   for (const f of plan) mkdirs(dirname(f.path));
 
   const priorByPath = new Map((prior?.files ?? []).map((e) => [e.path, e]));
