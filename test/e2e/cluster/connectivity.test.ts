@@ -45,6 +45,19 @@ for (const { backend, store } of combos) {
       }
     });
 
+    it('/metrics reports leases, programmed entries and reconcile runs; /healthz is 200', async () => {
+      assert.ok(c);
+      for (const n of c.nodes) {
+        const m = await c.metrics(n);
+        assert.equal(m.get('weftd_leases'), 3);
+        assert.equal(m.get('weftd_programmed_entries{kind="route"}'), 2);
+        assert.equal(m.get('weftd_programmed_entries{kind="fdb"}'), backend === 'vxlan' ? 2 : 0);
+        assert.ok((m.get('weftd_reconcile_runs_total{trigger="start"}') ?? 0) >= 1);
+        assert.equal(m.get('weftd_route_conflicts'), 0);
+        assert.equal(m.get('weftd_errors_total') ?? 0, 0);
+      }
+    });
+
     it('every pod reaches every pod and node, every node every pod', async () => {
       assert.ok(c);
       const res = await pingMatrix(allProbes(c));
