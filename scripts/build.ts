@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildAddon, embedAddonPlugin } from './build/addon.ts';
+import { etcd3ProtosPlugin } from './build/etcd3-protos.ts';
 import { formatCodeCachedBundle } from './build/code-cache.ts';
 import { ENTRIES } from './build/entries.ts';
 import { generateValidators } from './gen-validators.ts';
@@ -47,7 +48,7 @@ async function main(): Promise<void> {
         logLevel: 'warning',
         // import.meta.url is only read on the source-tree path of lib/sys (never in a bundle).
         logOverride: { 'empty-import-meta': 'silent' },
-        plugins: [embedAddonPlugin(addonPath)],
+        plugins: [embedAddonPlugin(addonPath), etcd3ProtosPlugin()],
         ...(entry.external ? { external: entry.external } : {}),
       });
       const body = res.outputFiles.find((f) => f.path === outfile)?.text;

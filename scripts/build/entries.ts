@@ -4,7 +4,7 @@ export interface Entry {
   name: string;
   /** TypeScript entry point, relative to the repository root. */
   source: string;
-  /** Packages left out of the bundle and loaded from node_modules at run time (weftd: etcd3 reads its .proto files relative to its own directory). */
+  /** Packages left out of the bundle and loaded from node_modules at run time (none today: etcd3's protos are embedded by scripts/build/etcd3-protos.ts). */
   external?: string[];
   /** false: a plain bundle, without the V8 code-cache loader (see lib/sys/code-cache.ts). Default true. */
   codeCache?: boolean;
@@ -18,7 +18,7 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
   { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
   { name: 'flannel-udp', source: 'plugins/flannel-udp/main.ts' },
-  { name: 'weftd', source: 'agent/main.ts', external: ['etcd3'], codeCache: false },
+  { name: 'weftd', source: 'agent/main.ts', codeCache: false },
   // The installer CLI (`weft install`), the package.json "bin"; never copied into a CNI bin dir.
   { name: 'weft', source: 'cli/weft.ts', codeCache: false },
 ];
