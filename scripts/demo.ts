@@ -69,7 +69,7 @@ function parseArgs(argv: string[]): Options {
 /** The backends whose plugin is built and which the cluster harness knows. */
 function availableBackends(): Backend[] {
   const plugin: Record<string, string> = { vxlan: 'flannel-vxlan', 'host-gw': 'host-gw', udp: 'flannel-udp' };
-  const known: Backend[] = ['vxlan', 'host-gw'];
+  const known: Backend[] = ['vxlan', 'host-gw', 'udp'];
   return known.filter((b) => existsSync(join(DIST, plugin[b] ?? '')));
 }
 

@@ -130,6 +130,7 @@ export class UdpBackend implements Backend {
       sys().setNonBlocking(fd);
       sys().setTxQueueLen(UDP_TUN_NAME, TUN_TX_QUEUE);
       disableIpv6(UDP_TUN_NAME);
+      acceptLocal(UDP_TUN_NAME);
       const link = rtnl.getLink(UDP_TUN_NAME);
       if (!link) throw new Error(`${UDP_TUN_NAME} did not appear after TUNSETIFF`);
       this.tun = { fd, index: link.index };
@@ -163,4 +164,11 @@ function disableIpv6(dev: string): void {
   } catch {
     // no IPv6 in this kernel or netns: nothing to turn off
   }
+}
+
+// The forwarder's ICMP errors come from flannel0's own address (as a router's would); without
+// accept_local the stack drops a packet arriving with a local source as a martian
+// (fib_validate_source in net/ipv4/fib_frontend.c), so pods would never see them.
+function acceptLocal(dev: string): void {
+  writeFileSync(`/proc/sys/net/ipv4/conf/${dev}/accept_local`, '1');
 }

@@ -77,6 +77,14 @@ void describe('udp backend (flannel0 + forwarder), file store', { skip: skipReas
     assert.ok((m.get('weftd_udp_packets_total{direction="rx"}') ?? 0) > 0, 'node 1 forwarded packets in');
   });
 
+  it('a pod pinging an address no lease covers gets ICMP net unreachable from its node\'s flannel0', async () => {
+    assert.ok(c);
+    const pod = c.pods[0] as ClusterPod;
+    const r = await nsExec(pod.netns, ['ping', '-c', '1', '-W', '1', '10.244.250.1']);
+    const from = `${pod.node.subnet?.split('/')[0] ?? '?'}`;
+    assert.ok(r.stdout.includes(`From ${from} `) && r.stdout.includes('Destination Net Unreachable'), r.stdout);
+  });
+
   it('a host on the underlay without a lease cannot reach a pod through port 8285; the drop is counted', async () => {
     assert.ok(c);
     const n1 = c.nodes[0] as ClusterNode;
