@@ -27,7 +27,10 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   // The repository's package.json says "type": "module"; without this marker Node would load the
   // extension-less CommonJS bundles under dist/ as ES modules. A lone copy elsewhere needs nothing.
-  writeFileSync(join(root, 'dist', 'package.json'), '{ "type": "commonjs" }\n');
+  // Written aside and renamed: plugins running from dist/ during a rebuild read it at every start.
+  const marker = join(root, 'dist', 'package.json');
+  writeFileSync(`${marker}.tmp`, '{ "type": "commonjs" }\n');
+  renameSync(`${marker}.tmp`, marker);
   const entries = only.length > 0 ? ENTRIES.filter((e) => only.includes(e.name)) : ENTRIES;
   await Promise.all(
     entries.map(async (entry) => {
