@@ -28,15 +28,19 @@ export function parseValidAttachments(config: unknown): Array<{ containerId: str
   });
 }
 
-/** Deletes veths enslaved to `bridge` whose weft alias names no valid attachment; returns how many. */
+/**
+ * Deletes weft-tagged veths whose alias names no valid attachment: those enslaved to `bridge`, and those
+ * enslaved to nothing (an ADD killed between tagging and enslaving; a finished ADD always enslaves, so
+ * such a veth belongs to no live attachment of any network). Returns how many.
+ */
 function gcVeths(bridge: string, keep: ReadonlySet<string>): number {
   const host = Rtnl.open();
   let n = 0;
   try {
     const br = host.getLink(bridge);
-    if (br === null) return 0;
     for (const l of host.listLinks()) {
-      if (l.kind !== 'veth' || l.master !== br.index || l.alias?.startsWith(ALIAS_PREFIX) !== true || keep.has(l.alias)) continue;
+      const ours = l.master === undefined || (br !== null && l.master === br.index);
+      if (l.kind !== 'veth' || !ours || l.alias?.startsWith(ALIAS_PREFIX) !== true || keep.has(l.alias)) continue;
       try {
         host.deleteLink(l.index); // the pod end goes with it, wherever it is
         n++;
