@@ -81,6 +81,12 @@ export async function hostVeths(node: TestNetns, containerId?: string): Promise<
     .map((l) => l.ifname);
 }
 
+/** Host veths in `node` described as `name(alias=..., master=...)`, for leftover reports. */
+export async function describeVeths(node: TestNetns): Promise<string[]> {
+  const links = await ipJson<Link[]>(node, ['-d', 'link', 'show']);
+  return links.filter((l) => l.linkinfo?.info_kind === 'veth').map((l) => `${l.ifname}(alias=${l.ifalias ?? '-'}, master=${l.master ?? '-'})`);
+}
+
 /** What the pod side holds: whether eth0 exists, its global addresses, and its non-connected routes. */
 export async function podState(pod: TestNetns): Promise<{ link: boolean; addrs: string[]; routes: string[] }> {
   const links = await ipJson<Link[]>(pod, ['link', 'show']);
