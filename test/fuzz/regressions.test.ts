@@ -2,6 +2,7 @@
 // namespace made by the test (never in the runner's own netns). Each entry names the fix it guards.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,7 @@ import { createTestNetns, rootOnly, type TestNetns } from '../helpers/netns.ts';
 import type { Expectation, FuzzCase } from './cases.ts';
 import { judge } from './oracle.ts';
 import { FUZZ_TARGETS, type FuzzContext } from './targets.ts';
-import { FuzzWorker, privateBinDir } from './worker-client.ts';
+import { FuzzWorker, ownNetnsId, privateBinDir } from './worker-client.ts';
 
 interface Regression {
   what: string;
@@ -64,6 +65,16 @@ describe('fuzz regressions', rootOnly(), () => {
     { what: 'bridge ADD, CNI_IFNAME with %', plugin: 'bridge', env: { CNI_IFNAME: 'e%h' }, expect: err(4) },
     { what: 'bridge ADD, bridge name eth%d', plugin: 'bridge', config: (b) => ({ ...b, bridge: 'br%d' }), expect: err(7) },
   ];
+
+  void test('the in-process worker refuses to run in the test runner\'s own network namespace', () => {
+    // Started WITHOUT `ip netns exec`: it shares our namespace and must exit before loading any plugin.
+    const r = spawnSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'worker.ts')], {
+      cwd: join(import.meta.dirname, '..', '..'), env: { PATH: process.env['PATH'], WEFT_FUZZ_RUNNER_NETNS: ownNetnsId() }, input: '', encoding: 'utf8', timeout: 30_000,
+    });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /refusing/);
+    assert.equal(r.stdout, '');
+  });
 
   void test('each case answers with its fitting code', async () => {
     const problems: string[] = [];
