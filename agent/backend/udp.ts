@@ -68,7 +68,7 @@ export class UdpBackend implements Backend {
     }
     const tun = this.tun as { fd: number; index: number };
     if (!this.forwarder) {
-      this.forwarder = new UdpForwarder({ tunFd: tun.fd, udpFd: this.udpFd, port: this.conf.port, localAddr: sn.ip >>> 0, mtu: this.mtu }, new PeerTable([own], own.subnet));
+      this.forwarder = new UdpForwarder({ tunFd: tun.fd, udpFd: this.udpFd, port: this.conf.port, localAddr: sn.ip >>> 0, mtu: this.mtu, gso: process.env['WEFT_UDP_GSO'] !== '0' }, new PeerTable([own], own.subnet));
       this.forwarder.start();
     }
     const up = rtnl.getLink(this.uplink.name);

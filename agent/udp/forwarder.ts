@@ -26,6 +26,8 @@ export interface ForwarderOptions {
   localAddr: number;
   /** flannel0's MTU: slots are sized so that no packet or datagram is ever truncated. */
   mtu: number;
+  /** Send runs of equal-size packets to one peer as a UDP GSO message (see lib/sys udpSendBatch). */
+  gso: boolean;
 }
 
 /** Slot size for an MTU: room for the largest packet, a multiple of 64 bytes. */
@@ -121,7 +123,7 @@ export class UdpForwarder {
 
   private sendOut(n: number, queued: number): void {
     const c = this.counters;
-    const sent = sys().udpSendBatch(this.o.udpFd, this.outBuf, this.slot, this.outLens, n, this.outDsts, this.o.port);
+    const sent = sys().udpSendBatch(this.o.udpFd, this.outBuf, this.slot, this.outLens, n, this.outDsts, this.o.port, this.o.gso);
     // sendmmsg sends in order: the first `sent` non-empty slots went out.
     let seen = 0;
     for (let i = 0; i < n && seen < sent; i++) {

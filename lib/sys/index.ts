@@ -44,8 +44,11 @@ export interface Sys {
   udpOpen(addr: string, port: number, bufBytes: number): number;
   /** recvmmsg(2) without waiting, up to `max`; srcs[i] = sender IPv4 (host order); truncated datagrams get length 0. Returns the count. */
   udpRecvBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, max: number, srcs: Uint32Array): number;
-  /** sendmmsg(2) of each packet with lens[i] > 0 to dsts[i]:port (host-order IPv4); stops at a full socket buffer. Returns how many were sent. */
-  udpSendBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number, dsts: Uint32Array, port: number): number;
+  /**
+   * sendmmsg(2) of each packet with lens[i] > 0 to dsts[i]:port (host-order IPv4); stops at a full socket buffer. Returns how many packets were sent (in order).
+   * gso: runs of same-peer, same-size packets go as one UDP_SEGMENT message (the same datagrams on the wire); falls back to one message per packet if the kernel refuses.
+   */
+  udpSendBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number, dsts: Uint32Array, port: number, gso?: boolean): number;
 }
 
 /** What every failing native call throws: message like `setns: Invalid argument (EINVAL)`. */

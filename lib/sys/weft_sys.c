@@ -11,6 +11,7 @@
 #include <linux/netlink.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <poll.h>
 #include <sched.h>
 #include <stddef.h>
@@ -652,11 +653,26 @@ static napi_value js_udp_recv_batch(napi_env env, napi_callback_info info) {
   return u32(env, (uint32_t)n);
 }
 
-// udpSendBatch(fd, buf, slot, lens, count, dsts, port): sendmmsg(2) of every packet with
-// lens[i] > 0 to dsts[i]:port (host-order IPv4). A full socket buffer (EAGAIN) drops the rest,
-// as a NIC queue would. Returns the number sent.
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103 // linux/udp.h, since 4.18
+#endif
+// linux/udp.h UDP_MAX_SEGMENTS was 64 before 5.x raised it; 64 fits every kernel that has GSO.
+#define GSO_MAX_SEGS 64
+// The largest UDP payload of one GSO send (IPv4: 65535 - 20 - 8).
+#define GSO_MAX_BYTES 65507
+
+// Set once the kernel refused UDP_SEGMENT (old kernel, or an egress device without checksum
+// offload answers EIO): every later batch is sent one datagram per message.
+static bool gso_broken = false;
+
+// udpSendBatch(fd, buf, slot, lens, count, dsts, port, gso): sendmmsg(2) of every packet with
+// lens[i] > 0 to dsts[i]:port (host-order IPv4). With gso, runs of packets to the same peer with
+// the same length (the last may be shorter) go as one message with UDP_SEGMENT = that length: the
+// kernel splits it into exactly those datagrams (net/ipv4/udp_offload.c), so the wire carries the
+// same datagrams, but the stack below the socket is walked once per run instead of per packet.
+// A full socket buffer (EAGAIN) drops the rest, as a NIC queue would. Returns packets sent, in order.
 static napi_value js_udp_send_batch(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 7);
+  ARGS(env, info, 8);
   int32_t fd, slot, count, port;
   uint8_t *buf;
   uint32_t *lens, *dsts;
@@ -669,40 +685,82 @@ static napi_value js_udp_send_batch(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "weft_sys: dsts is shorter than count");
     return NULL;
   }
+  bool want_gso = false;
+  napi_valuetype t;
+  if (napi_typeof(env, argv[7], &t) == napi_ok && t == napi_boolean) napi_get_value_bool(env, argv[7], &want_gso);
   static __thread struct mmsghdr msgs[MAX_BATCH];
   static __thread struct iovec iovs[MAX_BATCH];
   static __thread struct sockaddr_in to[MAX_BATCH];
-  unsigned m = 0;
+  static __thread uint32_t npkts[MAX_BATCH];
+  static __thread union {
+    char buf[CMSG_SPACE(sizeof(uint16_t))];
+    struct cmsghdr align;
+  } ctrl[MAX_BATCH];
+retry:;
+  bool gso = want_gso && !gso_broken;
+  unsigned m = 0, niov = 0;
   for (int32_t i = 0; i < count; i++) {
-    if (lens[i] == 0 || lens[i] > (uint32_t)slot) continue;
-    iovs[m].iov_base = buf + (size_t)i * (size_t)slot;
-    iovs[m].iov_len = lens[i];
+    uint32_t len = lens[i];
+    if (len == 0 || len > (uint32_t)slot) continue;
+    struct msghdr *h = &msgs[m].msg_hdr;
+    memset(h, 0, sizeof *h);
     memset(&to[m], 0, sizeof to[m]);
     to[m].sin_family = AF_INET;
     to[m].sin_port = htons((uint16_t)port);
     to[m].sin_addr.s_addr = htonl(dsts[i]);
-    memset(&msgs[m].msg_hdr, 0, sizeof msgs[m].msg_hdr);
-    msgs[m].msg_hdr.msg_iov = &iovs[m];
-    msgs[m].msg_hdr.msg_iovlen = 1;
-    msgs[m].msg_hdr.msg_name = &to[m];
-    msgs[m].msg_hdr.msg_namelen = sizeof to[m];
+    h->msg_name = &to[m];
+    h->msg_namelen = sizeof to[m];
+    h->msg_iov = &iovs[niov];
+    iovs[niov].iov_base = buf + (size_t)i * (size_t)slot;
+    iovs[niov].iov_len = len;
+    niov++;
+    uint32_t n = 1, bytes = len;
+    // Extend the run: same peer, same size; a shorter packet may close it (the GSO tail).
+    while (gso && n < GSO_MAX_SEGS && i + 1 < count) {
+      uint32_t next = lens[i + 1];
+      if (next == 0 || next > len || dsts[i + 1] != dsts[i] || bytes + next > GSO_MAX_BYTES) break;
+      i++;
+      iovs[niov].iov_base = buf + (size_t)i * (size_t)slot;
+      iovs[niov].iov_len = next;
+      niov++;
+      n++;
+      bytes += next;
+      if (next < len) break;
+    }
+    h->msg_iovlen = n;
+    if (n > 1) {
+      h->msg_control = ctrl[m].buf;
+      h->msg_controllen = sizeof ctrl[m].buf;
+      struct cmsghdr *cm = CMSG_FIRSTHDR(h);
+      cm->cmsg_level = SOL_UDP;
+      cm->cmsg_type = UDP_SEGMENT;
+      cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+      uint16_t seg = (uint16_t)len;
+      memcpy(CMSG_DATA(cm), &seg, sizeof seg);
+    }
+    npkts[m] = n;
     m++;
   }
-  unsigned sent = 0;
+  unsigned sent = 0, pkts = 0;
   while (sent < m) {
     int r = sendmmsg(fd, msgs + sent, m - sent, MSG_DONTWAIT);
     if (r < 0) {
       int err = errno;
       if (err == EINTR) continue;
       if (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS) break;
+      if (gso && (err == EIO || err == EINVAL || err == ENOPROTOOPT) && msgs[sent].msg_hdr.msg_iovlen > 1 && pkts == 0 && sent == 0) {
+        gso_broken = true; // nothing went out yet: resend the whole batch without GSO
+        goto retry;
+      }
       // A per-destination error (e.g. EHOSTUNREACH) fails only the first message: skip it.
       sent++;
       continue;
     }
+    for (int k = 0; k < r; k++) pkts += npkts[sent + (unsigned)k];
     sent += (unsigned)r;
     if (r == 0) break;
   }
-  return u32(env, sent);
+  return u32(env, pkts);
 }
 
 // ---------------------------------------------------------------------------------------------
