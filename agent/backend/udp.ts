@@ -40,6 +40,8 @@ export class UdpBackend implements Backend {
   private udpFd = -1;
   private forwarder: UdpForwarder | undefined;
   private tableKey = '';
+  /** Coalesce received TCP segments into superpackets (virtio_net_hdr on flannel0); WEFT_UDP_GRO=0 turns it off. */
+  private readonly vnet = process.env['WEFT_UDP_GRO'] !== '0';
 
   constructor(private readonly conf: BackendConf, private readonly uplink: Uplink, private readonly opts: { network: string; log: AgentLog }) {
     this.mtu = conf.mtu ?? uplink.mtu - UDP_OVERHEAD;
@@ -68,7 +70,7 @@ export class UdpBackend implements Backend {
     }
     const tun = this.tun as { fd: number; index: number };
     if (!this.forwarder) {
-      this.forwarder = new UdpForwarder({ tunFd: tun.fd, udpFd: this.udpFd, port: this.conf.port, localAddr: sn.ip >>> 0, mtu: this.mtu, gso: process.env['WEFT_UDP_GSO'] !== '0' }, new PeerTable([own], own.subnet));
+      this.forwarder = new UdpForwarder({ tunFd: tun.fd, udpFd: this.udpFd, port: this.conf.port, localAddr: sn.ip >>> 0, mtu: this.mtu, gso: process.env['WEFT_UDP_GSO'] !== '0', vnet: this.vnet }, new PeerTable([own], own.subnet));
       this.forwarder.start();
     }
     const up = rtnl.getLink(this.uplink.name);
@@ -125,7 +127,7 @@ export class UdpBackend implements Backend {
       closeSync(this.tun.fd);
       this.tun = undefined;
     }
-    const { fd } = sys().tunOpen(UDP_TUN_NAME);
+    const { fd } = sys().tunOpen(UDP_TUN_NAME, this.vnet);
     try {
       sys().setNonBlocking(fd);
       sys().setTxQueueLen(UDP_TUN_NAME, TUN_TX_QUEUE);

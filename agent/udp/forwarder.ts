@@ -28,6 +28,8 @@ export interface ForwarderOptions {
   mtu: number;
   /** Send runs of equal-size packets to one peer as a UDP GSO message (see lib/sys udpSendBatch). */
   gso: boolean;
+  /** The TUN was opened with a virtio_net_hdr: reads strip it, writes coalesce TCP runs (see lib/sys tunWriteBatch). */
+  vnet: boolean;
 }
 
 /** Slot size for an MTU: room for the largest packet, a multiple of 64 bytes. */
@@ -95,7 +97,7 @@ export class UdpForwarder {
     const { slot, outBuf, outLens, outDsts, verdict } = this;
     c.tunWakeups++;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const n = s.tunReadBatch(this.o.tunFd, outBuf, slot, outLens, BATCH);
+      const n = s.tunReadBatch(this.o.tunFd, outBuf, slot, outLens, BATCH, this.o.vnet);
       if (n === 0) return;
       let icmps = 0;
       let queued = 0;
@@ -116,7 +118,7 @@ export class UdpForwarder {
         }
       }
       if (queued > 0) this.sendOut(n, queued);
-      if (icmps > 0) s.tunWriteBatch(this.o.tunFd, this.icmpBuf, ICMP_SLOT, this.icmpLens, icmps);
+      if (icmps > 0) s.tunWriteBatch(this.o.tunFd, this.icmpBuf, ICMP_SLOT, this.icmpLens, icmps, this.o.vnet);
       if (n < BATCH) return;
     }
   }
@@ -156,7 +158,7 @@ export class UdpForwarder {
         bytes += len;
       }
       if (admitted > 0) {
-        const written = s.tunWriteBatch(this.o.tunFd, inBuf, slot, inLens, n);
+        const written = s.tunWriteBatch(this.o.tunFd, inBuf, slot, inLens, n, this.o.vnet);
         c.rxPackets += written;
         c.rxBytes += bytes;
         if (written < admitted) c.drop(DROP_TUN_WRITE, admitted - written);

@@ -12,8 +12,8 @@ export interface Sys {
   setns(fd: number): void;
   /** flock(2). op 'sh' | 'ex' | 'un'. With nonBlocking, returns false instead of waiting when the lock is held. */
   flock(fd: number, op: 'sh' | 'ex' | 'un', nonBlocking?: boolean): boolean;
-  /** Opens /dev/net/tun and TUNSETIFF with IFF_TUN | IFF_NO_PI for `name`; returns the fd and the kernel's name. */
-  tunOpen(name: string): { fd: number; name: string };
+  /** Opens /dev/net/tun and TUNSETIFF with IFF_TUN | IFF_NO_PI (| IFF_VNET_HDR with vnetHdr) for `name`; returns the fd and the kernel's name. */
+  tunOpen(name: string, vnetHdr?: boolean): { fd: number; name: string };
   /** socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol), bound (nl_pid 0 = kernel assigns) to the multicast `groups` bitmask, SO_RCVBUF 1 MiB, NETLINK_EXT_ACK on. Lives in the calling thread's netns for ever. */
   nlOpen(protocol: number, groups: number): number;
   /** setsockopt NETLINK_ADD_MEMBERSHIP for one group number (needed for groups > 32). */
@@ -35,9 +35,12 @@ export interface Sys {
   // Batched packet I/O (udp backend): packet i lives in buf at i * slot, its length in lens[i];
   // count <= 1024 and count * slot <= buf.length. Nothing is allocated per packet.
   /** read(2) on a non-blocking TUN fd until EAGAIN or `max` packets; returns how many were read. */
-  tunReadBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, max: number): number;
-  /** write(2) of each packet with lens[i] > 0 to a TUN fd; refused packets are dropped; returns how many were written. */
-  tunWriteBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number): number;
+  tunReadBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, max: number, vnet?: boolean): number;
+  /**
+   * write(2) of each packet with lens[i] > 0 to a TUN fd; refused packets are dropped; returns how many were written.
+   * vnet (a TUN opened with vnetHdr): in-order TCP/IPv4 segments of one flow are coalesced into one superpacket write (GRO in userspace); headers of coalesced packets in buf are rewritten.
+   */
+  tunWriteBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number, vnet?: boolean): number;
   /** SIOCSIFTXQLEN: the transmit queue length of interface `name` (calling thread's netns). */
   setTxQueueLen(name: string, qlen: number): void;
   /** A non-blocking IPv4 UDP socket bound to addr:port (in the calling thread's netns), socket buffers forced to bufBytes. */

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <linux/if_tun.h>
+#include <linux/virtio_net.h>
+#include <sys/uio.h>
 #include <linux/netlink.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -149,7 +151,7 @@ static napi_value js_flock(napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_tun_open(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 1);
+  ARGS(env, info, 2);
   struct ifreq ifr;
   memset(&ifr, 0, sizeof ifr);
   size_t len = 0;
@@ -158,6 +160,12 @@ static napi_value js_tun_open(napi_env env, napi_callback_info info) {
   if (len >= IFNAMSIZ) return throw_errno(env, "TUNSETIFF", EINVAL);
   CALL(env, napi_get_value_string_utf8(env, argv[0], ifr.ifr_name, IFNAMSIZ, &len));
   ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+  // Optional: every read/write carries a struct virtio_net_hdr first (linux/if_tun.h IFF_VNET_HDR),
+  // which lets a write hand the stack one TCP superpacket (see tunWriteBatch).
+  bool vnet = false;
+  napi_valuetype vt;
+  if (napi_typeof(env, argv[1], &vt) == napi_ok && vt == napi_boolean) napi_get_value_bool(env, argv[1], &vnet);
+  if (vnet) ifr.ifr_flags |= IFF_VNET_HDR;
 
   int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
   if (fd < 0) return throw_errno(env, "open", errno);
@@ -493,6 +501,9 @@ static bool batch_args(napi_env env, napi_value *argv, uint8_t **buf, int32_t *s
   return true;
 }
 
+// Most segments coalesced into one TUN write (64 KiB / a 1400-byte MSS is 46).
+#define GSO_RUN_MAX 64
+
 static napi_value js_set_non_blocking(napi_env env, napi_callback_info info) {
   ARGS(env, info, 1);
   int32_t fd;
@@ -502,17 +513,38 @@ static napi_value js_set_non_blocking(napi_env env, napi_callback_info info) {
   return undefined(env);
 }
 
-// tunReadBatch(fd, buf, slot, lens, max): read(2) packets until EAGAIN or max; returns the count.
-// A TUN fd (IFF_NO_PI) returns exactly one packet per read (drivers/net/tun.c tun_do_read).
+// An optional boolean argument (undefined = false).
+static bool opt_bool(napi_env env, napi_value v) {
+  bool b = false;
+  napi_valuetype t;
+  if (napi_typeof(env, v, &t) == napi_ok && t == napi_boolean) napi_get_value_bool(env, v, &b);
+  return b;
+}
+
+// tunReadBatch(fd, buf, slot, lens, max, vnet): read(2) packets until EAGAIN or max; returns the
+// count. A TUN fd (IFF_NO_PI) returns exactly one packet per read (drivers/net/tun.c tun_do_read).
+
 static napi_value js_tun_read_batch(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 5);
+  ARGS(env, info, 6);
   int32_t fd, slot, max;
   uint8_t *buf;
   uint32_t *lens;
   if (!get_i32(env, argv[0], "fd", &fd) || !batch_args(env, argv + 1, &buf, &slot, &lens, &max)) return NULL;
+  bool vnet = opt_bool(env, argv[5]);
+  struct virtio_net_hdr hdr;
   int32_t n = 0;
   while (n < max) {
-    ssize_t r = read(fd, buf + (size_t)n * (size_t)slot, (size_t)slot);
+    uint8_t *p = buf + (size_t)n * (size_t)slot;
+    ssize_t r;
+    if (vnet) {
+      // The header is dropped: without TUNSETOFFLOAD the stack hands us only complete packets
+      // with their checksums done (no GSO, no NEEDS_CSUM), so it is all zeros.
+      struct iovec iov[2] = {{.iov_base = &hdr, .iov_len = sizeof hdr}, {.iov_base = p, .iov_len = (size_t)slot}};
+      r = readv(fd, iov, 2);
+      if (r >= 0) r = r >= (ssize_t)sizeof hdr ? r - (ssize_t)sizeof hdr : 0;
+    } else {
+      r = read(fd, p, (size_t)slot);
+    }
     if (r < 0) {
       int err = errno;
       if (err == EINTR) continue;
@@ -525,20 +557,133 @@ static napi_value js_tun_read_batch(napi_env env, napi_callback_info info) {
   return u32(env, (uint32_t)n);
 }
 
-// tunWriteBatch(fd, buf, slot, lens, count): write(2) each packet with lens[i] > 0. A TUN write
-// never blocks for long (it queues to the stack); a refused packet (EINVAL, EAGAIN) is dropped.
-// Returns the number written.
+// ---- Receive-side coalescing for a vnet TUN (what GRO does in a NIC driver) ----
+// Consecutive TCP/IPv4 segments of one flow, in order, are handed to the stack as one packet
+// with a virtio_net_hdr asking for TCP segmentation (VIRTIO_NET_HDR_GSO_TCPV4) and a partial
+// checksum, so routing, the bridge, the veth and the pod's TCP see one skb instead of up to 44.
+// The conditions mirror tcp_gro_receive (net/ipv4/tcp_offload.c), conservatively: no IP options
+// or fragments, same addresses/TOS/TTL/ports/ack/window/options, contiguous sequence numbers,
+// ACK-only flags (PSH may end a run), every segment but the last exactly gso_size long.
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static uint32_t rd32(const uint8_t *p) { return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]; }
+static void wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+
+// Header length (IP 20 + TCP) of a plain TCP/IPv4 segment with payload, else 0.
+static uint32_t tcp4_hlen(const uint8_t *p, uint32_t len) {
+  if (len < 40 || p[0] != 0x45 || p[9] != IPPROTO_TCP || rd16(p + 2) != len || (rd16(p + 6) & 0x3fff) != 0) return 0;
+  uint32_t hl = 20 + (uint32_t)(p[32] >> 4) * 4;
+  return hl >= 40 && hl < len ? hl : 0;
+}
+
+// True when q (header length hl, same as f's) continues the run whose previous segment is prev.
+static bool tcp4_continues(const uint8_t *f, const uint8_t *prev, uint32_t prev_len, const uint8_t *q, uint32_t hl) {
+  if (q[1] != f[1] || q[8] != f[8] || memcmp(q + 12, f + 12, 8) != 0) return false; // TOS, TTL, addresses
+  if (memcmp(q + 20, f + 20, 4) != 0 || memcmp(q + 28, f + 28, 4) != 0) return false;  // ports, ack
+  if (q[32] != f[32] || (q[33] & ~0x08) != 0x10 || memcmp(q + 34, f + 34, 2) != 0) return false; // offset, ACK(+PSH), window
+  if (hl > 40 && memcmp(q + 40, f + 40, hl - 40) != 0) return false; // options (timestamps) identical
+  return rd32(q + 24) == rd32(prev + 24) + (prev_len - hl);
+}
+
+// Folded ones'-complement sum of the TCP pseudo-header (not complemented): the partial checksum
+// a CHECKSUM_PARTIAL packet carries (as tcp_v4_send_check leaves it).
+static uint16_t tcp4_pseudo(const uint8_t *ip, uint32_t tcp_len) {
+  uint32_t sum = rd16(ip + 12) + rd16(ip + 14) + rd16(ip + 16) + rd16(ip + 18) + IPPROTO_TCP + tcp_len;
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return (uint16_t)sum;
+}
+
+static uint16_t ip_header_csum(const uint8_t *ip) {
+  uint32_t sum = 0;
+  for (int k = 0; k < 20; k += 2) sum += k == 10 ? 0 : rd16(ip + k);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return (uint16_t)~sum;
+}
+
+// Writes packets [i, end) of the batch as one coalesced TCP superpacket (end - i >= 2).
+static bool tun_write_run(int fd, uint8_t *buf, int32_t slot, uint32_t *lens, int32_t i, int32_t end, uint32_t hl) {
+  static __thread struct iovec iov[GSO_RUN_MAX + 1];
+  uint8_t *f = buf + (size_t)i * (size_t)slot;
+  uint32_t mss = lens[i] - hl, total = lens[i];
+  struct virtio_net_hdr h;
+  memset(&h, 0, sizeof h);
+  iov[0].iov_base = &h;
+  iov[0].iov_len = sizeof h;
+  iov[1].iov_base = f;
+  iov[1].iov_len = lens[i];
+  int n = 2;
+  for (int32_t k = i + 1; k < end; k++) {
+    uint8_t *q = buf + (size_t)k * (size_t)slot;
+    iov[n].iov_base = q + hl;
+    iov[n].iov_len = lens[k] - hl;
+    total += lens[k] - hl;
+    n++;
+    if (k == end - 1) f[33] |= (uint8_t)(q[33] & 0x08); // PSH of the last segment
+  }
+  wr16(f + 2, (uint16_t)total);
+  wr16(f + 10, ip_header_csum(f));
+  wr16(f + 36, tcp4_pseudo(f, total - 20));
+  h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+  h.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+  h.hdr_len = (uint16_t)hl;
+  h.gso_size = (uint16_t)mss;
+  h.csum_start = 20;
+  h.csum_offset = 16;
+  ssize_t r;
+  do r = writev(fd, iov, n);
+  while (r < 0 && errno == EINTR);
+  return r >= 0;
+}
+
+// tunWriteBatch(fd, buf, slot, lens, count, vnet): write(2) each packet with lens[i] > 0. A TUN
+// write never blocks for long (it queues to the stack); a refused packet (EINVAL, EAGAIN) is
+// dropped. With vnet (a TUN opened with vnetHdr), runs of one TCP flow are coalesced as above.
+// Returns the number of packets written (a coalesced run counts each of its segments).
 static napi_value js_tun_write_batch(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 5);
+  ARGS(env, info, 6);
   int32_t fd, slot, count;
   uint8_t *buf;
   uint32_t *lens;
   if (!get_i32(env, argv[0], "fd", &fd) || !batch_args(env, argv + 1, &buf, &slot, &lens, &count)) return NULL;
+  bool vnet = opt_bool(env, argv[5]);
   uint32_t ok = 0;
   for (int32_t i = 0; i < count; i++) {
     if (lens[i] == 0 || lens[i] > (uint32_t)slot) continue;
+    uint8_t *p = buf + (size_t)i * (size_t)slot;
+    if (vnet) {
+      uint32_t hl = tcp4_hlen(p, lens[i]);
+      int32_t end = i + 1;
+      if (hl != 0 && (p[33] & 0xff) == 0x10) {
+        uint32_t mss = lens[i] - hl, total = lens[i], prev_len = lens[i];
+        const uint8_t *prev = p;
+        while (end < count && end - i < GSO_RUN_MAX && prev_len - hl == mss) {
+          uint32_t ql = lens[end];
+          const uint8_t *q = buf + (size_t)end * (size_t)slot;
+          if (ql == 0 || ql > (uint32_t)slot || tcp4_hlen(q, ql) != hl || ql - hl > mss || total + ql - hl > 65535) break;
+          if (!tcp4_continues(p, prev, prev_len, q, hl)) break;
+          total += ql - hl;
+          prev = q;
+          prev_len = ql;
+          end++;
+          if (q[33] & 0x08) break; // PSH closes the run
+        }
+      }
+      if (end - i >= 2) {
+        if (tun_write_run(fd, buf, slot, lens, i, end, hl)) ok += (uint32_t)(end - i);
+        i = end - 1;
+        continue;
+      }
+      struct virtio_net_hdr h;
+      memset(&h, 0, sizeof h);
+      struct iovec iov[2] = {{.iov_base = &h, .iov_len = sizeof h}, {.iov_base = p, .iov_len = lens[i]}};
+      ssize_t r;
+      do r = writev(fd, iov, 2);
+      while (r < 0 && errno == EINTR);
+      if (r >= 0) ok++;
+      continue;
+    }
     ssize_t r;
-    do r = write(fd, buf + (size_t)i * (size_t)slot, lens[i]);
+    do r = write(fd, p, lens[i]);
     while (r < 0 && errno == EINTR);
     if (r >= 0) ok++;
   }
