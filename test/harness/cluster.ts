@@ -1,6 +1,6 @@
 // A simulated flannel-style cluster on one machine, for the end-to-end tests, benchmarks and the
 // demo: topology (underlay + node namespaces) + weftd per node + pods wired by the real plugin
-// binaries, for a chosen backend (vxlan | host-gw) and lease store (file | etcd). Everything is
+// binaries, for a chosen backend (vxlan | host-gw | udp) and lease store (file | etcd). Everything is
 // created inside namespaces the harness owns and removed by destroy() (also on exit and Ctrl-C).
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
