@@ -73,6 +73,7 @@ export class UdpBackend implements Backend {
       this.forwarder = new UdpForwarder({ tunFd: tun.fd, udpFd: this.udpFd, port: this.conf.port, localAddr: sn.ip >>> 0, mtu: this.mtu, gso: process.env['WEFT_UDP_GSO'] !== '0', vnet: this.vnet }, new PeerTable([own], own.subnet));
       this.forwarder.start();
     }
+    this.forwarder.setLocalAddr(sn.ip);
     const up = rtnl.getLink(this.uplink.name);
     if (!up) throw new Error(`uplink ${this.uplink.name} is gone`);
     return { uplink: up.index };

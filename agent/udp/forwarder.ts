@@ -54,15 +54,22 @@ export class UdpForwarder {
   private readonly icmpBuf = Buffer.alloc(BATCH * ICMP_SLOT);
   private readonly icmpLens = new Uint32Array(BATCH);
   private readonly verdict = { node: 0, icmpLen: 0 };
+  private localAddr: number;
   private tunWatch = 0;
   private udpWatch = 0;
 
   constructor(private readonly o: ForwarderOptions, table: PeerTable) {
     this.table = table;
+    this.localAddr = o.localAddr;
     this.slot = slotSize(o.mtu);
     this.outBuf = Buffer.alloc(BATCH * this.slot);
     this.inBuf = Buffer.alloc(BATCH * this.slot);
     if (ICMP_ERROR_MAX > ICMP_SLOT) throw new Error('ICMP slot too small');
+  }
+
+  /** Changes the ICMP source (flannel0's address follows the own lease). */
+  setLocalAddr(addr: number): void {
+    this.localAddr = addr >>> 0;
   }
 
   /** Replaces the lease view (on every lease change). */
@@ -103,7 +110,7 @@ export class UdpForwarder {
       let queued = 0;
       for (let i = 0; i < n; i++) {
         const len = outLens[i] as number;
-        const v = routeOutbound(outBuf, i * slot, len, this.table, this.o.localAddr, this.icmpBuf, icmps * ICMP_SLOT, verdict);
+        const v = routeOutbound(outBuf, i * slot, len, this.table, this.localAddr, this.icmpBuf, icmps * ICMP_SLOT, verdict);
         if (v === SEND) {
           outDsts[i] = verdict.node;
           queued++;

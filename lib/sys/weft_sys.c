@@ -513,6 +513,20 @@ static napi_value js_set_non_blocking(napi_env env, napi_callback_info info) {
   return undefined(env);
 }
 
+// Completes a CHECKSUM_PARTIAL packet: the ones'-complement sum from csum_start to the end, seeded
+// with the pseudo-header sum already in the field, stored complemented at csum_start + csum_offset.
+static bool complete_csum(uint8_t *p, uint32_t len, uint32_t start, uint32_t off) {
+  if (start >= len || start + off + 2 > len) return false;
+  uint32_t sum = 0;
+  for (uint32_t k = start; k + 1 < len; k += 2) sum += (uint32_t)((p[k] << 8) | p[k + 1]);
+  if ((len - start) & 1) sum += (uint32_t)(p[len - 1] << 8);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  uint16_t c = (uint16_t)~sum;
+  p[start + off] = (uint8_t)(c >> 8);
+  p[start + off + 1] = (uint8_t)c;
+  return true;
+}
+
 // An optional boolean argument (undefined = false).
 static bool opt_bool(napi_env env, napi_value v) {
   bool b = false;
@@ -542,6 +556,10 @@ static napi_value js_tun_read_batch(napi_env env, napi_callback_info info) {
       struct iovec iov[2] = {{.iov_base = &hdr, .iov_len = sizeof hdr}, {.iov_base = p, .iov_len = (size_t)slot}};
       r = readv(fd, iov, 2);
       if (r >= 0) r = r >= (ssize_t)sizeof hdr ? r - (ssize_t)sizeof hdr : 0;
+      // Defensive: should the stack ever hand us a GSO or checksum-partial packet anyway, a
+      // superpacket is dropped (length 0) and a partial checksum is completed here.
+      if (r > 0 && hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE) r = 0;
+      if (r > 0 && (hdr.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !complete_csum(p, (uint32_t)r, hdr.csum_start, hdr.csum_offset)) r = 0;
     } else {
       r = read(fd, p, (size_t)slot);
     }
