@@ -3,8 +3,9 @@
 // only scans comments. The loader compiles the body with vm.Script and `cachedData` kept, content-addressed,
 // in the same private directory as the native addon (lib/sys/loader.ts rules: 0700, our uid, atomic
 // writes); the first run of a body writes the cache at exit, including the functions that run compiled.
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
 
 /** The line that separates the loader from the commented body. */
@@ -76,25 +77,12 @@ function readCache(path: string): Buffer | undefined {
   }
 }
 
-/** Writes `bytes` to a unique sibling and renames it over `path` (readers never see a partial file). */
+/** Writes `bytes` to a unique sibling and renames it over `path` (readers never see a partial file); best effort. */
 function writeCache(path: string, bytes: Buffer): void {
-  const tmp = `${path}.tmp-${process.pid}-${Date.now().toString(36)}`;
   try {
-    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o400);
-    try {
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
+    writeFileAtomicSync(path, bytes, { mode: 0o400 });
   } catch {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // never created or already renamed
-    }
+    // a cache that cannot be written only means the next run compiles again
   }
 }
 

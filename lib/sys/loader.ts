@@ -1,18 +1,8 @@
 // Materialises the addon embedded in a bundle as a content-addressed file that process.dlopen can
 // load. Kept apart from index.ts so the directory and write logic is unit-testable without root.
-import {
-  accessSync,
-  closeSync,
-  constants,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { accessSync, constants, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 
 /** The addon as a bundle carries it (see lib/sys/embedded.ts). */
 export interface EmbeddedAddon {
@@ -88,32 +78,10 @@ export function ensureAddonFile(dir: string, addon: EmbeddedAddon, uid: number =
   const bytes = Buffer.from(addon.base64, 'base64');
   const actual = nodeCrypto().createHash('sha256').update(bytes).digest('hex');
   if (actual !== addon.sha256) throw new Error(`weft_sys: embedded addon is corrupt (sha256 ${actual}, expected ${addon.sha256})`);
-  writeAtomically(path, bytes);
+  // Unique O_EXCL sibling, fsynced (a crash must not leave a renamed but empty file on a disk-backed
+  // TMPDIR), renamed over `path`; 0500: the file is only ever read and dlopen'ed by its owner.
+  writeFileAtomicSync(path, bytes, { mode: 0o500 });
   return path;
-}
-
-// Writes `bytes` to a unique sibling temp file, fsyncs it (a crash must not leave a renamed but
-// empty file on a disk-backed TMPDIR) and renames it over `path`.
-function writeAtomically(path: string, bytes: Buffer): void {
-  const tmp = `${path}.tmp-${process.pid}-${nodeCrypto().randomBytes(4).toString('hex')}`;
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o500);
-  try {
-    try {
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      // already renamed or never created: nothing to clean
-    }
-    throw e;
-  }
 }
 
 // os.tmpdir() on POSIX, without loading node:os at every start: TMPDIR, TMP, TEMP, else /tmp, with a
