@@ -1,8 +1,9 @@
 // /run/flannel/subnet.env: written by weftd once it holds a lease, read by the flannel CNI plugins.
 // Format as flannel writes it: KEY=VALUE lines, FLANNEL_SUBNET being the node's first usable
 // address with the lease's prefix length (the bridge gateway), e.g. 10.244.3.1/24.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { writeFileAtomicSync } from '../lib/fs/atomic-write.ts';
 import { formatCidr4, formatIPv4, parseCidr4, parseCidr4Loose, prefixSize, containsIPv4 } from './config/cidr4.ts';
 
 /** The content of subnet.env, with the subnet in its gateway form ("10.244.3.1/24"). */
@@ -35,28 +36,12 @@ export function formatSubnetEnv(input: SubnetEnvInput): string {
   ].join('\n');
 }
 
-let tmpSeq = 0;
-
 /** Writes subnet.env atomically at `path` (temp file in the same directory, fsync, rename), creating the directory. */
 export function writeSubnetEnv(path: string, input: SubnetEnvInput): void {
   const text = formatSubnetEnv(input);
   mkdirSync(dirname(path), { recursive: true });
-  // pid + time + counter: unique enough with O_EXCL ('wx'), and keeps node:crypto out of the plugins' start-up.
-  const tmp = `${path}.tmp-${process.pid}-${Date.now().toString(36)}-${(tmpSeq++).toString(36)}`;
-  try {
-    const fd = openSync(tmp, 'wx', 0o644);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    // rename(2) replaces the target atomically: a reader sees the old file or the new one, never half.
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+  // rename(2) replaces the target atomically: a reader sees the old file or the new one, never half.
+  writeFileAtomicSync(path, text, { mode: 0o644 });
 }
 
 const LINE = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;

@@ -1,9 +1,9 @@
 // On-disk form of the file store: DIR/<10.244.3.0-24> holds flannel's lease JSON plus
 // "Expiration" (RFC 3339). Files are only ever replaced whole (temp + rename) or created
 // exclusively (temp + link), so a reader never sees a half-written lease.
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomicSync, writeTempFileSync } from '../../lib/fs/atomic-write.ts';
 import { formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseSubnetKey } from './lease-json.ts';
 import type { Lease } from './store.ts';
 
@@ -25,23 +25,15 @@ export function leasePath(dir: string, subnet: string): string {
   return join(dir, formatSubnetKey(subnet));
 }
 
-function writeTemp(dir: string, text: string): string {
-  const tmp = join(dir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
-  const fd = openSync(tmp, 'wx', 0o644);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  return tmp;
-}
+// Temp files are dot-named siblings: parseSubnetKey never mistakes them for leases.
+const TEMP = { mode: 0o644, hidden: true } as const;
 
 /** Creates the lease file only if none exists: link(2) of a complete temp file fails with EEXIST otherwise. */
 export function createLeaseFile(dir: string, lease: Lease): void {
-  const tmp = writeTemp(dir, formatLeaseFile(lease));
+  const path = leasePath(dir, lease.subnet);
+  const tmp = writeTempFileSync(path, formatLeaseFile(lease), TEMP);
   try {
-    linkSync(tmp, leasePath(dir, lease.subnet));
+    linkSync(tmp, path);
   } finally {
     rmSync(tmp, { force: true });
   }
@@ -49,13 +41,7 @@ export function createLeaseFile(dir: string, lease: Lease): void {
 
 /** Replaces (or creates) the lease file atomically with rename(2); callers hold the directory lock. */
 export function replaceLeaseFile(dir: string, lease: Lease): void {
-  const tmp = writeTemp(dir, formatLeaseFile(lease));
-  try {
-    renameSync(tmp, leasePath(dir, lease.subnet));
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+  writeFileAtomicSync(leasePath(dir, lease.subnet), formatLeaseFile(lease), TEMP);
 }
 
 /** Deletes the lease file; a missing file is success. */
