@@ -2,42 +2,17 @@
 // over the destination, fsync the directory. rename(2) within one filesystem swaps the directory
 // entry in one step, so a runtime exec'ing the path sees the old or the new file, never a partial
 // one; and we never open a running executable for writing (that would fail with ETXTBSY).
-import { randomBytes } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fsyncDir, writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
+
+export { fsyncDir };
 
 /** Replaces `dest` with `data` (mode `mode`) atomically; creates nothing but the file itself. */
 export function atomicWriteFile(dest: string, data: Uint8Array | string, mode: number): void {
-  const dir = dirname(dest);
-  // Leading dot and a pid: runtimes list CNI dirs, and a stray temp file must never look like a plugin or conflist.
-  const tmp = join(dir, `.${basename(dest)}.weft-tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
-  const fd = openSync(tmp, 'wx', mode);
-  try {
-    try {
-      let off = 0;
-      while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
-      fchmodSync(fd, mode); // open() applied the umask; the manifest promises exactly `mode`.
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, dest);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-  fsyncDir(dir);
-}
-
-/** fsyncs a directory so a rename or unlink in it survives a crash. */
-export function fsyncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  // Hidden temp name: runtimes list CNI dirs, and a stray temp file must never look like a plugin or
+  // conflist. exactMode: open() applies the umask, and the manifest promises exactly `mode`.
+  writeFileAtomicSync(dest, data, { mode, exactMode: true, hidden: true, tempTag: 'weft-tmp', fsyncDir: true });
 }
 
 /** Creates `dir` and its missing parents; returns the directories it created, outermost first. */
