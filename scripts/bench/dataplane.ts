@@ -5,35 +5,13 @@
 import { execFileSync } from 'node:child_process';
 import { vtepMac } from '../../plugins/flannel/vtep.ts';
 import { Cluster } from '../../test/harness/cluster.ts';
-import { Topology, nsExec, nsRun } from '../../test/harness/topology.ts';
+import { Topology, nsRun } from '../../test/harness/topology.ts';
+import { createIperf } from './iperf.ts';
 import { median, round, type BenchResult } from './util.ts';
 
 const ROUNDS = Number(process.env['WEFT_BENCH_ROUNDS'] ?? 5);
 const SECONDS = Number(process.env['WEFT_BENCH_SECONDS'] ?? 4);
-let nextPort = 7201;
-
-/**
- * One iperf3 run (the first second omitted: slow start), Gbit/s received. The server is polled
- * until it listens, so a client never races it; a run that moved no data is retried (twice).
- */
-async function iperfGbps(client: string, server: string, serverIp: string): Promise<number> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = String(nextPort++);
-    const srv = nsExec(server, ['iperf3', '-s', '-1', '-p', port], { timeoutMs: (SECONDS + 20) * 1000 });
-    for (let i = 0; i < 50; i++) {
-      if ((await nsExec(server, ['ss', '-Htln', `sport = :${port}`])).stdout.trim() !== '') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const r = await nsExec(client, ['iperf3', '-c', serverIp, '-p', port, '-t', String(SECONDS), '-O', '1', '-J'], { timeoutMs: (SECONDS + 15) * 1000 });
-    await srv;
-    try {
-      const bps = (JSON.parse(r.stdout) as { end?: { sum_received?: { bits_per_second?: number } } }).end?.sum_received?.bits_per_second ?? 0;
-      if (r.code === 0 && bps > 0) return bps / 1e9;
-    } catch { /* not JSON: retry */ }
-    process.stderr.write(`  iperf3 ${client} -> ${serverIp} attempt ${attempt + 1} moved no data: ${r.stderr.slice(0, 200)}\n`);
-  }
-  throw new Error(`iperf3 ${client} -> ${serverIp} failed three times`);
-}
+const iperf = createIperf(SECONDS, 7201);
 
 interface Path { client: string; server: string; serverIp: string; destroy: () => void }
 
@@ -114,9 +92,9 @@ export async function benchDataplane(): Promise<BenchResult[]> {
         // Alternate the order each round so that a position effect cannot favour one side.
         const order = i % 2 === 0 ? [0, 1, 2] : [1, 2, 0];
         for (const k of order) {
-          if (k === 0) w.push(await iperfGbps(weft.client, weft.server, weft.serverIp));
-          else if (k === 1) h.push(await iperfGbps(hand.client, hand.server, hand.serverIp));
-          else m.push(await iperfGbps(masq.client, masq.server, masq.serverIp));
+          if (k === 0) w.push(await iperf.gbps(weft.client, weft.server, weft.serverIp));
+          else if (k === 1) h.push(await iperf.gbps(hand.client, hand.server, hand.serverIp));
+          else m.push(await iperf.gbps(masq.client, masq.server, masq.serverIp));
         }
       }
       const fmt = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
