@@ -6,40 +6,20 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Cluster } from '../../test/harness/cluster.ts';
 import { rttMs } from '../../test/harness/probe.ts';
-import { nsExec } from '../../test/harness/topology.ts';
+import { createIperf } from './iperf.ts';
 import { median, round, type BenchResult } from './util.ts';
 
 const ROUNDS = Number(process.env['WEFT_BENCH_ROUNDS'] ?? 3);
 const SECONDS = Number(process.env['WEFT_BENCH_SECONDS'] ?? 5);
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
 const USER_HZ = 100;
-let nextPort = 8201;
+const iperf = createIperf(SECONDS, 8201);
 
 /** utime + stime of a process in seconds (fields 14 and 15 of /proc/<pid>/stat, after the comm). */
 function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
-}
-
-/** One iperf3 run (first second omitted), Gbit/s received; retried when it moved nothing. */
-async function iperfGbps(client: string, server: string, serverIp: string): Promise<number> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = String(nextPort++);
-    const srv = nsExec(server, ['iperf3', '-s', '-1', '-p', port], { timeoutMs: (SECONDS + 20) * 1000 });
-    for (let i = 0; i < 50; i++) {
-      if ((await nsExec(server, ['ss', '-Htln', `sport = :${port}`])).stdout.trim() !== '') break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const r = await nsExec(client, ['iperf3', '-c', serverIp, '-p', port, '-t', String(SECONDS), '-O', '1', '-J'], { timeoutMs: (SECONDS + 15) * 1000 });
-    await srv;
-    try {
-      const bps = (JSON.parse(r.stdout) as { end?: { sum_received?: { bits_per_second?: number } } }).end?.sum_received?.bits_per_second ?? 0;
-      if (r.code === 0 && bps > 0) return bps / 1e9;
-    } catch { /* not JSON: retry */ }
-    process.stderr.write(`  iperf3 ${client} -> ${serverIp} attempt ${attempt + 1} moved no data: ${r.stderr.slice(0, 200)}\n`);
-  }
-  throw new Error(`iperf3 ${client} -> ${serverIp} failed three times`);
 }
 
 interface Sample { gbps: number; cpuPerGbit: number }
@@ -56,7 +36,7 @@ async function sample(c: Cluster): Promise<Sample> {
   const pids = c.nodes.map((n) => n.weftd?.pid).filter((p): p is number => p !== undefined);
   const cpu0 = pids.reduce((s, p) => s + cpuSeconds(p), 0);
   const t0 = performance.now();
-  const gbps = await iperfGbps(a.netns, b.netns, b.ip);
+  const gbps = await iperf.gbps(a.netns, b.netns, b.ip);
   const wall = (performance.now() - t0) / 1000;
   const cpu = pids.reduce((s, p) => s + cpuSeconds(p), 0) - cpu0;
   // CPU over the whole client run (SECONDS + the omitted one) per gigabit moved in that time.
