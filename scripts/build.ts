@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { buildAddon, embedAddonPlugin } from './build/addon.ts';
 import { etcd3ProtosPlugin } from './build/etcd3-protos.ts';
 import { formatCodeCachedBundle } from './build/code-cache.ts';
+import { BUNDLE_OPTIONS } from './build/esbuild-options.ts';
 import { ENTRIES } from './build/entries.ts';
 import { generateValidators } from './gen-validators.ts';
 
@@ -39,16 +40,7 @@ async function main(): Promise<void> {
       const res = await build({
         entryPoints: [join(root, entry.source)],
         outfile,
-        write: false,
-        bundle: true,
-        platform: 'node',
-        target: 'node20',
-        format: 'cjs',
-        minify: true,
-        // ASCII only: the code-cached layout comments the body out line by line (see lib/sys/code-cache.ts).
-        charset: 'ascii',
-        legalComments: 'none',
-        logLevel: 'warning',
+        ...BUNDLE_OPTIONS,
         // import.meta.url is only read on the source-tree path of lib/sys (never in a bundle).
         logOverride: { 'empty-import-meta': 'silent' },
         plugins: [embedAddonPlugin(addonPath), etcd3ProtosPlugin()],

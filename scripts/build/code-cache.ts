@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatCommentedBody, parseCommentedBody } from '../../lib/sys/code-cache.ts';
+import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 
 const entry = join(dirname(fileURLToPath(import.meta.url)), 'code-cache-entry.ts');
 
@@ -13,15 +14,7 @@ export async function formatCodeCachedBundle(name: string, header: string, body:
   const sha = createHash('sha256').update(body).digest('hex');
   const loader = await build({
     entryPoints: [entry],
-    bundle: true,
-    write: false,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    minify: true,
-    charset: 'ascii',
-    legalComments: 'none',
-    logLevel: 'warning',
+    ...BUNDLE_OPTIONS,
     define: { WEFT_BUNDLE_NAME: JSON.stringify(name), WEFT_BODY_SHA256: JSON.stringify(sha) },
   });
   const text = loader.outputFiles[0]?.text;
