@@ -14,7 +14,7 @@ export type StatefulOp =
   | { readonly kind: 'noteSet'; readonly set: string; readonly setKind: 'set' | 'map' }
   | { readonly kind: 'deleteTable' };
 
-const DATA_TYPES = new Set<NftDataType>(['ipv4_addr', 'ipv6_addr', 'inet_proto', 'inet_service', 'ether_addr', 'mark', 'verdict']);
+const DATA_TYPES = new Set<NftDataType>(['ipv4_addr', 'ipv6_addr', 'inet_proto', 'inet_service', 'ether_addr', 'ifname', 'mark', 'verdict']);
 const FLAGS = new Set(['interval', 'timeout', 'constant', 'dynamic']);
 const CHAIN_TYPES = new Set(['filter', 'nat', 'route']);
 const HOOKS = new Set(['prerouting', 'input', 'forward', 'output', 'postrouting']);

@@ -15,6 +15,12 @@ export const WEFT_TABLE_V4: NftTableRef = { family: 'ip', name: 'weft' };
 /** See WEFT_TABLE_V4. */
 export const WEFT_TABLE_V6: NftTableRef = { family: 'ip6', name: 'weft' };
 
+/**
+ * weft's bridge-family table: `bridge weft`, for frames crossing a Linux bridge before they are
+ * forwarded (the bridge plugin's macspoofchk). Same ownership rules as WEFT_TABLE.
+ */
+export const WEFT_BRIDGE_TABLE: NftTableRef = { family: 'bridge', name: 'weft' };
+
 /** Deletes a table with everything in it; succeeds when it is absent. Runs in the caller's netns unless netnsPath. */
 export function deleteTable(table: NftTableRef = WEFT_TABLE, opts: NftRunOptions = {}): void {
   new NftBatch(table).deleteTable().apply(opts);

@@ -1,7 +1,10 @@
 // Shared types of the nftables layer: families, object specs and the parsed listing.
 
-/** nftables address family of a table; weft uses `inet` (one table covers IPv4 and IPv6). */
-export type NftFamily = 'ip' | 'ip6' | 'inet';
+/**
+ * nftables address family of a table; weft uses `inet` (one table covers IPv4 and IPv6), and `bridge`
+ * for frames crossing a Linux bridge (the bridge plugin's macspoofchk).
+ */
+export type NftFamily = 'ip' | 'ip6' | 'inet' | 'bridge';
 
 /** Element data types we create sets and maps with (nft `type` keyword values). */
 export type NftDataType =
@@ -10,6 +13,7 @@ export type NftDataType =
   | 'inet_proto'
   | 'inet_service'
   | 'ether_addr'
+  | 'ifname'
   | 'mark'
   | 'verdict';
 

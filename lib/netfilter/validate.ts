@@ -18,10 +18,10 @@ const COMMENT_RE = /^[A-Za-z0-9_.:/@=+,-]+(?: [A-Za-z0-9_.:/@=+,-]+)*$/;
 const MAC_RE = /^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i;
 const KEYWORDS = new Set(['tcp', 'udp', 'sctp', 'icmp', 'icmpv6', 'accept', 'drop', 'return', 'continue']);
 
-/** Validates a family name (`ip`, `ip6`, `inet`). */
+/** Validates a family name (`ip`, `ip6`, `inet`, `bridge`). */
 export function validateFamily(family: unknown): NftFamily {
-  if (family === 'ip' || family === 'ip6' || family === 'inet') return family;
-  throw invalidValue('family', family, 'expected ip, ip6 or inet');
+  if (family === 'ip' || family === 'ip6' || family === 'inet' || family === 'bridge') return family;
+  throw invalidValue('family', family, 'expected ip, ip6, inet or bridge');
 }
 
 /** Validates a table/chain/set/map name: lower-case word(s) joined by '-' or '_', not an nft keyword. */

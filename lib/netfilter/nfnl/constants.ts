@@ -54,10 +54,14 @@ export const VERDICT_CODES = { drop: 0, accept: 1, continue: -1, jump: -3, goto:
 /** enum nfproto (linux/netfilter.h): nfgen_family of a table. */
 export const NFPROTO_INET = 1;
 export const NFPROTO_IPV4 = 2;
+export const NFPROTO_BRIDGE = 7;
 export const NFPROTO_IPV6 = 10;
 
 /** NFT_REG32_SIZE (nf_tables.h): each part of a concatenated key is padded to 4 bytes. */
 export const NFT_REG32_SIZE = 4;
+
+/** IFNAMSIZ (linux/if.h): an `ifname` key is the name NUL-padded to this many bytes (nft's ifname type). */
+export const IFNAMSIZ = 16;
 
 /** NFT_USERDATA_MAXLEN (nf_tables.h): the kernel refuses longer NFTA_SET_ELEM_USERDATA. */
 export const NFT_USERDATA_MAXLEN = 256;

@@ -5,7 +5,7 @@ import { attrMap, attrNested, attrStr, concat, formatAttr, getStr, parseAttrs, v
 import {
   NFNETLINK_V0, NFTA_DATA_VALUE, NFTA_DATA_VERDICT, NFTA_LIST_ELEM, NFTA_SET_ELEM_DATA, NFTA_SET_ELEM_FLAGS,
   NFTA_SET_ELEM_KEY, NFTA_SET_ELEM_LIST_ELEMENTS, NFTA_SET_ELEM_LIST_SET, NFTA_SET_ELEM_LIST_TABLE, NFTA_SET_ELEM_USERDATA,
-  NFTA_VERDICT_CHAIN, NFTA_VERDICT_CODE, NFPROTO_INET, NFPROTO_IPV4, NFPROTO_IPV6, VERDICT_CODES,
+  NFTA_VERDICT_CHAIN, NFTA_VERDICT_CODE, NFPROTO_BRIDGE, NFPROTO_INET, NFPROTO_IPV4, NFPROTO_IPV6, VERDICT_CODES,
 } from './constants.ts';
 import { formatElemComment, parseElemComment } from './udata.ts';
 import type { NftFamily } from '../types.ts';
@@ -27,7 +27,12 @@ export interface NfnlElem {
 
 /** nfgen_family of a table family. */
 export function nfproto(family: NftFamily): number {
-  return family === 'inet' ? NFPROTO_INET : family === 'ip' ? NFPROTO_IPV4 : NFPROTO_IPV6;
+  switch (family) {
+    case 'inet': return NFPROTO_INET;
+    case 'ip': return NFPROTO_IPV4;
+    case 'ip6': return NFPROTO_IPV6;
+    case 'bridge': return NFPROTO_BRIDGE;
+  }
 }
 
 /** struct nfgenmsg { u8 nfgen_family; u8 version; __be16 res_id; } (nfnetlink.h). */

@@ -1,10 +1,11 @@
 // Element keys and data as nf_tables stores them: the raw bytes of each value in the set's data type,
 // concatenations padded per part to NFT_REG32_SIZE (nf_tables.h). Addresses and ports are in network
-// byte order (nft's ipv4_addr/ipv6_addr/inet_service), marks in host order (nft's `mark` type).
+// byte order (nft's ipv4_addr/ipv6_addr/inet_service), marks in host order (nft's `mark` type),
+// interface names NUL-padded to IFNAMSIZ (nft's `ifname`, what `meta iifname` loads).
 import { formatIp, ipAddr, parseIp } from '../../ip/addr.ts';
 import { invalidValue } from '../errors.ts';
 import type { NftAtom, NftDataType, NftKey } from '../types.ts';
-import { NFT_REG32_SIZE } from './constants.ts';
+import { IFNAMSIZ, NFT_REG32_SIZE } from './constants.ts';
 
 type ValueType = Exclude<NftDataType, 'verdict'>;
 
@@ -20,8 +21,18 @@ export function typeLength(type: ValueType): number {
     case 'inet_proto': return 1;
     case 'inet_service': return 2;
     case 'ether_addr': return 6;
+    case 'ifname': return IFNAMSIZ;
     case 'mark': return 4;
   }
+}
+
+// The kernel's dev_valid_name (net/core/dev.c): 1..IFNAMSIZ-1 bytes, not "." or "..", no '/', ':' or whitespace.
+function ifnameBytes(a: NftAtom): Uint8Array {
+  const text = typeof a === 'string' && a !== '.' && a !== '..' && !/[/:\s\0]/.test(a) ? Buffer.from(a, 'utf8') : new Uint8Array(0);
+  if (text.length === 0 || text.length >= IFNAMSIZ) throw invalidValue('element', a, `expected an interface name of 1..${IFNAMSIZ - 1} bytes`);
+  const out = new Uint8Array(IFNAMSIZ);
+  out.set(text, 0);
+  return out;
 }
 
 function bigintBytes(v: bigint, len: number): Uint8Array {
@@ -66,6 +77,7 @@ export function formatAtomBytes(type: ValueType, a: NftAtom): Uint8Array {
       if (typeof a !== 'string' || !/^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$/i.test(a)) throw invalidValue('element', a, 'expected a MAC address');
       return Uint8Array.from(a.split(':').map((h) => parseInt(h, 16)));
     }
+    case 'ifname': return ifnameBytes(a);
   }
 }
 
@@ -82,6 +94,10 @@ export function parseAtomBytes(type: ValueType, b: Uint8Array): NftAtom {
     case 'inet_service': return ((b[0] ?? 0) << 8) | (b[1] ?? 0);
     case 'mark': return new DataView(b.buffer, b.byteOffset, 4).getUint32(0, LE);
     case 'ether_addr': return [...b].map((x) => x.toString(16).padStart(2, '0')).join(':');
+    case 'ifname': {
+      const nul = b.indexOf(0);
+      return Buffer.from(b.buffer, b.byteOffset, nul < 0 ? b.length : nul).toString('utf8');
+    }
   }
 }
 
