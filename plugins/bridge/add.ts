@@ -8,6 +8,7 @@ import { ensureBridge } from './bridge-link.ts';
 import { parseBridgeConfig, type BridgeConfig } from './config.ts';
 import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac } from './gateway.ts';
 import { ipamAdd, ipamDel } from './ipam.ts';
+import { setupMacSpoof, teardownMacSpoof } from './macspoof.ts';
 import { setupMasq, teardownMasq } from './masquerade.ts';
 import { openPodNs } from './netns.ts';
 import { configurePodIface } from './pod-iface.ts';
@@ -22,7 +23,7 @@ function checkSupported(cfg: BridgeConfig): void {
   if (cfg.vlan !== 0) throw unsupportedField('unsupported field: vlan', `vlan ${cfg.vlan}: VLAN filtering is not implemented by weft bridge`);
 }
 
-/** ADD, run in the node netns: bridge, veth, IPAM, pod addresses and routes, gateway, masquerade, port up. */
+/** ADD, run in the node netns: bridge, veth, macspoofchk, IPAM, pod addresses and routes, gateway, masquerade, port up. */
 export async function cmdAdd(a: CmdArgs): Promise<Result> {
   const cfg = parseBridgeConfig(a);
   checkSupported(cfg);
@@ -35,6 +36,12 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
         containerId: a.containerId, ifName: a.ifName, mtu: cfg.mtu, mac: cfg.mac,
         bridgeIndex: br.link.index, hairpin: cfg.hairpinMode, enableDad: cfg.enableDad,
       }, (hostName) => rb.push(`veth ${hostName}`, () => { teardownLinkByName(host, hostName); }));
+      if (cfg.macSpoofChk) {
+        // Before the pod has an address: from its first routed frame on, only its own MAC passes the port.
+        const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName, hostIfName: veth.host.name, podMac: veth.pod.mac };
+        rb.push('macspoofchk elements', () => teardownMacSpoof(spec));
+        setupMacSpoof(spec);
+      }
 
       const ipam = await ipamAdd(a, cfg);
       rb.push('IPAM lease', () => ipamDel(a, cfg));

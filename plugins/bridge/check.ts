@@ -1,5 +1,5 @@
-// CHECK: live state against prevResult (bridge, veth pairing and master, pod addresses and routes),
-// then CHECK forwarded to IPAM. Any mismatch is code 112 naming what differs.
+// CHECK: live state against prevResult (bridge, veth pairing and master, pod addresses and routes,
+// macspoofchk elements), then CHECK forwarded to IPAM. Any mismatch is code 112 naming what differs.
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Interface, Result } from '../../lib/cni/types.ts';
@@ -8,6 +8,7 @@ import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { parseBridgeConfig } from './config.ts';
 import { checkFailed } from './errors.ts';
 import { ipamCheck } from './ipam.ts';
+import { checkMacSpoof } from './macspoof.ts';
 import { openPodNs, type PodNs } from './netns.ts';
 import { defaultGatewayFor } from './pod-iface.ts';
 
@@ -63,6 +64,7 @@ export async function cmdCheck(a: CmdArgs): Promise<void> {
     if (hv.master !== br.index) throw checkFailed(`host veth ${hv.name} is not a port of ${cfg.bridge}`, `master ${String(hv.master)}`);
     const podLink = checkPod(pod, prev, a.ifName, hv.index);
     if (hv.peerIndex !== podLink.index) throw checkFailed(`host veth ${hv.name} is not paired with ${a.ifName}`);
+    if (cfg.macSpoofChk) checkMacSpoof({ network: cfg.name, containerId: a.containerId, ifName: a.ifName, hostIfName: hv.name, podMac: podLink.mac });
   } finally {
     pod.close();
     host.close();

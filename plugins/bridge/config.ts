@@ -95,7 +95,7 @@ function rejectUnsupported(c: BridgeNetConf): void {
   if (c.ipMasqBackend !== undefined && c.ipMasqBackend !== 'nftables') {
     throw unsupportedField('unsupported field: ipMasqBackend', `${JSON.stringify(c.ipMasqBackend)}: weft masquerades with nftables only`);
   }
-  for (const key of ['vlanTrunk', 'preserveDefaultVlan', 'disableContainerInterface', 'portIsolation', 'macspoofchk'] as const) {
+  for (const key of ['vlanTrunk', 'preserveDefaultVlan', 'disableContainerInterface', 'portIsolation'] as const) {
     const v = c[key];
     if (v !== undefined && v !== false && !(Array.isArray(v) && v.length === 0)) {
       throw unsupportedField(`unsupported field: ${key}`, `${key} = ${JSON.stringify(v)} is not implemented by weft bridge`);

@@ -5,6 +5,7 @@ import { isNotFound } from '../../lib/netlink/errors.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { parseBridgeConfig } from './config.ts';
 import { ipamDel } from './ipam.ts';
+import { teardownMacSpoof } from './macspoof.ts';
 import { teardownMasq } from './masquerade.ts';
 import { isNetnsGone, openPodNs } from './netns.ts';
 import { teardownLinkByName, teardownVethByAlias } from './veth.ts';
@@ -28,7 +29,7 @@ function teardownPodLink(netns: string, ifName: string): boolean {
   }
 }
 
-/** DEL, run in the node netns: masquerade element, the veth pair, then the IPAM lease (so the address is freed last). */
+/** DEL, run in the node netns: masquerade and macspoofchk elements, the veth pair, then the IPAM lease (so the address is freed last). */
 export async function cmdDel(a: CmdArgs): Promise<void> {
   const cfg = parseBridgeConfig(a);
   if (cfg.ipMasq) {
@@ -37,6 +38,8 @@ export async function cmdDel(a: CmdArgs): Promise<void> {
     const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName };
     teardownMasq(prevIps !== undefined && prevIps.length > 0 ? { ...spec, podCidrs: prevIps } : spec);
   }
+  // Found by comment, so neither the netns nor prevResult is needed.
+  if (cfg.macSpoofChk) teardownMacSpoof({ network: cfg.name, containerId: a.containerId, ifName: a.ifName });
   const removed = a.netns !== '' && teardownPodLink(a.netns, a.ifName);
   if (!removed) {
     // No pod side to go through: find the host end by its alias (none left when the pair went with the netns).

@@ -1,7 +1,7 @@
 // GC (CNI 1.1 "GC"), run in the node netns: frees every attachment of this network that is not in
 // cni.dev/valid-attachments, so what an ADD killed mid-way left (and the runtime forgot) goes away:
-// host veths on the network's bridge tagged with a weft alias, masquerade elements by their comment,
-// then the IPAM plugin's own GC with the same stdin.
+// host veths on the network's bridge tagged with a weft alias, masquerade and macspoofchk elements by
+// their comment, then the IPAM plugin's own GC with the same stdin.
 import { delegateGc } from '../../lib/cni/delegate.ts';
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
@@ -11,6 +11,7 @@ import { NfnlElemBatch, listSetElems } from '../../lib/netfilter/nfnl/set-elemen
 import { keptNfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
 import { parseBridgeConfig } from './config.ts';
+import { gcMacSpoof } from './macspoof.ts';
 import { attachmentAlias, elementComment, masqNames } from './names.ts';
 
 const ALIAS_PREFIX = 'weft:';
@@ -69,11 +70,14 @@ function gcMasq(network: string, keep: ReadonlySet<string>): void {
   if (any) b.commit(sock);
 }
 
-/** GC: veths, masquerade elements, then IPAM (delegated with the same stdin and env). */
+/** GC: veths, masquerade and macspoofchk elements, then IPAM (delegated with the same stdin and env). */
 export async function cmdGc(a: CmdArgs): Promise<void> {
   const cfg = parseBridgeConfig(a);
   const valid = parseValidAttachments(a.config);
   gcVeths(cfg.bridge, new Set(valid.map((v) => attachmentAlias(v.containerId, v.ifName))));
-  if (cfg.ipMasq) gcMasq(cfg.name, new Set(valid.map((v) => elementComment(v.containerId, v.ifName))));
+  const comments = new Set(valid.map((v) => elementComment(v.containerId, v.ifName)));
+  if (cfg.ipMasq) gcMasq(cfg.name, comments);
+  // Whatever macspoofchk says now: elements of an ADD made while it was on must still go (absent sets cost one dump each).
+  gcMacSpoof(cfg.name, (c) => !comments.has(c));
   if (cfg.ipam !== undefined) await delegateGc(cfg.ipam.type, a.stdinData, a.env);
 }

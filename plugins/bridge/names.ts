@@ -58,3 +58,18 @@ export function elementComment(containerId: string, ifName: string): string {
   const text = `${containerId}/${ifName}`;
   return COMMENT_OK.test(text) ? text : `h:${fnv1a32(text)}`;
 }
+
+/** nftables names of one network's macspoofchk in weft's bridge table: its base chain and two sets. */
+export interface MacSpoofNames {
+  chain: string;
+  /** `type ifname`: the host veths whose frames are checked. */
+  ports: string;
+  /** `type ifname . ether_addr`: the source MAC each of those ports may send from. */
+  pairs: string;
+}
+
+/** macspoofchk names for network `network` (hashed like masqNames). */
+export function macSpoofNames(network: string): MacSpoofNames {
+  const id = fnv1a32(network);
+  return { chain: `bridge-macspoof-${id}`, ports: `bridge-msports-${id}`, pairs: `bridge-mspairs-${id}` };
+}

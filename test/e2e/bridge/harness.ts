@@ -39,7 +39,7 @@ export interface Run {
 
 /** CNI_* of one run; netns '' means CNI_NETNS unset. */
 export interface Inv {
-  command: 'ADD' | 'DEL' | 'CHECK';
+  command: 'ADD' | 'DEL' | 'CHECK' | 'GC';
   containerId: string;
   netns: string;
   ifName?: string;
