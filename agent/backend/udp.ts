@@ -40,8 +40,12 @@ export class UdpBackend implements Backend {
   private udpFd = -1;
   private forwarder: UdpForwarder | undefined;
   private tableKey = '';
-  /** Coalesce received TCP segments into superpackets (virtio_net_hdr on flannel0); WEFT_UDP_GRO=0 turns it off. */
-  private readonly vnet = process.env['WEFT_UDP_GRO'] !== '0';
+  /** Coalesce received TCP segments into superpackets on flannel0; WEFT_UDP_GRO=0 turns it off. */
+  private readonly gro = process.env['WEFT_UDP_GRO'] !== '0';
+  /** Let the stack hand flannel0 TCP superpackets, segmented in the addon; WEFT_UDP_TSO=0 turns it off. */
+  private readonly tso = process.env['WEFT_UDP_TSO'] !== '0';
+  /** Both need the virtio_net_hdr on flannel0 (IFF_VNET_HDR). */
+  private readonly vnet = this.gro || this.tso;
 
   constructor(private readonly conf: BackendConf, private readonly uplink: Uplink, private readonly opts: { network: string; log: AgentLog }) {
     this.mtu = conf.mtu ?? uplink.mtu - UDP_OVERHEAD;
@@ -70,7 +74,7 @@ export class UdpBackend implements Backend {
     }
     const tun = this.tun as { fd: number; index: number };
     if (!this.forwarder) {
-      this.forwarder = new UdpForwarder({ tunFd: tun.fd, udpFd: this.udpFd, port: this.conf.port, localAddr: sn.ip >>> 0, mtu: this.mtu, gso: process.env['WEFT_UDP_GSO'] !== '0', vnet: this.vnet }, new PeerTable([own], own.subnet));
+      this.forwarder = new UdpForwarder({ tunFd: tun.fd, udpFd: this.udpFd, port: this.conf.port, localAddr: sn.ip >>> 0, mtu: this.mtu, gso: process.env['WEFT_UDP_GSO'] !== '0', vnet: this.vnet, noCoalesce: !this.gro }, new PeerTable([own], own.subnet));
       this.forwarder.start();
     }
     this.forwarder.setLocalAddr(sn.ip);
@@ -131,6 +135,7 @@ export class UdpBackend implements Backend {
     const { fd } = sys().tunOpen(UDP_TUN_NAME, this.vnet);
     try {
       sys().setNonBlocking(fd);
+      if (this.tso) sys().tunSetOffload(fd, true);
       sys().setTxQueueLen(UDP_TUN_NAME, TUN_TX_QUEUE);
       disableIpv6(UDP_TUN_NAME);
       acceptLocal(UDP_TUN_NAME);

@@ -38,9 +38,11 @@ export interface Sys {
   tunReadBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, max: number, vnet?: boolean): number;
   /**
    * write(2) of each packet with lens[i] > 0 to a TUN fd; refused packets are dropped; returns how many were written.
-   * vnet (a TUN opened with vnetHdr): in-order TCP/IPv4 segments of one flow are coalesced into one superpacket write (GRO in userspace); headers of coalesced packets in buf are rewritten.
+   * vnet (a TUN opened with vnetHdr): in-order TCP/IPv4 segments of one flow are coalesced into one superpacket write (GRO in userspace; noCoalesce turns that off); headers of coalesced packets in buf are rewritten.
    */
-  tunWriteBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number, vnet?: boolean): number;
+  tunWriteBatch(fd: number, buf: Uint8Array, slot: number, lens: Uint32Array, count: number, vnet?: boolean, noCoalesce?: boolean): number;
+  /** TUNSETOFFLOAD on a vnetHdr TUN: with tso, TUN_F_CSUM | TUN_F_TSO4 (tunReadBatch then segments TCP superpackets and completes partial checksums). */
+  tunSetOffload(fd: number, tso: boolean): void;
   /** SIOCSIFTXQLEN: the transmit queue length of interface `name` (calling thread's netns). */
   setTxQueueLen(name: string, qlen: number): void;
   /** A non-blocking IPv4 UDP socket bound to addr:port (in the calling thread's netns), socket buffers forced to bufBytes. */

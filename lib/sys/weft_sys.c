@@ -538,6 +538,56 @@ static bool opt_bool(napi_env env, napi_value v) {
 // tunReadBatch(fd, buf, slot, lens, max, vnet): read(2) packets until EAGAIN or max; returns the
 // count. A TUN fd (IFF_NO_PI) returns exactly one packet per read (drivers/net/tun.c tun_do_read).
 
+// Segments the TCP/IPv4 superpacket sp[0, len) (virtio_net_hdr h, GSO_TCPV4) into packets of
+// at most gso_size payload in slots buf[n...], as a NIC's TSO would (net/ipv4/tcp_offload.c):
+// per segment IP total length, ID + k and header checksum; TCP seq + k * mss, FIN/PSH only on
+// the last, CWR only on the first, a full checksum. Returns the number of slots used, 0 to drop.
+static uint16_t rd16(const uint8_t *p);
+static void wr16(uint8_t *p, uint16_t v);
+static uint16_t ip_header_csum(const uint8_t *ip);
+static int32_t tso_split(const uint8_t *sp, uint32_t len, const struct virtio_net_hdr *h, uint8_t *buf, int32_t slot, uint32_t *lens, int32_t n, int32_t max) {
+  if ((h->gso_type & ~VIRTIO_NET_HDR_GSO_ECN) != VIRTIO_NET_HDR_GSO_TCPV4 || len < 40 || (sp[0] >> 4) != 4 || sp[9] != IPPROTO_TCP) return 0;
+  uint32_t ihl = (uint32_t)(sp[0] & 0x0f) * 4;
+  if (ihl < 20 || ihl + 20 > len) return 0;
+  uint32_t hl = ihl + (uint32_t)(sp[ihl + 12] >> 4) * 4;
+  uint32_t mss = h->gso_size;
+  if (hl > len || mss == 0 || hl + mss > (uint32_t)slot) return 0;
+  uint32_t payload = len - hl;
+  int32_t nseg = (int32_t)((payload + mss - 1) / mss);
+  if (nseg == 0 || n + nseg > max) return 0;
+  uint16_t id0 = rd16(sp + 4);
+  uint32_t seq0 = ((uint32_t)sp[ihl + 4] << 24) | ((uint32_t)sp[ihl + 5] << 16) | ((uint32_t)sp[ihl + 6] << 8) | sp[ihl + 7];
+  for (int32_t k = 0; k < nseg; k++) {
+    uint8_t *q = buf + (size_t)(n + k) * (size_t)slot;
+    uint32_t chunk = k == nseg - 1 ? payload - (uint32_t)k * mss : mss;
+    memcpy(q, sp, hl);
+    memcpy(q + hl, sp + hl + (size_t)k * mss, chunk);
+    uint32_t tot = hl + chunk;
+    wr16(q + 2, (uint16_t)tot);
+    wr16(q + 4, (uint16_t)(id0 + k));
+    wr16(q + 10, 0);
+    wr16(q + 10, ip_header_csum(q));
+    uint8_t *th = q + ihl;
+    uint32_t seq = seq0 + (uint32_t)k * mss;
+    th[4] = (uint8_t)(seq >> 24); th[5] = (uint8_t)(seq >> 16); th[6] = (uint8_t)(seq >> 8); th[7] = (uint8_t)seq;
+    if (k != nseg - 1) th[13] &= (uint8_t)~0x09; // FIN, PSH
+    if (k != 0) th[13] &= (uint8_t)~0x80;        // CWR
+    th[16] = 0;
+    th[17] = 0;
+    uint32_t tlen = tot - ihl;
+    uint32_t sum = rd16(q + 12) + rd16(q + 14) + rd16(q + 16) + rd16(q + 18) + IPPROTO_TCP + tlen;
+    for (uint32_t b = 0; b + 1 < tlen; b += 2) sum += (uint32_t)((th[b] << 8) | th[b + 1]);
+    if (tlen & 1) sum += (uint32_t)(th[tlen - 1] << 8);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    wr16(th + 16, (uint16_t)~sum);
+    lens[n + k] = tot;
+  }
+  return nseg;
+}
+
+// Slots a vnet read must have free: a superpacket of 64 KiB at an MSS >= 1024 fits in 64.
+#define TSO_MAX_SEGS 64
+
 static napi_value js_tun_read_batch(napi_env env, napi_callback_info info) {
   ARGS(env, info, 6);
   int32_t fd, slot, max;
@@ -545,21 +595,35 @@ static napi_value js_tun_read_batch(napi_env env, napi_callback_info info) {
   uint32_t *lens;
   if (!get_i32(env, argv[0], "fd", &fd) || !batch_args(env, argv + 1, &buf, &slot, &lens, &max)) return NULL;
   bool vnet = opt_bool(env, argv[5]);
+  static __thread uint8_t scratch[65536 + 512];
   struct virtio_net_hdr hdr;
   int32_t n = 0;
   while (n < max) {
     uint8_t *p = buf + (size_t)n * (size_t)slot;
     ssize_t r;
     if (vnet) {
-      // The header is dropped: without TUNSETOFFLOAD the stack hands us only complete packets
-      // with their checksums done (no GSO, no NEEDS_CSUM), so it is all zeros.
-      struct iovec iov[2] = {{.iov_base = &hdr, .iov_len = sizeof hdr}, {.iov_base = p, .iov_len = (size_t)slot}};
+      // With TUNSETOFFLOAD (tunSetOffload) the stack may hand us TCP superpackets (segmented
+      // here) and checksum-partial packets (completed here); without it the header is all zeros.
+      if (max - n < TSO_MAX_SEGS && n > 0) break; // the caller comes back with room
+      struct iovec iov[2] = {{.iov_base = &hdr, .iov_len = sizeof hdr}, {.iov_base = scratch, .iov_len = sizeof scratch}};
       r = readv(fd, iov, 2);
-      if (r >= 0) r = r >= (ssize_t)sizeof hdr ? r - (ssize_t)sizeof hdr : 0;
-      // Defensive: should the stack ever hand us a GSO or checksum-partial packet anyway, a
-      // superpacket is dropped (length 0) and a partial checksum is completed here.
-      if (r > 0 && hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE) r = 0;
-      if (r > 0 && (hdr.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !complete_csum(p, (uint32_t)r, hdr.csum_start, hdr.csum_offset)) r = 0;
+      if (r >= 0) {
+        uint32_t len = r >= (ssize_t)sizeof hdr ? (uint32_t)(r - (ssize_t)sizeof hdr) : 0;
+        if (hdr.gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+          int32_t used = tso_split(scratch, len, &hdr, buf, slot, lens, n, max);
+          if (used > 0) {
+            n += used;
+            continue;
+          }
+          r = 0; // unsplittable: reported as an empty (malformed) packet
+        } else if (len > (uint32_t)slot) {
+          r = 0;
+        } else {
+          if ((hdr.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) && !complete_csum(scratch, len, hdr.csum_start, hdr.csum_offset)) len = 0;
+          memcpy(p, scratch, len);
+          r = (ssize_t)len;
+        }
+      }
     } else {
       r = read(fd, p, (size_t)slot);
     }
@@ -573,6 +637,17 @@ static napi_value js_tun_read_batch(napi_env env, napi_callback_info info) {
     lens[n++] = (uint32_t)r;
   }
   return u32(env, (uint32_t)n);
+}
+
+// tunSetOffload(fd, tso): TUNSETOFFLOAD (linux/if_tun.h) on a vnet TUN: TUN_F_CSUM | TUN_F_TSO4
+// with tso, else 0. The stack then skips segmenting and checksumming what it routes to us.
+static napi_value js_tun_set_offload(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 2);
+  int32_t fd;
+  if (!get_i32(env, argv[0], "fd", &fd)) return NULL;
+  unsigned long flags = opt_bool(env, argv[1]) ? (TUN_F_CSUM | TUN_F_TSO4) : 0;
+  if (ioctl(fd, TUNSETOFFLOAD, flags) != 0) return throw_errno(env, "TUNSETOFFLOAD", errno);
+  return undefined(env);
 }
 
 // ---- Receive-side coalescing for a vnet TUN (what GRO does in a NIC driver) ----
@@ -653,17 +728,19 @@ static bool tun_write_run(int fd, uint8_t *buf, int32_t slot, uint32_t *lens, in
   return r >= 0;
 }
 
-// tunWriteBatch(fd, buf, slot, lens, count, vnet): write(2) each packet with lens[i] > 0. A TUN
-// write never blocks for long (it queues to the stack); a refused packet (EINVAL, EAGAIN) is
-// dropped. With vnet (a TUN opened with vnetHdr), runs of one TCP flow are coalesced as above.
+// tunWriteBatch(fd, buf, slot, lens, count, vnet, noCoalesce): write(2) each packet with
+// lens[i] > 0. A TUN write never blocks for long (it queues to the stack); a refused packet
+// (EINVAL, EAGAIN) is dropped. With vnet (a TUN opened with vnetHdr), runs of one TCP flow are
+// coalesced as above unless noCoalesce (then each packet goes with an all-zero header).
 // Returns the number of packets written (a coalesced run counts each of its segments).
 static napi_value js_tun_write_batch(napi_env env, napi_callback_info info) {
-  ARGS(env, info, 6);
+  ARGS(env, info, 7);
   int32_t fd, slot, count;
   uint8_t *buf;
   uint32_t *lens;
   if (!get_i32(env, argv[0], "fd", &fd) || !batch_args(env, argv + 1, &buf, &slot, &lens, &count)) return NULL;
   bool vnet = opt_bool(env, argv[5]);
+  bool coalesce = vnet && !opt_bool(env, argv[6]);
   uint32_t ok = 0;
   for (int32_t i = 0; i < count; i++) {
     if (lens[i] == 0 || lens[i] > (uint32_t)slot) continue;
@@ -671,7 +748,7 @@ static napi_value js_tun_write_batch(napi_env env, napi_callback_info info) {
     if (vnet) {
       uint32_t hl = tcp4_hlen(p, lens[i]);
       int32_t end = i + 1;
-      if (hl != 0 && (p[33] & 0xff) == 0x10) {
+      if (coalesce && hl != 0 && (p[33] & 0xff) == 0x10) {
         uint32_t mss = lens[i] - hl, total = lens[i], prev_len = lens[i];
         const uint8_t *prev = p;
         while (end < count && end - i < GSO_RUN_MAX && prev_len - hl == mss) {
@@ -948,6 +1025,7 @@ NAPI_MODULE_INIT() {
       {"pollStop", NULL, js_poll_stop, NULL, NULL, NULL, napi_enumerable, NULL},
       {"setNonBlocking", NULL, js_set_non_blocking, NULL, NULL, NULL, napi_enumerable, NULL},
       {"tunReadBatch", NULL, js_tun_read_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"tunSetOffload", NULL, js_tun_set_offload, NULL, NULL, NULL, napi_enumerable, NULL},
       {"tunWriteBatch", NULL, js_tun_write_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"setTxQueueLen", NULL, js_set_tx_queue_len, NULL, NULL, NULL, napi_enumerable, NULL},
       {"udpOpen", NULL, js_udp_open, NULL, NULL, NULL, napi_enumerable, NULL},
