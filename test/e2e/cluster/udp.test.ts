@@ -148,3 +148,27 @@ void describe('udp backend (flannel0 + forwarder), file store', { skip: skipReas
     assert.equal(await drops(c, n1, 'foreign-source'), beforeF + 2);
   });
 });
+
+void describe('udp backend: the addon\'s TCP segmentation, verified by the receiving pod', { skip: skipReason(), timeout: 120_000 }, () => {
+  let c: Cluster | undefined;
+  after(() => c?.destroy());
+
+  it('with receive coalescing off (WEFT_UDP_GRO=0) every segment is checksummed by the pod: 32 MiB intact, no TcpInCsumErrors', async () => {
+    // weftd inherits the environment: coalescing off, so the pod's TCP verifies each segment the sender's addon cut.
+    process.env['WEFT_UDP_GRO'] = '0';
+    try {
+      c = await Cluster.create({ backend: 'udp', store: 'file', nodes: 2, podsPerNode: 1 });
+    } finally {
+      delete process.env['WEFT_UDP_GRO'];
+    }
+    const [a, b] = c.pods as [ClusterPod, ClusterPod];
+    const server = nsExec(b.netns, ['/usr/bin/python3', '-c', SINK], { timeoutMs: 60_000 });
+    await waitFor('sink listening', async () => (await nsExec(b.netns, ['ss', '-Hltn', 'sport = :7777'])).stdout.trim() !== '', 10_000);
+    const sent = (await nsRun(a.netns, ['/usr/bin/python3', '-c', SOURCE, b.ip])).trim();
+    assert.equal((await server).stdout.trim(), sent);
+    const stat = (await nsRun(b.netns, ['nstat', '-az', 'TcpInCsumErrors', 'TcpInSegs'])).split('\n');
+    const val = (name: string) => Number(stat.find((l) => l.startsWith(name))?.split(/\s+/)[1] ?? NaN);
+    assert.ok(val('TcpInSegs') > 20_000, `the pod received segments one by one (${val('TcpInSegs')})`);
+    assert.equal(val('TcpInCsumErrors'), 0);
+  });
+});
