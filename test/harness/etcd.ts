@@ -1,6 +1,7 @@
 // A single-member etcd for a simulated cluster, in its own namespace on the underlay (never the
-// machine's root namespace): start, health wait, stop (for outage tests) and restart on the same data.
+// machine's root namespace): start, health wait, stop (for outage tests), restart on the same data, and wipe (data loss).
 import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { nsExec, nsRun, type Topology } from './topology.ts';
 
@@ -9,6 +10,11 @@ export class EtcdServer {
   private proc: ChildProcess | undefined;
 
   private constructor(private readonly topo: Topology, readonly netns: string, readonly ip: string) {}
+
+  /** etcd's data directory (kept across stop/start; removed by wipe). */
+  get dataDir(): string {
+    return join(this.topo.dir, 'etcd');
+  }
 
   /** Client URL as the nodes reach it. */
   get url(): string {
@@ -27,7 +33,7 @@ export class EtcdServer {
   async start(): Promise<void> {
     const peer = `http://${this.ip}:2380`;
     this.proc = this.topo.spawnIn(this.netns, [
-      'etcd', '--name', 'weft', '--data-dir', join(this.topo.dir, 'etcd'), '--listen-client-urls', this.url, '--advertise-client-urls', this.url,
+      'etcd', '--name', 'weft', '--data-dir', this.dataDir, '--listen-client-urls', this.url, '--advertise-client-urls', this.url,
       '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer, '--initial-cluster', `weft=${peer}`, '--log-level', 'error',
     ], join(this.topo.dir, 'etcd.log'));
     const end = Date.now() + 20_000;
@@ -53,5 +59,11 @@ export class EtcdServer {
     const closed = new Promise((res) => p.once('close', res));
     p.kill('SIGKILL');
     await closed;
+  }
+
+  /** Stops etcd and deletes its data directory: the next start() begins empty (etcd lost its data). */
+  async wipe(): Promise<void> {
+    await this.stop();
+    rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
