@@ -77,7 +77,12 @@ export async function cmdGc(a: CmdArgs): Promise<void> {
   gcVeths(cfg.bridge, new Set(valid.map((v) => attachmentAlias(v.containerId, v.ifName))));
   const comments = new Set(valid.map((v) => elementComment(v.containerId, v.ifName)));
   if (cfg.ipMasq) gcMasq(cfg.name, comments);
-  // Whatever macspoofchk says now: elements of an ADD made while it was on must still go (absent sets cost one dump each).
-  gcMacSpoof(cfg.name, (c) => !comments.has(c));
+  // Whatever macspoofchk says now, elements of an ADD made while it was on must still go (absent sets cost
+  // one dump each); with it off that is best effort, so a node without nf_tables can still GC.
+  try {
+    gcMacSpoof(cfg.name, (c) => !comments.has(c));
+  } catch (e) {
+    if (cfg.macSpoofChk) throw e;
+  }
   if (cfg.ipam !== undefined) await delegateGc(cfg.ipam.type, a.stdinData, a.env);
 }
