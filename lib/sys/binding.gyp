@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "weft_sys",
-      "sources": ["weft_sys.c"],
+      "sources": ["weft_sys.c", "packet_args.c", "tun_io.c", "udp_io.c"],
       "cflags": ["-std=gnu11", "-Wall", "-Wextra", "-Werror=implicit-function-declaration", "-O2"],
       "defines": ["_GNU_SOURCE", "NAPI_VERSION=8"]
     }

@@ -1,4 +1,4 @@
-// Typed entry point to weft's only native code (lib/sys/weft_sys.c). The addon is loaded lazily on
+// Typed entry point to weft's only native code (lib/sys/*.c: weft_sys.c, with the udp backend's packet I/O in tun_io.c and udp_io.c). The addon is loaded lazily on
 // the first sys() call, never at import time, so commands such as VERSION pay nothing for it.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -10,7 +10,7 @@ import type { Plugin } from 'esbuild';
 
 const sysDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lib', 'sys');
 const addonPath = join(sysDir, 'build', 'Release', 'weft_sys.node');
-const sources = ['weft_sys.c', 'binding.gyp'].map((f) => join(sysDir, f));
+const sources = ['weft_sys.c', 'weft_sys.h', 'packet_args.c', 'tun_io.c', 'udp_io.c', 'binding.gyp'].map((f) => join(sysDir, f));
 
 /** Compiles lib/sys with `node-gyp rebuild` unless the .node is newer than its sources; returns the .node path. */
 export async function buildAddon(): Promise<string> {
