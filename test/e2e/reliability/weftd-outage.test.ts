@@ -49,6 +49,11 @@ async function etcdLeaseIds(c: Cluster): Promise<Map<string, { id: string; ttl: 
   return out;
 }
 
+/** Number of etcd leases granted and not revoked or expired (one per node when nothing leaks). */
+async function etcdLeaseCount(c: Cluster): Promise<number> {
+  return (await etcdctl(c, ['lease', 'list'])).split('\n').filter((l) => /^[0-9a-f]{16}$/.test(l.trim())).length;
+}
+
 /** The lease table the nodes hold now (subnet -> node IP), from the harness's view of subnet.env. */
 function expectedLeases(c: Cluster): Map<string, string> {
   return new Map(c.nodes.map((n) => [n.subnet ?? '?', n.ip]));
@@ -78,34 +83,54 @@ async function clusterProblems(c: Cluster): Promise<string[]> {
   return (await Promise.all(c.nodes.map((n) => duplicatesOrGaps(c, n)))).flat();
 }
 
-/** Cross-node pod pings in the background (one pair every ~100 ms; a miss needs two lost pings). */
-class Pinger {
+/** Runs `probe` in the background every ~`everyMs` until stop(); collects what it reported as wrong. */
+class Sampler {
   readonly failures: string[] = [];
   probes = 0;
   private stopped = false;
   private readonly t0 = performance.now();
   private readonly done: Promise<void>;
 
-  constructor(private readonly pairs: Array<readonly [ClusterPod, ClusterPod]>) {
+  constructor(private readonly probe: (i: number) => Promise<string | null>, private readonly everyMs = 100) {
     this.done = this.loop();
   }
 
   private async loop(): Promise<void> {
     while (!this.stopped) {
-      const [a, b] = this.pairs[this.probes % this.pairs.length] as readonly [ClusterPod, ClusterPod];
-      this.probes++;
-      if (!(await pingOnce(a.netns, b.ip)) && !(await pingOnce(a.netns, b.ip))) {
-        this.failures.push(`${a.name}->${b.name} at ${(performance.now() - this.t0).toFixed(0)} ms`);
-      }
-      await sleep(100);
+      const bad = await this.probe(this.probes++);
+      if (bad !== null) this.failures.push(`${bad} at ${(performance.now() - this.t0).toFixed(0)} ms`);
+      await sleep(this.everyMs);
     }
   }
 
-  /** Stops probing; resolves when the last probe is done. */
+  /** Stops sampling; resolves when the last probe is done. Idempotent. */
   async stop(): Promise<void> {
     this.stopped = true;
     await this.done;
   }
+}
+
+/** Cross-node pod pings in the background, one pair per probe; a miss needs two lost pings. */
+function pinger(c: Cluster): Sampler {
+  const pairs = crossPairs(c);
+  return new Sampler(async (i) => {
+    const [a, b] = pairs[i % pairs.length] as readonly [ClusterPod, ClusterPod];
+    return (await pingOnce(a.netns, b.ip)) || (await pingOnce(a.netns, b.ip)) ? null : `${a.name}->${b.name}`;
+  });
+}
+
+/** Samples every node's entries towards its peers in the background (see duplicatesOrGaps). */
+function kernelSampler(c: Cluster): Sampler {
+  return new Sampler(async () => {
+    const bad = await clusterProblems(c);
+    return bad.length === 0 ? null : bad.join('; ');
+  }, 20);
+}
+
+/** Samples that saw some peer programmed more than once. */
+function duplicated(samples: string[]): string[] {
+  const perPeer = /: (\d+) routes, (\d+) neighbours, (\d+) fdb entries/g;
+  return samples.filter((s) => [...s.matchAll(perPeer)].some((m) => m.slice(1).some((x) => Number(x) > 1)));
 }
 
 function crossPairs(c: Cluster): Array<readonly [ClusterPod, ClusterPod]> {
@@ -149,7 +174,7 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
     assert.deepEqual(await etcdLeases(c), expectedLeases(c), 'one lease per node before');
     const envs = c.nodes.map((n) => readFileSync(n.subnetFile, 'utf8'));
     const ids = await etcdLeaseIds(c);
-    const pinger = new Pinger(crossPairs(c));
+    const pings = pinger(c);
     try {
       await c.etcd.stop();
       await sleep(2000);
@@ -167,10 +192,10 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
       await waitFor('the removed lease withdrawn on every node', async () => !(await Promise.all(c.nodes.map(has))).some(Boolean), 10_000, 50);
       await sleep(1500); // a periodic pass or two after the reconnect, still under traffic
     } finally {
-      await pinger.stop();
+      await pings.stop();
     }
-    assert.deepEqual(pinger.failures, [], `${pinger.probes} cross-node probes across the restart`);
-    t.diagnostic(`${pinger.probes} cross-node pings across the etcd restart, none lost`);
+    assert.deepEqual(pings.failures, [], `${pings.probes} cross-node probes across the restart`);
+    t.diagnostic(`${pings.probes} cross-node pings across the etcd restart, none lost`);
     assert.deepEqual(await etcdLeases(c), expectedLeases(c), 'the same leases (subnet and node) after the restart');
     const idsAfter = await etcdLeaseIds(c);
     for (const [subnet, { id }] of ids) {
@@ -189,7 +214,8 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
     const peerPrefixes = (n: ClusterNode): string[] => c.nodes.filter((p) => p !== n).flatMap((p) => [(p.subnet ?? '?').replace(/\.0\/\d+$/, '.'), p.ip]);
     const mons = c.nodes.map((n) => monitor(c, n));
     await sleep(300);
-    const pinger = new Pinger(crossPairs(c));
+    const pings = pinger(c);
+    const kernel = kernelSampler(c);
     let deadMs: number | undefined;
     try {
       assert.equal(await c.stopWeftd(n1, 'SIGKILL'), null, 'weftd killed');
@@ -203,19 +229,22 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
       assert.equal(n1.subnet, subnet, 'the same subnet after the restart');
       await sleep(1500); // the start pass and at least one periodic pass
       assert.doesNotMatch(c.weftdLog(n1).slice(logBefore), /"msg":"programmed"/, 'the restarted weftd programmed nothing');
+      await kernel.stop(); // before the markers below, which are not one-per-peer
       // The monitors must see changes at all: a marker neighbour and FDB entry, added and removed.
       for (const n of c.nodes) await markMonitor(n);
       await sleep(300);
     } finally {
-      await pinger.stop();
+      await pings.stop();
+      await kernel.stop();
       for (const m of mons) m.stop();
     }
+    assert.deepEqual(kernel.failures, [], `every node kept exactly one entry per peer in all ${kernel.probes} samples`);
     mons.forEach((m, i) => {
       assert.ok(m.lines().some((l) => l.includes(MARK_IP)), `ip monitor on ${c.nodes[i]?.netns} saw the marker neighbour`);
       assert.ok(m.lines().some((l) => l.includes(MARK_MAC)), `bridge monitor on ${c.nodes[i]?.netns} saw the marker FDB entry`);
     });
-    assert.deepEqual(pinger.failures, [], `${pinger.probes} cross-node probes while weftd was dead and restarting`);
-    t.diagnostic(`weftd dead for ${(deadMs ?? NaN).toFixed(0)} ms (kill to healthy again): ${pinger.probes} cross-node pings, none lost`);
+    assert.deepEqual(pings.failures, [], `${pings.probes} cross-node probes while weftd was dead and restarting`);
+    t.diagnostic(`weftd dead for ${(deadMs ?? NaN).toFixed(0)} ms (kill to healthy again): ${pings.probes} cross-node pings, none lost`);
     // weft's entries all sit on flannel.1; ARP towards the peers on eth0 is the kernel's own traffic.
     c.nodes.forEach((n, i) => {
       const touched = mons[i]?.lines().filter((l) => l.includes('flannel.1') && peerPrefixes(n).some((p) => l.includes(p))) ?? [];
@@ -224,6 +253,7 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
     assert.deepEqual(await Promise.all(c.nodes.map((n) => weftRoutes(n))), before, 'routes identical before and after');
     assert.deepEqual(await etcdLeases(c), expectedLeases(c), 'one lease per node in etcd');
     for (const [subnet, l] of await etcdLeaseIds(c)) assert.ok(l.ttl > 3600, `the etcd lease of ${subnet} is alive: ${JSON.stringify(l)}`);
+    assert.equal(await etcdLeaseCount(c), c.nodes.length, 'one etcd lease per node (the replaced ones revoked)');
     assert.deepEqual(await clusterProblems(c), [], 'exactly one route, neighbour and FDB entry per remote node');
   });
 
@@ -232,7 +262,8 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
     const want = expectedLeases(c);
     await etcdctl(c, ['put', '/weft-test/marker', 'x']);
     const pairs = crossPairs(c);
-    const pinger = new Pinger(crossPairs(c));
+    const pings = pinger(c);
+    const kernel = kernelSampler(c);
     let tLeases: number, dataPlane: number, backMs: number;
     try {
       await c.etcd.wipe();
@@ -250,9 +281,12 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
       await waitFor('cross-node traffic', async () => (await Promise.all(pairs.map(([a, b]) => pingOnce(a.netns, b.ip)))).every(Boolean), 10_000, 20);
       backMs = performance.now() - tLeases;
     } finally {
-      await pinger.stop();
+      await pings.stop();
+      await kernel.stop();
     }
-    t.diagnostic(`while etcd was empty: ${pinger.failures.length} of ${pinger.probes} cross-node probes failed ${JSON.stringify(pinger.failures.slice(0, 4))}`);
+    t.diagnostic(`while etcd was empty: ${pings.failures.length} of ${pings.probes} cross-node probes failed ${JSON.stringify(pings.failures.slice(0, 4))}`);
+    t.diagnostic(`kernel entries incomplete in ${kernel.failures.length} of ${kernel.probes} samples; first: ${kernel.failures[0] ?? 'none'}`);
+    assert.deepEqual(duplicated(kernel.failures), [], 'no peer programmed twice at any time');
     t.diagnostic(`data plane back ${dataPlane.toFixed(0)} ms after the leases reappeared, all ${pairs.length} cross-node pairs answering after ${backMs.toFixed(0)} ms`);
     assert.ok(backMs <= LIMIT_MS, `data plane back in ${backMs.toFixed(0)} ms (limit ${LIMIT_MS})`);
     c.nodes.forEach((n) => assert.match(readFileSync(n.subnetFile, 'utf8'), new RegExp(`FLANNEL_SUBNET=${(n.subnet ?? '?').replace(/\.0\/.*/, '')}\\.1/`), `subnet.env of ${n.netns} keeps its subnet`));
@@ -260,6 +294,7 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
     assert.deepEqual(await clusterProblems(c), [], 'exactly one route, neighbour and FDB entry per remote node');
     assert.deepEqual(await etcdLeases(c), want, 'exactly one lease per node');
     for (const [subnet, l] of await etcdLeaseIds(c)) assert.ok(l.ttl > 3600, `the etcd lease of ${subnet} is alive: ${JSON.stringify(l)}`);
+    assert.equal(await etcdLeaseCount(c), c.nodes.length, 'one etcd lease per node (the replaced ones revoked)');
   });
 
   it('an uplink flap while etcd is down is repaired within 2 s from the cached leases', async (t) => {
