@@ -1,8 +1,9 @@
 // Issue 10, weftd and etcd outages on a 3-node vxlan cluster with the etcd store (1 pod per node):
-// etcd restarted on the same data, weftd SIGKILLed and restarted, etcd losing its data, and an uplink
-// flap while etcd is down. Each case asserts kernel state on every node (routes of protocol 87, FDB
-// and permanent neighbours on flannel.1: exactly one per remote node) and live cross-node traffic;
-// measured figures go to the diagnostics. Everything runs inside the cluster's own namespaces.
+// etcd restarted on the same data, weftd SIGKILLed and restarted, etcd losing its data, weftd
+// restarted while etcd is down, and an uplink flap while etcd is down. Each case asserts kernel state
+// on every node (routes of protocol 87, FDB and permanent neighbours on flannel.1: exactly one per
+// remote node) and live cross-node traffic; measured figures go to the diagnostics. Everything runs
+// inside the cluster's own namespaces.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -161,6 +162,19 @@ async function markMonitor(n: ClusterNode): Promise<void> {
   await nsRun(n.netns, ['ip', 'neigh', 'del', MARK_IP, 'dev', 'flannel.1']);
 }
 
+/** Asserts the monitors were listening (saw the markers) and saw no change to any peer's entry on flannel.1. */
+function assertNoChurn(c: Cluster, mons: Array<ReturnType<typeof monitor>>, when: string): void {
+  c.nodes.forEach((n, i) => {
+    const lines = mons[i]?.lines() ?? [];
+    assert.ok(lines.some((l) => l.includes(MARK_IP)), `ip monitor on ${n.netns} saw the marker neighbour`);
+    assert.ok(lines.some((l) => l.includes(MARK_MAC)), `bridge monitor on ${n.netns} saw the marker FDB entry`);
+    // weft's entries all sit on flannel.1; ARP towards the peers on eth0 is the kernel's own traffic.
+    const peers = c.nodes.filter((p) => p !== n).flatMap((p) => [(p.subnet ?? '?').replace(/\.0\/\d+$/, '.'), p.ip]);
+    const touched = lines.filter((l) => l.includes('flannel.1') && peers.some((p) => l.includes(p)));
+    assert.deepEqual(touched, [], `no route, neighbour or FDB change on ${n.netns} ${when}`);
+  });
+}
+
 void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: skipReason({ etcd: true }), timeout: 170_000 }, () => {
   let c: Cluster;
   before(async () => {
@@ -211,7 +225,6 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
     const [n1] = c.nodes as [ClusterNode];
     const subnet = n1.subnet;
     const before = await Promise.all(c.nodes.map((n) => weftRoutes(n)));
-    const peerPrefixes = (n: ClusterNode): string[] => c.nodes.filter((p) => p !== n).flatMap((p) => [(p.subnet ?? '?').replace(/\.0\/\d+$/, '.'), p.ip]);
     const mons = c.nodes.map((n) => monitor(c, n));
     await sleep(300);
     const pings = pinger(c);
@@ -239,17 +252,9 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
       for (const m of mons) m.stop();
     }
     assert.deepEqual(kernel.failures, [], `every node kept exactly one entry per peer in all ${kernel.probes} samples`);
-    mons.forEach((m, i) => {
-      assert.ok(m.lines().some((l) => l.includes(MARK_IP)), `ip monitor on ${c.nodes[i]?.netns} saw the marker neighbour`);
-      assert.ok(m.lines().some((l) => l.includes(MARK_MAC)), `bridge monitor on ${c.nodes[i]?.netns} saw the marker FDB entry`);
-    });
     assert.deepEqual(pings.failures, [], `${pings.probes} cross-node probes while weftd was dead and restarting`);
     t.diagnostic(`weftd dead for ${(deadMs ?? NaN).toFixed(0)} ms (kill to healthy again): ${pings.probes} cross-node pings, none lost`);
-    // weft's entries all sit on flannel.1; ARP towards the peers on eth0 is the kernel's own traffic.
-    c.nodes.forEach((n, i) => {
-      const touched = mons[i]?.lines().filter((l) => l.includes('flannel.1') && peerPrefixes(n).some((p) => l.includes(p))) ?? [];
-      assert.deepEqual(touched, [], `no route, neighbour or FDB change on ${n.netns} during the kill and restart`);
-    });
+    assertNoChurn(c, mons, 'during the kill and restart');
     assert.deepEqual(await Promise.all(c.nodes.map((n) => weftRoutes(n))), before, 'routes identical before and after');
     assert.deepEqual(await etcdLeases(c), expectedLeases(c), 'one lease per node in etcd');
     for (const [subnet, l] of await etcdLeaseIds(c)) assert.ok(l.ttl > 3600, `the etcd lease of ${subnet} is alive: ${JSON.stringify(l)}`);
@@ -295,6 +300,54 @@ void describe('weftd and etcd outages (vxlan, etcd store, 3 nodes)', { skip: ski
     assert.deepEqual(await etcdLeases(c), want, 'exactly one lease per node');
     for (const [subnet, l] of await etcdLeaseIds(c)) assert.ok(l.ttl > 3600, `the etcd lease of ${subnet} is alive: ${JSON.stringify(l)}`);
     assert.equal(await etcdLeaseCount(c), c.nodes.length, 'one etcd lease per node (the replaced ones revoked)');
+  });
+
+  it('weftd restarted while etcd is down: data plane untouched; with etcd back it keeps its subnet and changes nothing', async (t) => {
+    assert.ok(c.etcd);
+    const [n1] = c.nodes as [ClusterNode];
+    const env = readFileSync(n1.subnetFile, 'utf8');
+    const routes = await weftRoutes(n1);
+    const mons = c.nodes.map((n) => monitor(c, n));
+    await sleep(300);
+    const pings = pinger(c);
+    const kernel = kernelSampler(c);
+    try {
+      await c.etcd.stop();
+      assert.equal(await c.stopWeftd(n1, 'SIGKILL'), null, 'weftd killed');
+      // What a supervisor does: start it again at once, while etcd is still unreachable.
+      const t0 = performance.now();
+      const early = c.topo.spawnIn(n1.netns, c.weftdArgv(n1), join(n1.dir, 'weftd.log'));
+      n1.weftd = early;
+      const exited = new Promise<number | null>((res) => early.once('close', (code) => res(code)));
+      const code = await Promise.race([exited, sleep(3000).then(() => 'running' as const)]);
+      t.diagnostic(code === 'running' ? 'weftd started with etcd down: still waiting for etcd after 3 s'
+        : `weftd started with etcd down exited with ${String(code)} after ${(performance.now() - t0).toFixed(0)} ms (a supervisor restarts it)`);
+      await sleep(Math.max(0, 3000 - (performance.now() - t0)));
+      assert.deepEqual(await weftRoutes(n1), routes, 'routes stay while weftd cannot reach etcd');
+      await c.etcd.start();
+      const t1 = performance.now();
+      if (code === 'running') {
+        await waitFor('weftd healthy once etcd is back', async () => (await c.metrics(n1).catch(() => new Map())).size > 0, 30_000, 100);
+      } else {
+        await c.startWeftd(n1);
+      }
+      t.diagnostic(`weftd on ${n1.netns} healthy ${(performance.now() - t1).toFixed(0)} ms after etcd was back`);
+      await sleep(1500); // the start pass and at least one periodic pass
+      await kernel.stop();
+      for (const n of c.nodes) await markMonitor(n);
+      await sleep(300);
+    } finally {
+      await pings.stop();
+      await kernel.stop();
+      for (const m of mons) m.stop();
+    }
+    assert.deepEqual(pings.failures, [], `${pings.probes} cross-node probes`);
+    assert.deepEqual(kernel.failures, [], `every node kept exactly one entry per peer in all ${kernel.probes} samples`);
+    t.diagnostic(`${pings.probes} cross-node pings and ${kernel.probes} kernel samples, none failed`);
+    assert.equal(readFileSync(n1.subnetFile, 'utf8'), env, 'subnet.env unchanged');
+    assertNoChurn(c, mons, 'while weftd restarted with etcd down and up');
+    assert.deepEqual(await etcdLeases(c), expectedLeases(c), 'one lease per node in etcd');
+    assert.equal(await etcdLeaseCount(c), c.nodes.length, 'one etcd lease per node');
   });
 
   it('an uplink flap while etcd is down is repaired within 2 s from the cached leases', async (t) => {
