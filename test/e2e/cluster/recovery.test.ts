@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { nsRun } from '../../harness/topology.ts';
+import { nsExec, nsRun } from '../../harness/topology.ts';
 import { pingOnce, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from './helpers.ts';
 
 const LIMIT_MS = 3000; // the 2 s plus 1 s of slack for polling and a loaded machine
@@ -83,8 +83,15 @@ void describe('vxlan recovery (file store)', { skip: skipReason(), timeout: 180_
     const others = c.nodes.filter((n) => n !== n1).map((n) => (n.subnet ?? '').replace(/\.0\/\d+$/, '.'));
     const monitor = c.topo.spawnIn(n1.netns, ['ip', 'monitor', 'route', 'neigh', 'link']);
     let seen = '';
-    monitor.stdout?.on('data', (d: Buffer) => { seen += d.toString(); });
-    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(monitor.stdout, 'the monitor output must be readable');
+    monitor.stdout.on('data', (d: Buffer) => { seen += d.toString(); });
+    // Prove the monitor is listening (else the final check would pass vacuously): a marker route
+    // added and removed by hand must show up in its output.
+    await waitFor('ip monitor to listen', async () => {
+      await nsExec(n1.netns, ['ip', 'route', 'replace', '198.51.100.77/32', 'dev', 'lo']);
+      await nsExec(n1.netns, ['ip', 'route', 'del', '198.51.100.77/32', 'dev', 'lo']);
+      return seen.includes('198.51.100.77');
+    }, 5000, 100);
     const subnet = n1.subnet;
     const routesBefore = await weftRoutes(n1);
     assert.equal(await c.stopWeftd(n1, 'SIGTERM'), 0, 'clean exit on SIGTERM');
