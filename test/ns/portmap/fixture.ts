@@ -173,10 +173,17 @@ export function cmdArgs(command: CmdArgs['command'], pod: Pick<Pod, 'containerId
 }
 
 /** HTTP GET with curl from a namespace; the body, or '' when nothing answered within 2 s. */
-export async function fetchFrom(ns: string, host: string, port: number): Promise<string> {
+export async function fetchFrom(ns: string, host: string, port: number, expect?: string): Promise<string> {
   const url = host.includes(':') ? `http://[${host}]:${port}/` : `http://${host}:${port}/`;
-  const r = await run(['ip', 'netns', 'exec', ns, 'curl', '-s', '-g', '--max-time', '2', url]);
-  return r.code === 0 ? r.stdout.trim() : '';
+  // Where an answer is expected, try up to 3 times: on a loaded machine the first SYNs (IPv6 ones
+  // behind neighbour discovery especially) can miss curl's 2 s window. A refusal is never retried.
+  let got = '';
+  for (let i = 0; i < (expect ? 3 : 1); i++) {
+    const r = await run(['ip', 'netns', 'exec', ns, 'curl', '-s', '-g', '--max-time', '2', url]);
+    got = r.code === 0 ? r.stdout.trim() : '';
+    if (!expect || got === expect) break;
+  }
+  return got;
 }
 
 /** Sends one UDP datagram from a namespace and returns the first reply ('' on timeout). */

@@ -54,7 +54,7 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
 
   it('without mappings nothing answers on the hostPort', async () => {
     assert.equal(await fetchFrom(lab.client.name, NODE4, 8080), '');
-    assert.equal(await fetchFrom(lab.client.name, pod1.ip4, 80), 'pod-1', 'the pod itself is reachable (routing works)');
+    assert.equal(await fetchFrom(lab.client.name, pod1.ip4, 80, 'pod-1'), 'pod-1', 'the pod itself is reachable (routing works)');
   });
 
   it('empty portMappings: prevResult passes through and nothing is touched', () => {
@@ -72,14 +72,14 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
   });
 
   it('reachable from another namespace via the node address (IPv4 and IPv6)', async () => {
-    assert.equal(await fetchFrom(lab.client.name, NODE4, 8080), 'pod-1');
-    assert.equal(await fetchFrom(lab.client.name, NODE6, 8080), 'pod-1');
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 8080, 'pod-1'), 'pod-1');
+    assert.equal(await fetchFrom(lab.client.name, NODE6, 8080, 'pod-1'), 'pod-1');
   });
 
   it('reachable from the node itself via its address and 127.0.0.1', async () => {
-    assert.equal(await fetchFrom(lab.node.name, NODE4, 8080), 'pod-1');
-    assert.equal(await fetchFrom(lab.node.name, NODE6, 8080), 'pod-1');
-    assert.equal(await fetchFrom(lab.node.name, '127.0.0.1', 8080), 'pod-1');
+    assert.equal(await fetchFrom(lab.node.name, NODE4, 8080, 'pod-1'), 'pod-1');
+    assert.equal(await fetchFrom(lab.node.name, NODE6, 8080, 'pod-1'), 'pod-1');
+    assert.equal(await fetchFrom(lab.node.name, '127.0.0.1', 8080, 'pod-1'), 'pod-1');
     const localnet = await run(['ip', 'netns', 'exec', lab.node.name, 'cat', '/proc/sys/net/ipv4/conf/br0/route_localnet']);
     assert.equal(localnet.stdout.trim(), '1', 'route_localnet set on the interface towards the pod');
   });
@@ -92,14 +92,14 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
   });
 
   it('reachable from the pod itself via its hostPort (hairpin) and from another pod', async () => {
-    assert.equal(await fetchFrom(pod1.ns.name, NODE4, 8080), 'pod-1');
-    assert.equal(await fetchFrom(pod1.ns.name, BRIDGE4, 8080), 'pod-1');
-    assert.equal(await fetchFrom(pod1.ns.name, NODE6, 8080), 'pod-1');
-    assert.equal(await fetchFrom(pod2.ns.name, NODE4, 8080), 'pod-1');
+    assert.equal(await fetchFrom(pod1.ns.name, NODE4, 8080, 'pod-1'), 'pod-1');
+    assert.equal(await fetchFrom(pod1.ns.name, BRIDGE4, 8080, 'pod-1'), 'pod-1');
+    assert.equal(await fetchFrom(pod1.ns.name, NODE6, 8080, 'pod-1'), 'pod-1');
+    assert.equal(await fetchFrom(pod2.ns.name, NODE4, 8080, 'pod-1'), 'pod-1');
   });
 
   it('traffic through the node to another host on the same port is not DNATed', async () => {
-    assert.equal(await fetchFrom(pod2.ns.name, CLIENT4, 8080), 'client');
+    assert.equal(await fetchFrom(pod2.ns.name, CLIENT4, 8080, 'client'), 'client');
   });
 
   it('the UDP mapping answers (IPv4 and IPv6)', async () => {
@@ -115,7 +115,7 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     );
     assert.equal(JSON.stringify([...(table()?.sets.values() ?? [])]), before);
     assert.equal(await fetchFrom(lab.client.name, NODE4, 9090), '', 'the non-conflicting mapping was not added either');
-    assert.equal(await fetchFrom(lab.client.name, NODE4, 8080), 'pod-1');
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 8080, 'pod-1'), 'pod-1');
   });
 
   it('a repeated ADD is idempotent; CHECK passes, and fails (121) when an entry is gone', async () => {
@@ -133,16 +133,16 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     const moved = { ...pod1.result, ips: (pod1.result.ips ?? []).map((ip) => ({ ...ip, address: ip.address.includes(':') ? `${pod2.ip6}/64` : `${pod2.ip4}/24` })) };
     const m = [{ hostPort: 6060, containerPort: 80, protocol: 'tcp' }];
     add(pod1, m);
-    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060), 'pod-1');
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060, 'pod-1'), 'pod-1');
     call(lab, () => cmdAdd(cmdArgs('ADD', pod1, { portMappings: m, prevResult: moved })));
-    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060), 'pod-2');
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060, 'pod-2'), 'pod-2');
     add(pod1, m); // back, for the tests below
-    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060), 'pod-1');
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 6060, 'pod-1'), 'pod-1');
   });
 
   it('a second pod gets its own hostPort beside the first', async () => {
     add(pod2, [{ hostPort: 9090, containerPort: 80, protocol: 'tcp' }]);
-    assert.equal(await fetchFrom(lab.client.name, NODE4, 9090), 'pod-2');
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 9090, 'pod-2'), 'pod-2');
   });
 
   it('DEL without netns and without prevResult removes exactly this pod and flushes its UDP flows', async () => {
@@ -158,7 +158,7 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
       assert.equal(await fetchFrom(ns, host, 8080), '', `${ns} -> ${host}:8080 no longer answers`);
     }
     assert.equal(await udpAsk(lab.client.name, NODE4, 5353, { srcPort: 40000 }), '');
-    assert.equal(await fetchFrom(lab.client.name, NODE4, 9090), 'pod-2');
+    assert.equal(await fetchFrom(lab.client.name, NODE4, 9090, 'pod-2'), 'pod-2');
     call(lab, () => cmdDel(a)); // a second DEL succeeds
   });
 
