@@ -135,7 +135,9 @@ async function runBackend(backend: Backend, o: Options): Promise<{ report: Backe
 
 function printMatrix(r: BackendReport): void {
   const rows = [...new Set(r.matrix.map((m) => m.from))];
-  const cols = [...new Set(r.matrix.map((m) => m.to))];
+  // Columns in the rows' order (pods as created, then the nodes), so the diagonal reads straight.
+  const tos = new Set(r.matrix.map((m) => m.to));
+  const cols = [...rows.filter((x) => tos.has(x)), ...[...tos].filter((x) => !rows.includes(x))];
   const w = Math.max(...rows.map((x) => x.length), ...cols.map((x) => x.length)) + 1;
   const lines = [`${''.padEnd(w)}${cols.map((x) => x.padStart(w)).join('')}`];
   for (const from of rows) {
