@@ -33,7 +33,7 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
     return await new Rollback().run(async (rb) => {
       const br = ensureBridge(host, cfg);
       const veth = setupVeth(host, pod.rtnl, pod.ns, {
-        containerId: a.containerId, ifName: a.ifName, mtu: cfg.mtu, mac: cfg.mac,
+        network: cfg.name, containerId: a.containerId, ifName: a.ifName, mtu: cfg.mtu, mac: cfg.mac,
         bridgeIndex: br.link.index, hairpin: cfg.hairpinMode, enableDad: cfg.enableDad,
       }, (hostName) => rb.push(`veth ${hostName}`, () => { teardownLinkByName(host, hostName); }));
       if (cfg.macSpoofChk) {

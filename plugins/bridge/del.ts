@@ -7,6 +7,7 @@ import { parseBridgeConfig } from './config.ts';
 import { ipamDel } from './ipam.ts';
 import { teardownMacSpoof } from './macspoof.ts';
 import { teardownMasq } from './masquerade.ts';
+import { hostVethName } from './names.ts';
 import { isNetnsGone, openPodNs } from './netns.ts';
 import { teardownLinkByName, teardownVethByAlias } from './veth.ts';
 
@@ -42,10 +43,11 @@ export async function cmdDel(a: CmdArgs): Promise<void> {
   if (cfg.macSpoofChk) teardownMacSpoof({ network: cfg.name, containerId: a.containerId, ifName: a.ifName });
   const removed = a.netns !== '' && teardownPodLink(a.netns, a.ifName);
   if (!removed) {
-    // No pod side to go through: find the host end by its alias (none left when the pair went with the netns).
+    // No pod side to go through: find the host end by its computed name, then (veths of earlier builds,
+    // named at random) by its alias; none is left when the pair went with the netns.
     const host = Rtnl.open();
     try {
-      teardownVethByAlias(host, a.containerId, a.ifName);
+      if (!teardownLinkByName(host, hostVethName(cfg.name, a.containerId, a.ifName))) teardownVethByAlias(host, a.containerId, a.ifName);
     } finally {
       host.close();
     }

@@ -1,18 +1,19 @@
 // GC (CNI 1.1 "GC"), run in the node netns: frees every attachment of this network that is not in
 // cni.dev/valid-attachments, so what an ADD killed mid-way left (and the runtime forgot) goes away:
-// host veths on the network's bridge tagged with a weft alias, masquerade and macspoofchk elements by
-// their comment, then the IPAM plugin's own GC with the same stdin.
+// host veths named after the network (or, from earlier builds, tagged with a weft alias), masquerade
+// and macspoofchk elements by their comment, then the IPAM plugin's own GC with the same stdin.
 import { delegateGc } from '../../lib/cni/delegate.ts';
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import { isNotFound } from '../../lib/netlink/errors.ts';
+import type { Link } from '../../lib/netlink/link.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { NfnlElemBatch, listSetElems } from '../../lib/netfilter/nfnl/set-elements.ts';
 import { keptNfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
 import { parseBridgeConfig } from './config.ts';
 import { gcMacSpoof } from './macspoof.ts';
-import { attachmentAlias, elementComment, masqNames } from './names.ts';
+import { attachmentAlias, elementComment, isHostVethName, masqNames, vethAttachmentPart, vethNetworkPrefix } from './names.ts';
 
 const ALIAS_PREFIX = 'weft:';
 
@@ -29,19 +30,36 @@ export function parseValidAttachments(config: unknown): Array<{ containerId: str
   });
 }
 
+/** The valid attachments as GC matches them: host veth name parts and aliases. */
+interface KeepVeths {
+  parts: ReadonlySet<string>;
+  aliases: ReadonlySet<string>;
+}
+
 /**
- * Deletes weft-tagged veths whose alias names no valid attachment: those enslaved to `bridge`, and those
- * enslaved to nothing (an ADD killed between tagging and enslaving; a finished ADD always enslaves, so
- * such a veth belongs to no live attachment of any network). Returns how many.
+ * Which host veth GC of `network` (bridge `bridge`) deletes. By name: every veth named with the
+ * network's prefix whose attachment part is not valid, enslaved or not (the name is set by the creating
+ * RTM_NEWLINK, so even an ADD killed right after it is covered). By alias, for veths of earlier builds
+ * (random `veth` names): weft-tagged ones on `bridge`, or on no bridge (an ADD killed between tagging and
+ * enslaving; a finished ADD always enslaves), whose alias is not valid. Computed names of other
+ * networks are left to their own GC.
  */
-function gcVeths(bridge: string, keep: ReadonlySet<string>): number {
+function isStaleVeth(l: Link, prefix: string, brIndex: number | undefined, keep: KeepVeths): boolean {
+  if (l.kind !== 'veth') return false;
+  if (isHostVethName(l.name)) return l.name.startsWith(prefix) && !keep.parts.has(l.name.slice(prefix.length));
+  const onOurs = l.master === undefined || (brIndex !== undefined && l.master === brIndex);
+  return onOurs && l.alias?.startsWith(ALIAS_PREFIX) === true && !keep.aliases.has(l.alias);
+}
+
+/** Deletes, in the node netns, the host veths isStaleVeth picks. Returns how many. */
+function gcVeths(network: string, bridge: string, keep: KeepVeths): number {
   const host = Rtnl.open();
   let n = 0;
   try {
-    const br = host.getLink(bridge);
+    const brIndex = host.getLink(bridge)?.index;
+    const prefix = vethNetworkPrefix(network);
     for (const l of host.listLinks()) {
-      const ours = l.master === undefined || (br !== null && l.master === br.index);
-      if (l.kind !== 'veth' || !ours || l.alias?.startsWith(ALIAS_PREFIX) !== true || keep.has(l.alias)) continue;
+      if (!isStaleVeth(l, prefix, brIndex, keep)) continue;
       try {
         host.deleteLink(l.index); // the pod end goes with it, wherever it is
         n++;
@@ -74,7 +92,10 @@ function gcMasq(network: string, keep: ReadonlySet<string>): void {
 export async function cmdGc(a: CmdArgs): Promise<void> {
   const cfg = parseBridgeConfig(a);
   const valid = parseValidAttachments(a.config);
-  gcVeths(cfg.bridge, new Set(valid.map((v) => attachmentAlias(v.containerId, v.ifName))));
+  gcVeths(cfg.name, cfg.bridge, {
+    parts: new Set(valid.map((v) => vethAttachmentPart(v.containerId, v.ifName))),
+    aliases: new Set(valid.map((v) => attachmentAlias(v.containerId, v.ifName))),
+  });
   const comments = new Set(valid.map((v) => elementComment(v.containerId, v.ifName)));
   if (cfg.ipMasq) gcMasq(cfg.name, comments);
   // Whatever macspoofchk says now, elements of an ADD made while it was on must still go (absent sets cost

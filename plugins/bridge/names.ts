@@ -1,21 +1,5 @@
 // Names the bridge plugin derives: the host veth name, the link alias that finds it again, and the
 // nftables object names and element comment of one network/attachment.
-import { closeSync, openSync, readSync } from 'node:fs';
-
-/**
- * `veth` + 8 random hex digits, like the reference. Four bytes of /dev/urandom through fs: node:crypto
- * costs 4-20 ms to load and would be paid on every ADD for a few random bytes.
- */
-export function randomVethName(): string {
-  const buf = Buffer.alloc(4);
-  const fd = openSync('/dev/urandom', 'r');
-  try {
-    readSync(fd, buf, 0, 4, null);
-  } finally {
-    closeSync(fd);
-  }
-  return `veth${buf.toString('hex')}`;
-}
 
 /** 32-bit FNV-1a of a string, as 8 hex digits: a cheap, stable name hash (not a security boundary). */
 export function fnv1a32(s: string): string {
@@ -25,6 +9,31 @@ export function fnv1a32(s: string): string {
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h.toString(16).padStart(8, '0');
+}
+
+/** `w` + 6 hex of the network name's hash: every host veth of network `network` starts with this. */
+export function vethNetworkPrefix(network: string): string {
+  return `w${fnv1a32(network).slice(0, 6)}`;
+}
+
+/** 8 hex of the hash of `<containerID>/<ifname>`: the attachment part of a host veth name. */
+export function vethAttachmentPart(containerId: string, ifName: string): string {
+  return fnv1a32(`${containerId}/${ifName}`);
+}
+
+/**
+ * The host veth's name: vethNetworkPrefix + vethAttachmentPart, 15 bytes (IFNAMSIZ 16 minus the NUL,
+ * include/uapi/linux/if.h). The name is set by the creating RTM_NEWLINK itself, so from the moment the
+ * pair exists GC and DEL can tell its network and attachment; the alias needs a second message, and
+ * an ADD killed between the two left a veth nobody could attribute.
+ */
+export function hostVethName(network: string, containerId: string, ifName: string): string {
+  return vethNetworkPrefix(network) + vethAttachmentPart(containerId, ifName);
+}
+
+/** Whether `name` has the shape of a hostVethName (of any network). */
+export function isHostVethName(name: string): boolean {
+  return /^w[0-9a-f]{14}$/.test(name);
 }
 
 /**

@@ -1,5 +1,6 @@
 // The veth pair: created from the node netns with the pod end born inside the pod netns (no move, no
-// rename), the host end enslaved to the bridge and tagged with an alias that DEL can find it by.
+// rename), the host end named after its network and attachment (hostVethName), so DEL and GC can
+// attribute it from the creating message on, enslaved to the bridge and also tagged with an alias.
 import { isExists, isNotFound } from '../../lib/netlink/errors.ts';
 import type { Link } from '../../lib/netlink/link.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
@@ -7,12 +8,12 @@ import type { NetnsHandle } from '../../lib/netns/handle.ts';
 import { withNetns } from '../../lib/netns/with-netns.ts';
 import { ensureIfSysctl } from './bridge-link.ts';
 import { conflict } from './errors.ts';
-import { attachmentAlias, randomVethName } from './names.ts';
-
-const NAME_ATTEMPTS = 8;
+import { attachmentAlias, hostVethName } from './names.ts';
 
 /** What setupVeth needs. */
 export interface VethSpec {
+  /** The CNI network name: the first part of the host veth's name. */
+  network: string;
   containerId: string;
   ifName: string;
   mtu: number;
@@ -56,22 +57,32 @@ export function setupVeth(host: Rtnl, pod: Rtnl, podNs: NetnsHandle, spec: VethS
   return { host: mustGet(host, hostName, 'host'), pod: mustGet(pod, spec.ifName, 'pod') };
 }
 
+/**
+ * Creates the pair under its computed host name. EEXIST on that name means a stale pair of this very
+ * attachment (an earlier ADD killed before its rollback ran): ours by construction, so it is deleted and
+ * the creation retried once, unless its alias names another attachment (a hash collision).
+ */
 function createPair(host: Rtnl, pod: Rtnl, podNs: NetnsHandle, spec: VethSpec): string {
-  for (let i = 0; i < NAME_ATTEMPTS; i++) {
-    const name = randomVethName();
-    const req: Parameters<Rtnl['addVeth']>[0] = { name, peerName: spec.ifName, peerNetnsFd: podNs.fd };
-    if (spec.mtu > 0) req.mtu = spec.mtu;
-    if (spec.mac !== undefined) req.peerMac = spec.mac;
+  const name = hostVethName(spec.network, spec.containerId, spec.ifName);
+  const req: Parameters<Rtnl['addVeth']>[0] = { name, peerName: spec.ifName, peerNetnsFd: podNs.fd };
+  if (spec.mtu > 0) req.mtu = spec.mtu;
+  if (spec.mac !== undefined) req.peerMac = spec.mac;
+  for (let attempt = 0; ; attempt++) {
     try {
       host.addVeth(req);
       return name;
     } catch (e) {
       if (!isExists(e)) throw e;
-      // EEXIST names either end; if the pod name appeared meanwhile, retrying cannot help.
+      // EEXIST names either end; if the pod name appeared meanwhile, deleting the host one cannot help.
       if (pod.getLink(spec.ifName) !== null) throw conflict(`container veth name provided (${spec.ifName}) already exists`);
+      const stale = host.getLink(name);
+      // A veth tagged for another attachment is a live pod whose name hash collides with ours: never delete it.
+      const alias = attachmentAlias(spec.containerId, spec.ifName);
+      const ours = stale?.kind === 'veth' && (stale.alias === undefined || stale.alias === '' || stale.alias === alias);
+      if (attempt > 0 || !ours) throw conflict(`host veth name ${name} is taken`, stale === null ? 'EEXIST' : `by ${stale.kind ?? 'link'} alias ${stale.alias ?? '-'}`);
+      teardownLinkByName(host, name);
     }
   }
-  throw conflict('could not find a free host veth name', `${NAME_ATTEMPTS} attempts`);
 }
 
 function mustGet(rtnl: Rtnl, name: string, side: string): Link {

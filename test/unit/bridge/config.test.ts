@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CniError } from '../../../lib/cni/errors.ts';
 import { parseBridgeConfig } from '../../../plugins/bridge/config.ts';
-import { attachmentAlias, elementComment, fnv1a32, masqNames, randomVethName } from '../../../plugins/bridge/names.ts';
+import { attachmentAlias, elementComment, fnv1a32, hostVethName, isHostVethName, masqNames, vethNetworkPrefix } from '../../../plugins/bridge/names.ts';
 import { subnetOf } from '../../../plugins/bridge/masquerade.ts';
 import { broadcastOf } from '../../../plugins/bridge/pod-iface.ts';
 import { Rollback } from '../../../plugins/bridge/rollback.ts';
@@ -45,8 +45,14 @@ test('MAC: CNI_ARGS, then args.cni.mac, then runtimeConfig.mac; multicast refuse
 });
 
 test('names: veth names, stable hashes, comments within nft limits', () => {
-  assert.match(randomVethName(), /^veth[0-9a-f]{8}$/);
-  assert.notEqual(randomVethName(), randomVethName());
+  // w + 6 hex of the network + 8 hex of the attachment: 15 bytes, IFNAMSIZ - 1.
+  assert.match(hostVethName('net', 'ctr1', 'eth0'), /^w[0-9a-f]{14}$/);
+  assert.equal(hostVethName('net', 'ctr1', 'eth0'), `${vethNetworkPrefix('net')}${fnv1a32('ctr1/eth0')}`);
+  assert.equal(hostVethName('net', 'ctr1', 'eth0'), hostVethName('net', 'ctr1', 'eth0'));
+  assert.notEqual(hostVethName('net', 'ctr1', 'eth0'), hostVethName('net', 'ctr2', 'eth0'));
+  assert.notEqual(vethNetworkPrefix('a'), vethNetworkPrefix('b'));
+  assert.ok(isHostVethName(hostVethName('Net.A', 'x'.repeat(300), 'net1')));
+  assert.ok(!isHostVethName('veth0123abcd'));
   assert.equal(fnv1a32(''), '811c9dc5');
   assert.equal(masqNames('Net.A').chain, masqNames('Net.A').chain);
   assert.notEqual(masqNames('a').pods4, masqNames('b').pods4);
