@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestNetns, ipJson, type TestNetns } from '../../helpers/netns.ts';
 import { privateBinDir } from '../../fuzz/private-bin.ts';
+import { hostVethName } from '../../../plugins/bridge/names.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** A private copy of dist/bin, so a concurrent rebuild cannot break a plugin mid-test. */
@@ -73,11 +74,15 @@ export async function makeLab(pods: number, tag: string): Promise<{ node: TestNe
 
 interface Link { ifname: string; ifalias?: string; master?: string; linkinfo?: { info_kind?: string } }
 
-/** Host veths in `node` whose alias names the attachment (bridge tags them `weft:<id>/<ifname>`). */
-export async function hostVeths(node: TestNetns, containerId?: string): Promise<string[]> {
+/**
+ * Host veths in `node`, or those of one attachment of network `network`: by name (bridge names them
+ * `w<hash(network)><hash(<id>/eth0)>`) or by alias (`weft:<id>/eth0`).
+ */
+export async function hostVeths(node: TestNetns, containerId?: string, network = 'relnet'): Promise<string[]> {
   const links = await ipJson<Link[]>(node, ['-d', 'link', 'show']);
+  const name = containerId === undefined ? undefined : hostVethName(network, containerId, 'eth0');
   return links
-    .filter((l) => l.linkinfo?.info_kind === 'veth' && (containerId === undefined || l.ifalias === `weft:${containerId}/eth0`))
+    .filter((l) => l.linkinfo?.info_kind === 'veth' && (containerId === undefined || l.ifname === name || l.ifalias === `weft:${containerId}/eth0`))
     .map((l) => l.ifname);
 }
 
