@@ -7,9 +7,9 @@ import { parseBridgeConfig } from './config.ts';
 import { ipamDel } from './ipam.ts';
 import { teardownMacSpoof } from './macspoof.ts';
 import { teardownMasq } from './masquerade.ts';
-import { hostVethName } from './names.ts';
+import { attachmentAlias, hostVethName } from './names.ts';
 import { isNetnsGone, openPodNs } from './netns.ts';
-import { teardownLinkByName, teardownVethByAlias } from './veth.ts';
+import { teardownLinkByName, teardownVethByAlias, teardownVethByName } from './veth.ts';
 
 /** Removes the pod's interface in its netns; false when the netns is gone or there was no such link. */
 function teardownPodLink(netns: string, ifName: string): boolean {
@@ -47,7 +47,8 @@ export async function cmdDel(a: CmdArgs): Promise<void> {
     // named at random) by its alias; none is left when the pair went with the netns.
     const host = Rtnl.open();
     try {
-      if (!teardownLinkByName(host, hostVethName(cfg.name, a.containerId, a.ifName))) teardownVethByAlias(host, a.containerId, a.ifName);
+      const name = hostVethName(cfg.name, a.containerId, a.ifName);
+      if (!teardownVethByName(host, name, attachmentAlias(a.containerId, a.ifName))) teardownVethByAlias(host, a.containerId, a.ifName);
     } finally {
       host.close();
     }

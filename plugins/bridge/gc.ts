@@ -38,7 +38,7 @@ interface KeepVeths {
 
 /**
  * Which host veth GC of `network` (bridge `bridge`) deletes. By name: every veth named with the
- * network's prefix whose attachment part is not valid, enslaved or not (the name is set by the creating
+ * network's prefix whose attachment part (and alias) is not valid, enslaved or not (the name is set by the creating
  * RTM_NEWLINK, so even an ADD killed right after it is covered). By alias, for veths of earlier builds
  * (random `veth` names): weft-tagged ones on `bridge`, or on no bridge (an ADD killed between tagging and
  * enslaving; a finished ADD always enslaves), whose alias is not valid. Computed names of other
@@ -46,7 +46,11 @@ interface KeepVeths {
  */
 function isStaleVeth(l: Link, prefix: string, brIndex: number | undefined, keep: KeepVeths): boolean {
   if (l.kind !== 'veth') return false;
-  if (isHostVethName(l.name)) return l.name.startsWith(prefix) && !keep.parts.has(l.name.slice(prefix.length));
+  if (isHostVethName(l.name)) {
+    // A valid alias under an unlisted name part is a live pod whose name hash collides: kept.
+    const validAlias = l.alias !== undefined && keep.aliases.has(l.alias);
+    return l.name.startsWith(prefix) && !keep.parts.has(l.name.slice(prefix.length)) && !validAlias;
+  }
   const onOurs = l.master === undefined || (brIndex !== undefined && l.master === brIndex);
   return onOurs && l.alias?.startsWith(ALIAS_PREFIX) === true && !keep.aliases.has(l.alias);
 }

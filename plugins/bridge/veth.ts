@@ -76,9 +76,7 @@ function createPair(host: Rtnl, pod: Rtnl, podNs: NetnsHandle, spec: VethSpec): 
       // EEXIST names either end; if the pod name appeared meanwhile, deleting the host one cannot help.
       if (pod.getLink(spec.ifName) !== null) throw conflict(`container veth name provided (${spec.ifName}) already exists`);
       const stale = host.getLink(name);
-      // A veth tagged for another attachment is a live pod whose name hash collides with ours: never delete it.
-      const alias = attachmentAlias(spec.containerId, spec.ifName);
-      const ours = stale?.kind === 'veth' && (stale.alias === undefined || stale.alias === '' || stale.alias === alias);
+      const ours = stale !== null && mayBeAttachment(stale, attachmentAlias(spec.containerId, spec.ifName));
       if (attempt > 0 || !ours) throw conflict(`host veth name ${name} is taken`, stale === null ? 'EEXIST' : `by ${stale.kind ?? 'link'} alias ${stale.alias ?? '-'}`);
       teardownLinkByName(host, name);
     }
@@ -97,6 +95,27 @@ export function teardownLinkByName(rtnl: Rtnl, name: string): boolean {
   if (l === null) return false;
   try {
     rtnl.deleteLink(l.index);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  return true;
+}
+
+/**
+ * Whether veth `l`, found under an attachment's computed name, may be that attachment's: untagged (an
+ * ADD killed before tagging) or tagged with its `alias`. Another weft alias is a live pod whose name
+ * hash collides with this attachment's, which must never be deleted in its place.
+ */
+export function mayBeAttachment(l: Link, alias: string): boolean {
+  return l.kind === 'veth' && (l.alias === undefined || l.alias === '' || l.alias === alias);
+}
+
+/** Forgiving, in the node netns: deletes the host veth `name` if mayBeAttachment(alias); true if it did. */
+export function teardownVethByName(host: Rtnl, name: string, alias: string): boolean {
+  const l = host.getLink(name);
+  if (l === null || !mayBeAttachment(l, alias)) return false;
+  try {
+    host.deleteLink(l.index);
   } catch (e) {
     if (!isNotFound(e)) throw e;
   }

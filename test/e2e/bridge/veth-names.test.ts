@@ -1,7 +1,8 @@
 // Host veth names (w<hash(network)><hash(containerID/ifname)>): ADD uses the computed name and still
-// tags the alias; a stale pair under that name is replaced, a colliding live one is not; DEL without
-// netns finds an untagged pair by name; GC of one network removes its unlisted veths (tagged or not,
-// enslaved or not) and legacy alias-tagged ones, and leaves other networks' veths alone.
+// tags the alias; a stale pair under that name is replaced, a colliding live one (another attachment's
+// alias) is never deleted by ADD, DEL or GC; DEL without netns finds an untagged pair by name; GC of
+// one network removes its unlisted veths (tagged or not, enslaved or not) and legacy alias-tagged
+// ones, and leaves other networks' veths alone.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -51,6 +52,9 @@ describe('bridge host veth names', rootOnly(), () => {
       assert.notEqual(clash.code, 0, clash.stdout);
       assert.equal((await link(node, name2))?.ifalias, 'weft:someone-else/eth0');
       assert.equal((await ipJson<LinkJ[]>(p2, ['link', 'show'])).some((x) => x.ifname === 'eth0'), false, 'rolled back');
+      // Nor does a DEL without netns of that attachment delete it.
+      assert.equal((await runIn(node, ours(), { command: 'DEL', containerId: 'named2', netns: '' }, conf)).code, 0);
+      assert.equal((await link(node, name2))?.ifalias, 'weft:someone-else/eth0');
 
       // DEL without CNI_NETNS and without prevResult finds an untagged pair by its name.
       const name3 = hostVethName('weftnet', 'named3', 'eth0');
@@ -85,11 +89,14 @@ describe('bridge host veth names', rootOnly(), () => {
       await strayVeth(node, otherNet);
       await strayVeth(node, 'veth0badc0de', 'weft:legacy/eth0');
       await strayVeth(node, 'vethforeign0');
+      // Under an unlisted name but tagged for a listed attachment: a colliding live pod, kept.
+      const collide = hostVethName('weftnet', 'gone4', 'eth0');
+      await strayVeth(node, collide, 'weft:keep1/eth0');
 
       const gc = await runIn(node, ours(), { command: 'GC', containerId: '', netns: '' }, { ...conf, 'cni.dev/valid-attachments': [{ containerID: 'keep1', ifname: 'eth0' }] });
       assert.equal(gc.code, 0, gc.stdout + gc.stderr);
       const left = (await veths(node)).sort();
-      assert.deepEqual(left, [kept, otherNet, 'vethforeign0', `p${otherNet.slice(-8)}`, 'pforeign0'].sort());
+      assert.deepEqual(left, [kept, otherNet, collide, 'vethforeign0', `p${otherNet.slice(-8)}`, `p${collide.slice(-8)}`, 'pforeign0'].sort());
     } finally {
       await node.destroy();
       await pod.destroy();
