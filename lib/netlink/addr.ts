@@ -1,5 +1,6 @@
-// IPv4/IPv6 address, CIDR and MAC string <-> byte codecs for netlink attributes. Dependency-free on
-// purpose: plugins load this on every ADD and ip-address costs start-up time we do not have.
+// IPv4/IPv6 address, CIDR and MAC string <-> byte codecs for netlink attributes. Text parsing is
+// lib/ip's (dependency-free: ip-address costs start-up time we do not have); this adds the wire form.
+import { parseIp } from '../ip/addr.ts';
 
 /** An IP prefix in wire form: `bytes` is 4 (IPv4) or 16 (IPv6) bytes, `prefix` the prefix length. */
 export interface Prefix {
@@ -8,62 +9,20 @@ export interface Prefix {
   prefix: number;
 }
 
-/** Parses a dotted-quad IPv4 address into 4 bytes; returns null when malformed. */
-function parseIPv4Bytes(s: string): Uint8Array | null {
-  const parts = s.split('.');
-  if (parts.length !== 4) return null;
-  const out = new Uint8Array(4);
-  for (let i = 0; i < 4; i++) {
-    const p = parts[i] ?? '';
-    if (!/^\d{1,3}$/.test(p)) return null;
-    const v = Number(p);
-    if (v > 255) return null;
-    out[i] = v;
+/**
+ * Parses an IPv4 or IPv6 address string into 4 or 16 bytes; throws naming the bad value. The text
+ * rules are lib/ip's (Go's net.ParseIP), so every layer accepts exactly the same addresses.
+ */
+export function parseIP(s: string): Uint8Array {
+  const a = s.includes('%') ? null : parseIp(s); // zone ids have no wire form in these messages
+  if (a === null) throw new TypeError(`invalid IP address: ${JSON.stringify(s)}`);
+  const out = new Uint8Array(a.family === 4 ? 4 : 16);
+  let v = a.value;
+  for (let i = out.length - 1; i >= 0; i--) {
+    out[i] = Number(v & 0xffn);
+    v >>= 8n;
   }
   return out;
-}
-
-/** Parses an IPv6 address (with `::` and an optional dotted-quad tail) into 16 bytes; null when malformed. */
-function parseIPv6Bytes(s: string): Uint8Array | null {
-  if (s.includes('%')) return null; // zone ids have no wire form in these messages
-  const halves = s.split('::');
-  if (halves.length > 2) return null;
-  const groups = (h: string): number[] | null => {
-    if (h === '') return [];
-    const out: number[] = [];
-    const parts = h.split(':');
-    for (let i = 0; i < parts.length; i++) {
-      const p = parts[i] ?? '';
-      if (i === parts.length - 1 && p.includes('.')) {
-        const v4 = parseIPv4Bytes(p);
-        if (!v4) return null;
-        out.push(((v4[0] ?? 0) << 8) | (v4[1] ?? 0), ((v4[2] ?? 0) << 8) | (v4[3] ?? 0));
-        continue;
-      }
-      if (!/^[0-9a-fA-F]{1,4}$/.test(p)) return null;
-      out.push(parseInt(p, 16));
-    }
-    return out;
-  };
-  const head = groups(halves[0] ?? '');
-  const tail = halves.length === 2 ? groups(halves[1] ?? '') : [];
-  if (!head || !tail) return null;
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
-  const all = [...head, ...new Array<number>(missing).fill(0), ...tail];
-  const out = new Uint8Array(16);
-  all.forEach((g, i) => {
-    out[2 * i] = g >> 8;
-    out[2 * i + 1] = g & 0xff;
-  });
-  return out;
-}
-
-/** Parses an IPv4 or IPv6 address string into 4 or 16 bytes; throws naming the bad value. */
-export function parseIP(s: string): Uint8Array {
-  const b = s.includes(':') ? parseIPv6Bytes(s) : parseIPv4Bytes(s);
-  if (!b) throw new TypeError(`invalid IP address: ${JSON.stringify(s)}`);
-  return b;
 }
 
 /** Formats 4 or 16 address bytes as a string (IPv6 in RFC 5952 canonical form). */
