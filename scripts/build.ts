@@ -1,7 +1,8 @@
 // `npm run build`: generated validators, the native addon, then one esbuild bundle per executable.
 // Each bundle is CommonJS (a lone file in /opt/cni/bin has no package.json saying "module"),
 // minified, with the addon embedded, and starts with a marker line that lib/cni/delegate.ts
-// reads to recognise our own bundles for in-process delegation.
+// reads to recognise our own bundles for in-process delegation. Then the standalone executable
+// dist/sea/weft (scripts/build/sea.ts), which needs no Node.js on the host.
 import { build } from 'esbuild';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,6 +11,7 @@ import { buildAddon, embedAddonPlugin } from './build/addon.ts';
 import { etcd3ProtosPlugin } from './build/etcd3-protos.ts';
 import { formatCodeCachedBundle } from './build/code-cache.ts';
 import { BUNDLE_OPTIONS } from './build/esbuild-options.ts';
+import { buildStandalone, type SeaStartup } from './build/sea.ts';
 import { ENTRIES } from './build/entries.ts';
 import { generateValidators } from './gen-validators.ts';
 
@@ -21,6 +23,9 @@ async function main(): Promise<void> {
   const only = args.filter((a) => !a.startsWith('--'));
   // `--no-code-cache` builds plain bundles (to measure what the code cache gives).
   const codeCache = !args.includes('--no-code-cache');
+  // The standalone file is built with the full set (or when named: `npm run build -- sea`); `--no-sea` skips it.
+  const sea = !args.includes('--no-sea') && (only.length === 0 || only.includes('sea'));
+  const seaStartup: SeaStartup = args.includes('--sea-snapshot') ? 'snapshot' : 'code-cache';
   const started = performance.now();
   await generateValidators();
   const addonPath = await buildAddon();
@@ -57,6 +62,12 @@ async function main(): Promise<void> {
   );
   const ms = Math.round(performance.now() - started);
   process.stderr.write(`built ${entries.map((e) => e.name).join(', ')} into dist/bin in ${ms} ms\n`);
+  if (sea) {
+    const t = performance.now();
+    const r = await buildStandalone(root, addonPath, version, seaStartup);
+    const what = r.rebuilt ? `built ${r.path} (${seaStartup})` : `${r.path} is up to date`;
+    process.stderr.write(`${what} in ${Math.round(performance.now() - t)} ms\n`);
+  }
 }
 
 main().catch((e: unknown) => {

@@ -1,0 +1,85 @@
+// Build step for the standalone executable dist/sea/weft: one esbuild bundle of cli/standalone.ts
+// holding every entry of scripts/build/entries.ts behind a name-keyed table, turned into a Node single
+// executable application (`node --experimental-sea-config`, then postject into a copy of this node).
+// The file carries the build machine's node binary; it is rebuilt only when its inputs change.
+import { build, type Plugin } from 'esbuild';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { embedAddonPlugin } from './addon.ts';
+import { ENTRIES } from './entries.ts';
+import { BUNDLE_OPTIONS } from './esbuild-options.ts';
+import { etcd3ProtosPlugin } from './etcd3-protos.ts';
+
+/** How V8 start-up work is saved: a code cache of the main script, or a start-up snapshot. */
+export type SeaStartup = 'code-cache' | 'snapshot';
+
+/** The fuse postject flips so that node looks for the injected blob (node's src/node_sea.cc). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+/** esbuild plugin: replaces cli/sea-entries.ts with one lazy `require` per entry (esbuild runs an ES module's body at its first require). */
+export function seaEntriesPlugin(root: string): Plugin {
+  const lines = ENTRIES.map((e) => `  ${JSON.stringify(e.name)}: () => { require(${JSON.stringify(join(root, e.source))}); },`);
+  const contents = `export const SEA_ENTRIES = {\n${lines.join('\n')}\n};\n`;
+  return {
+    name: 'weft-sea-entries',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]cli[\\/]sea-entries\.ts$/ }, () => ({ contents, loader: 'js', resolveDir: root }));
+    },
+  };
+}
+
+/** The bundle the SEA runs as its main script. */
+async function bundleStandalone(root: string, addonPath: string, version: string): Promise<string> {
+  const res = await build({
+    entryPoints: [join(root, 'cli', 'standalone.ts')],
+    outfile: join(root, 'dist', 'sea', 'weft.cjs'),
+    ...BUNDLE_OPTIONS,
+    banner: { js: `// weft-standalone ${version}` },
+    logOverride: { 'empty-import-meta': 'silent' },
+    plugins: [seaEntriesPlugin(root), embedAddonPlugin(addonPath), etcd3ProtosPlugin()],
+  });
+  const text = res.outputFiles[0]?.text;
+  if (text === undefined) throw new Error('sea: esbuild produced no bundle');
+  return text;
+}
+
+function run(cmd: string, args: string[], cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ?? `exit ${String(code)}`})`))));
+  });
+}
+
+/**
+ * Builds dist/sea/weft unless the same bundle was already made into it by this node binary with the
+ * same start-up mode. Returns the output path and whether it was rebuilt.
+ */
+export async function buildStandalone(root: string, addonPath: string, version: string, startup: SeaStartup = 'code-cache'): Promise<{ path: string; rebuilt: boolean }> {
+  const dir = join(root, 'dist', 'sea');
+  const out = join(dir, 'weft');
+  mkdirSync(dir, { recursive: true });
+  const bundle = await bundleStandalone(root, addonPath, version);
+  const node = statSync(process.execPath);
+  const key = createHash('sha256').update(`${process.execPath}\0${node.size}\0${node.mtimeMs}\0${process.version}\0${startup}\0`).update(bundle).digest('hex');
+  const keyFile = join(dir, 'weft.key');
+  if (existsSync(out) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key) return { path: out, rebuilt: false };
+  const main = join(dir, 'weft.cjs');
+  const blob = join(dir, 'weft.blob');
+  writeFileSync(main, bundle);
+  const config = { main, output: blob, disableExperimentalSEAWarning: true, ...(startup === 'snapshot' ? { useSnapshot: true } : { useCodeCache: true }) };
+  writeFileSync(join(dir, 'sea-config.json'), `${JSON.stringify(config, null, 2)}\n`);
+  await run(process.execPath, ['--experimental-sea-config', join(dir, 'sea-config.json')], dir);
+  const tmp = `${out}.tmp`;
+  rmSync(tmp, { force: true });
+  copyFileSync(process.execPath, tmp);
+  const { inject } = createRequire(import.meta.url)('postject') as { inject: (file: string, name: string, data: Buffer, opts: { sentinelFuse: string }) => Promise<void> };
+  await inject(tmp, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  // Renamed into place: a test or install reading dist/sea/weft never sees a half-injected file.
+  renameSync(tmp, out);
+  writeFileSync(keyFile, key);
+  return { path: out, rebuilt: true };
+}
