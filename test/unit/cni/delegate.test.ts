@@ -91,7 +91,7 @@ describe('delegate', () => {
 
   it('hands the decoded config to an in-process delegate and returns its Result object as made', async () => {
     const made = { ips: [{ address: '10.2.2.2/24' }] };
-    const config = { cniVersion: '1.0.0', name: 'decoded-net' };
+    const config = { cniVersion: '1.0.0', name: 'decoded-net', type: 'fake-ipam' };
     let got: CmdArgs | undefined;
     registerInProcess('fake-ipam', { ...inProcessPlugin('1.2.3'), add: (a) => ((got = a), made) });
     // The bytes say something else: the delegate must start from `decoded`, not parse them again.
@@ -104,11 +104,11 @@ describe('delegate', () => {
 
   it('applies the version rules and throws the CniError on the decoded path', async () => {
     registerInProcess('fake-ipam', inProcessPlugin('1.2.3'));
-    await assert.rejects(delegateAdd('fake-ipam', conf(), env, { config: { cniVersion: '0.3.1', name: 'n' }, cniVersion: '0.3.1' }), (e: unknown) =>
+    await assert.rejects(delegateAdd('fake-ipam', conf(), env, { config: { cniVersion: '0.3.1', name: 'n', type: 't' }, cniVersion: '0.3.1' }), (e: unknown) =>
       e instanceof CniError && e.code === 1);
-    await assert.rejects(delegateAdd('fake-ipam', conf(), env, { config: { cniVersion: '1.0.0', name: 'n', fail: 'json' } as never, cniVersion: '1.0.0' }), (e: unknown) =>
+    await assert.rejects(delegateAdd('fake-ipam', conf(), env, { config: { cniVersion: '1.0.0', name: 'n', type: 't', fail: 'json' } as never, cniVersion: '1.0.0' }), (e: unknown) =>
       e instanceof CniError && e.code === 11 && e.msg === 'busy');
-    await assert.rejects(delegateAdd('fake-ipam', conf(), { ...env, CNI_IFNAME: '' }, { config: { cniVersion: '1.0.0', name: 'n' }, cniVersion: '1.0.0' }), (e: unknown) =>
+    await assert.rejects(delegateAdd('fake-ipam', conf(), { ...env, CNI_IFNAME: '' }, { config: { cniVersion: '1.0.0', name: 'n', type: 't' }, cniVersion: '1.0.0' }), (e: unknown) =>
       e instanceof CniError && e.code === 4);
   });
 
