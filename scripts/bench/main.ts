@@ -11,6 +11,7 @@ import { benchWeftd } from './weftd.ts';
 import { benchPortmap } from './portmap.ts';
 import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
+import { benchStandalone } from './standalone.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -23,6 +24,7 @@ const BENCHES: Record<string, Bench> = {
   portmap: () => benchPortmap(),
   dataplane: () => benchDataplane(),
   udp: () => benchUdp(),
+  standalone: () => benchStandalone(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {

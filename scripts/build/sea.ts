@@ -19,9 +19,31 @@ export type SeaStartup = 'code-cache' | 'snapshot';
 /** The fuse postject flips so that node looks for the injected blob (node's src/node_sea.cc). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
-/** esbuild plugin: replaces cli/sea-entries.ts with one lazy `require` per entry (esbuild runs an ES module's body at its first require). */
-export function seaEntriesPlugin(root: string): Plugin {
-  const lines = ENTRIES.map((e) => `  ${JSON.stringify(e.name)}: () => { require(${JSON.stringify(join(root, e.source))}); },`);
+/** The modules each entry point imports directly (from esbuild's metafile), by entry name. */
+async function entryImports(root: string, names: ReadonlySet<string>): Promise<Map<string, string[]>> {
+  const chosen = ENTRIES.filter((e) => names.has(e.name));
+  const res = await build({ ...BUNDLE_OPTIONS, minify: false, entryPoints: chosen.map((e) => join(root, e.source)), outdir: join(root, 'dist', 'sea', 'meta'), absWorkingDir: root, metafile: true, logLevel: 'silent' });
+  const out = new Map<string, string[]>();
+  for (const e of chosen) {
+    const input = res.metafile.inputs[e.source];
+    if (input === undefined) throw new Error(`sea: ${e.source} is not in esbuild's metafile`);
+    out.set(e.name, input.imports.filter((i) => !i.external).map((i) => join(root, i.path)));
+  }
+  return out;
+}
+
+/**
+ * esbuild plugin: replaces cli/sea-entries.ts with one lazy `require` of each entry point (esbuild
+ * runs an ES module's body at its first require) and, for the entries in `warm`, one of the modules
+ * that entry point imports.
+ */
+export function seaEntriesPlugin(root: string, warm: ReadonlyMap<string, string[]> = new Map()): Plugin {
+  const req = (path: string): string => `require(${JSON.stringify(path)});`;
+  const lines = ENTRIES.map((e) => {
+    const w = warm.get(e.name);
+    const warmFn = w === undefined ? '' : ` warm: () => { ${w.map(req).join(' ')} },`;
+    return `  ${JSON.stringify(e.name)}: { run: () => { ${req(join(root, e.source))} },${warmFn} },`;
+  });
   const contents = `export const SEA_ENTRIES = {\n${lines.join('\n')}\n};\n`;
   return {
     name: 'weft-sea-entries',
@@ -32,14 +54,16 @@ export function seaEntriesPlugin(root: string): Plugin {
 }
 
 /** The bundle the SEA runs as its main script. */
-async function bundleStandalone(root: string, addonPath: string, version: string): Promise<string> {
+async function bundleStandalone(root: string, addonPath: string, version: string, startup: SeaStartup): Promise<string> {
+  // The snapshot holds the plugins' modules loaded; weftd and the CLI (start-up off the hot path) load at run time.
+  const warm = startup === 'snapshot' ? await entryImports(root, new Set(ENTRIES.filter((e) => e.codeCache !== false).map((e) => e.name))) : new Map<string, string[]>();
   const res = await build({
-    entryPoints: [join(root, 'cli', 'standalone.ts')],
+    entryPoints: [join(root, 'cli', startup === 'snapshot' ? 'standalone-snapshot.ts' : 'standalone.ts')],
     outfile: join(root, 'dist', 'sea', 'weft.cjs'),
     ...BUNDLE_OPTIONS,
     banner: { js: `// weft-standalone ${version}` },
     logOverride: { 'empty-import-meta': 'silent' },
-    plugins: [seaEntriesPlugin(root), embedAddonPlugin(addonPath), etcd3ProtosPlugin()],
+    plugins: [seaEntriesPlugin(root, warm), embedAddonPlugin(addonPath), etcd3ProtosPlugin()],
   });
   const text = res.outputFiles[0]?.text;
   if (text === undefined) throw new Error('sea: esbuild produced no bundle');
@@ -62,7 +86,7 @@ export async function buildStandalone(root: string, addonPath: string, version: 
   const dir = join(root, 'dist', 'sea');
   const out = join(dir, 'weft');
   mkdirSync(dir, { recursive: true });
-  const bundle = await bundleStandalone(root, addonPath, version);
+  const bundle = await bundleStandalone(root, addonPath, version, startup);
   const node = statSync(process.execPath);
   const key = createHash('sha256').update(`${process.execPath}\0${node.size}\0${node.mtimeMs}\0${process.version}\0${startup}\0`).update(bundle).digest('hex');
   const keyFile = join(dir, 'weft.key');
