@@ -11,7 +11,7 @@ import { buildAddon, embedAddonPlugin } from './build/addon.ts';
 import { etcd3ProtosPlugin } from './build/etcd3-protos.ts';
 import { formatCodeCachedBundle } from './build/code-cache.ts';
 import { BUNDLE_OPTIONS } from './build/esbuild-options.ts';
-import { buildStandalone, type SeaStartup } from './build/sea.ts';
+import { buildStandalone, SEA_STARTUPS, type SeaStartup } from './build/sea.ts';
 import { ENTRIES } from './build/entries.ts';
 import { generateValidators } from './gen-validators.ts';
 
@@ -25,7 +25,9 @@ async function main(): Promise<void> {
   const codeCache = !args.includes('--no-code-cache');
   // The standalone file is built with the full set (or when named: `npm run build -- sea`); `--no-sea` skips it.
   const sea = !args.includes('--no-sea') && (only.length === 0 || only.includes('sea'));
-  const seaStartup: SeaStartup = args.includes('--sea-snapshot') ? 'snapshot' : 'code-cache';
+  // `--sea-startup=blob-cache|run-cache|snapshot` (see scripts/build/sea.ts; docs/standalone.md has the measurements).
+  const seaStartup = (args.find((a) => a.startsWith('--sea-startup='))?.slice('--sea-startup='.length) ?? 'run-cache') as SeaStartup;
+  if (!SEA_STARTUPS.includes(seaStartup)) throw new Error(`--sea-startup: ${seaStartup} is not one of ${SEA_STARTUPS.join(', ')}`);
   const started = performance.now();
   await generateValidators();
   const addonPath = await buildAddon();

@@ -13,8 +13,14 @@ import { ENTRIES } from './entries.ts';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 import { etcd3ProtosPlugin } from './etcd3-protos.ts';
 
-/** How V8 start-up work is saved: a code cache of the main script, or a start-up snapshot. */
-export type SeaStartup = 'code-cache' | 'snapshot';
+/**
+ * How V8 start-up work is saved: `blob-cache`, the code cache node makes at build time (useCodeCache)
+ * of the bundle as main script; `run-cache`, the bundle as an asset run through lib/sys/code-cache.ts
+ * (a cache per executable and command, written by its first run, in /run/weft); `snapshot`, a V8
+ * start-up snapshot with every plugin's modules loaded (useSnapshot).
+ */
+export type SeaStartup = 'blob-cache' | 'run-cache' | 'snapshot';
+export const SEA_STARTUPS: readonly SeaStartup[] = ['blob-cache', 'run-cache', 'snapshot'];
 
 /** The fuse postject flips so that node looks for the injected blob (node's src/node_sea.cc). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -70,6 +76,18 @@ async function bundleStandalone(root: string, addonPath: string, version: string
   return text;
 }
 
+/** The run-cache mode's main script: cli/standalone-loader.ts with the body's sha256 and the entry names defined. */
+async function bundleLoader(root: string, bodySha256: string): Promise<string> {
+  const res = await build({
+    entryPoints: [join(root, 'cli', 'standalone-loader.ts')],
+    ...BUNDLE_OPTIONS,
+    define: { WEFT_BODY_SHA256: JSON.stringify(bodySha256), WEFT_SEA_NAMES: JSON.stringify(ENTRIES.map((e) => e.name)) },
+  });
+  const text = res.outputFiles[0]?.text;
+  if (text === undefined) throw new Error('sea: esbuild produced no loader');
+  return text;
+}
+
 function run(cmd: string, args: string[], cwd: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -82,7 +100,7 @@ function run(cmd: string, args: string[], cwd: string): Promise<void> {
  * Builds dist/sea/weft unless the same bundle was already made into it by this node binary with the
  * same start-up mode. Returns the output path and whether it was rebuilt.
  */
-export async function buildStandalone(root: string, addonPath: string, version: string, startup: SeaStartup = 'code-cache'): Promise<{ path: string; rebuilt: boolean }> {
+export async function buildStandalone(root: string, addonPath: string, version: string, startup: SeaStartup): Promise<{ path: string; rebuilt: boolean }> {
   const dir = join(root, 'dist', 'sea');
   const out = join(dir, 'weft');
   mkdirSync(dir, { recursive: true });
@@ -94,7 +112,12 @@ export async function buildStandalone(root: string, addonPath: string, version: 
   const main = join(dir, 'weft.cjs');
   const blob = join(dir, 'weft.blob');
   writeFileSync(main, bundle);
-  const config = { main, output: blob, disableExperimentalSEAWarning: true, ...(startup === 'snapshot' ? { useSnapshot: true } : { useCodeCache: true }) };
+  let config: Record<string, unknown> = { main, output: blob, disableExperimentalSEAWarning: true, ...(startup === 'snapshot' ? { useSnapshot: true } : { useCodeCache: true }) };
+  if (startup === 'run-cache') {
+    const loader = join(dir, 'weft-loader.cjs');
+    writeFileSync(loader, await bundleLoader(root, createHash('sha256').update(bundle).digest('hex')));
+    config = { ...config, main: loader, assets: { 'weft-body': main } };
+  }
   writeFileSync(join(dir, 'sea-config.json'), `${JSON.stringify(config, null, 2)}\n`);
   await run(process.execPath, ['--experimental-sea-config', join(dir, 'sea-config.json')], dir);
   const tmp = `${out}.tmp`;
