@@ -105,8 +105,9 @@ export async function buildStandalone(root: string, addonPath: string, version: 
   const out = join(dir, 'weft');
   mkdirSync(dir, { recursive: true });
   const bundle = await bundleStandalone(root, addonPath, version, startup);
+  const loaderText = startup === 'run-cache' ? await bundleLoader(root, createHash('sha256').update(bundle).digest('hex')) : '';
   const node = statSync(process.execPath);
-  const key = createHash('sha256').update(`${process.execPath}\0${node.size}\0${node.mtimeMs}\0${process.version}\0${startup}\0`).update(bundle).digest('hex');
+  const key = createHash('sha256').update(`${process.execPath}\0${node.size}\0${node.mtimeMs}\0${process.version}\0${startup}\0`).update(bundle).update('\0').update(loaderText).digest('hex');
   const keyFile = join(dir, 'weft.key');
   if (existsSync(out) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key) return { path: out, rebuilt: false };
   const main = join(dir, 'weft.cjs');
@@ -115,7 +116,7 @@ export async function buildStandalone(root: string, addonPath: string, version: 
   let config: Record<string, unknown> = { main, output: blob, disableExperimentalSEAWarning: true, ...(startup === 'snapshot' ? { useSnapshot: true } : { useCodeCache: true }) };
   if (startup === 'run-cache') {
     const loader = join(dir, 'weft-loader.cjs');
-    writeFileSync(loader, await bundleLoader(root, createHash('sha256').update(bundle).digest('hex')));
+    writeFileSync(loader, loaderText);
     config = { ...config, main: loader, assets: { 'weft-body': main } };
   }
   writeFileSync(join(dir, 'sea-config.json'), `${JSON.stringify(config, null, 2)}\n`);
