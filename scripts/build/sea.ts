@@ -9,15 +9,17 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { embedAddonPlugin } from './addon.ts';
+import { bundleBody } from './bundle.ts';
 import { ENTRIES } from './entries.ts';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 import { etcd3ProtosPlugin } from './etcd3-protos.ts';
 
 /**
  * How V8 start-up work is saved: `blob-cache`, the code cache node makes at build time (useCodeCache)
- * of the bundle as main script; `run-cache`, the bundle as an asset run through lib/sys/code-cache.ts
- * (a cache per executable and command, written by its first run, in /run/weft); `snapshot`, a V8
- * start-up snapshot with every plugin's modules loaded (useSnapshot).
+ * of one bundle of every entry (cli/standalone.ts) as main script; `run-cache`, each entry's own
+ * bundle body (the one of dist/bin/<name>) as an asset, run by cli/standalone-loader.ts through
+ * lib/sys/code-cache.ts (a cache per executable and command, written by its first run, in /run/weft);
+ * `snapshot`, a V8 start-up snapshot with every plugin's modules loaded (useSnapshot).
  */
 export type SeaStartup = 'blob-cache' | 'run-cache' | 'snapshot';
 export const SEA_STARTUPS: readonly SeaStartup[] = ['blob-cache', 'run-cache', 'snapshot'];
@@ -76,12 +78,12 @@ async function bundleStandalone(root: string, addonPath: string, version: string
   return text;
 }
 
-/** The run-cache mode's main script: cli/standalone-loader.ts with the body's sha256 and the entry names defined. */
-async function bundleLoader(root: string, bodySha256: string): Promise<string> {
+/** The run-cache mode's main script: cli/standalone-loader.ts with the sha256 of each entry's body defined. */
+async function bundleLoader(root: string, shas: Record<string, string>): Promise<string> {
   const res = await build({
     entryPoints: [join(root, 'cli', 'standalone-loader.ts')],
     ...BUNDLE_OPTIONS,
-    define: { WEFT_BODY_SHA256: JSON.stringify(bodySha256), WEFT_SEA_NAMES: JSON.stringify(ENTRIES.map((e) => e.name)) },
+    define: { WEFT_SEA_BODIES: JSON.stringify(shas) },
   });
   const text = res.outputFiles[0]?.text;
   if (text === undefined) throw new Error('sea: esbuild produced no loader');
@@ -100,24 +102,39 @@ function run(cmd: string, args: string[], cwd: string): Promise<void> {
  * Builds dist/sea/weft unless the same bundle was already made into it by this node binary with the
  * same start-up mode. Returns the output path and whether it was rebuilt.
  */
-export async function buildStandalone(root: string, addonPath: string, version: string, startup: SeaStartup): Promise<{ path: string; rebuilt: boolean }> {
+export async function buildStandalone(root: string, addonPath: string, version: string, startup: SeaStartup, built: ReadonlyMap<string, string> = new Map()): Promise<{ path: string; rebuilt: boolean }> {
   const dir = join(root, 'dist', 'sea');
   const out = join(dir, 'weft');
   mkdirSync(dir, { recursive: true });
-  const bundle = await bundleStandalone(root, addonPath, version, startup);
-  const loaderText = startup === 'run-cache' ? await bundleLoader(root, createHash('sha256').update(bundle).digest('hex')) : '';
+  let bundle: string;
+  let loaderText = '';
+  const bodies = new Map<string, string>();
+  if (startup === 'run-cache') {
+    for (const e of ENTRIES) bodies.set(e.name, built.get(e.name) ?? (await bundleBody(root, e, addonPath)));
+    const shas = Object.fromEntries([...bodies].map(([name, body]) => [name, createHash('sha256').update(body).digest('hex')]));
+    loaderText = await bundleLoader(root, shas);
+    bundle = [...bodies.values()].join('\0');
+  } else {
+    bundle = await bundleStandalone(root, addonPath, version, startup);
+  }
   const node = statSync(process.execPath);
   const key = createHash('sha256').update(`${process.execPath}\0${node.size}\0${node.mtimeMs}\0${process.version}\0${startup}\0`).update(bundle).update('\0').update(loaderText).digest('hex');
   const keyFile = join(dir, 'weft.key');
   if (existsSync(out) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key) return { path: out, rebuilt: false };
   const main = join(dir, 'weft.cjs');
   const blob = join(dir, 'weft.blob');
-  writeFileSync(main, bundle);
   let config: Record<string, unknown> = { main, output: blob, disableExperimentalSEAWarning: true, ...(startup === 'snapshot' ? { useSnapshot: true } : { useCodeCache: true }) };
   if (startup === 'run-cache') {
-    const loader = join(dir, 'weft-loader.cjs');
-    writeFileSync(loader, loaderText);
-    config = { ...config, main: loader, assets: { 'weft-body': main } };
+    writeFileSync(main, loaderText);
+    const assets: Record<string, string> = {};
+    mkdirSync(join(dir, 'bodies'), { recursive: true });
+    for (const [name, body] of bodies) {
+      assets[`body-${name}`] = join(dir, 'bodies', `${name}.cjs`);
+      writeFileSync(join(dir, 'bodies', `${name}.cjs`), body);
+    }
+    config = { ...config, assets };
+  } else {
+    writeFileSync(main, bundle);
   }
   writeFileSync(join(dir, 'sea-config.json'), `${JSON.stringify(config, null, 2)}\n`);
   await run(process.execPath, ['--experimental-sea-config', join(dir, 'sea-config.json')], dir);
