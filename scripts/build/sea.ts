@@ -5,7 +5,7 @@
 import { build, type Plugin } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { embedAddonPlugin } from './addon.ts';
@@ -138,11 +138,16 @@ export async function buildStandalone(root: string, addonPath: string, version: 
   }
   writeFileSync(join(dir, 'sea-config.json'), `${JSON.stringify(config, null, 2)}\n`);
   await run(process.execPath, ['--experimental-sea-config', join(dir, 'sea-config.json')], dir);
+  const nodeBytes = readFileSync(process.execPath);
+  if (!nodeBytes.includes(`${SEA_FUSE}:0`)) {
+    throw new Error(`${process.execPath} (node ${process.version}) cannot become a single executable application (no ${SEA_FUSE} in it): build with an official Node.js 20.12+ binary, or skip this step with \`npm run build -- --no-sea\``);
+  }
   const tmp = `${out}.tmp`;
   rmSync(tmp, { force: true });
-  copyFileSync(process.execPath, tmp);
+  writeFileSync(tmp, nodeBytes, { mode: 0o755 });
   const { inject } = createRequire(import.meta.url)('postject') as { inject: (file: string, name: string, data: Buffer, opts: { sentinelFuse: string }) => Promise<void> };
   await inject(tmp, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  chmodSync(tmp, 0o755);
   // Renamed into place: a test or install reading dist/sea/weft never sees a half-injected file.
   renameSync(tmp, out);
   writeFileSync(keyFile, key);
