@@ -91,11 +91,13 @@ async function execPlugin(file: string, command: DelegateCommand, stdinData: Buf
 
 /** The registered plugin that may stand in for `file` (found on CNI_PATH as `type`), if any. */
 function inProcessPlugin(type: string, file: string): Plugin | undefined {
-  // The standalone executable under another name: the same file is the same build.
-  if (isOwnStandaloneFile(file)) return inProcess.get(type);
   const header = readBundleHeader(file);
-  const plugin = header ? inProcess.get(header.name) : undefined;
-  return plugin && header && plugin.version === header.version ? plugin : undefined;
+  if (header !== undefined) {
+    const plugin = inProcess.get(header.name);
+    return plugin?.version === header.version ? plugin : undefined;
+  }
+  // The standalone executable under another name: the same file is the same build.
+  return isOwnStandaloneFile(file) ? inProcess.get(type) : undefined;
 }
 
 /**
