@@ -14,7 +14,7 @@ const DUAL = parseFlannelSubnetFile('FLANNEL_NETWORK=10.42.0.0/16\nFLANNEL_SUBNE
 
 function render(conf: Record<string, unknown>, env = V4): Record<string, unknown> {
   const raw = { cniVersion: '0.3.1', name: 'cbr0', type: 'flannel', ...conf } as NetConf;
-  return renderDelegate(normalizeFlannelConfig(raw, raw.cniVersion), env);
+  return renderDelegate(normalizeFlannelConfig(raw, '0.3.1'), env);
 }
 
 void describe('flannel delegate rendering (flannel cni-plugin contract)', () => {
