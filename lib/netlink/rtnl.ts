@@ -3,7 +3,7 @@
 import { parseMac } from './addr.ts';
 import { attrStr, attrU32, formatAttr } from './attrs.ts';
 import {
-  AF_BRIDGE, AF_UNSPEC, IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_MASTER, IFLA_MTU, IFLA_NET_NS_FD, NETLINK_ROUTE,
+  AF_BRIDGE, AF_UNSPEC, IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_MASTER, IFLA_MTU, IFLA_NET_NS_FD, IFLA_TXQLEN, NETLINK_ROUTE,
   NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, RTM_DELADDR, RTM_DELLINK, RTM_DELNEIGH, RTM_DELROUTE, RTM_GETADDR,
   RTM_GETLINK, RTM_GETNEIGH, RTM_GETROUTE, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWNEIGH, RTM_NEWROUTE, RTM_SETLINK, afOf,
 } from './constants.ts';
@@ -38,6 +38,11 @@ export class Rtnl {
   /** Closes the socket. */
   close(): void {
     this.sock.close();
+  }
+
+  /** The underlying socket, for verb families kept in their own files (tc.ts). */
+  get socket(): NlSocket {
+    return this.sock;
   }
 
   // ---- links ----
@@ -87,8 +92,15 @@ export class Rtnl {
     this.newLink(`addVxlan ${o.name}`, [...linkBasics(o), formatLinkInfo('vxlan', formatVxlanData(o))]);
   }
 
-  private newLink(op: string, attrs: Uint8Array[]): void {
-    this.sock.request(op, RTM_NEWLINK, createFlags(), formatIfinfo({}, attrs));
+  /** Creates an ifb device, up when `up` (flags in the creating message, so it never exists down). EEXIST if `name` exists. */
+  addIfb(o: { name: string; mtu?: number; mac?: string; txqlen?: number; up?: boolean }): void {
+    const attrs = [...linkBasics(o), formatLinkInfo('ifb')];
+    if (o.txqlen !== undefined) attrs.push(attrU32(IFLA_TXQLEN, o.txqlen));
+    this.newLink(`addIfb ${o.name}`, attrs, o.up === true ? IFF_UP : 0);
+  }
+
+  private newLink(op: string, attrs: Uint8Array[], flags = 0): void {
+    this.sock.request(op, RTM_NEWLINK, createFlags(), formatIfinfo({ flags, change: flags }, attrs));
   }
 
   private setLink(op: string, index: number, attrs: Uint8Array[], flags = 0, change = 0): void {
