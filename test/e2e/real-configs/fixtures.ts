@@ -20,28 +20,23 @@ export interface Fixture {
   blocker?: { missingPlugins: string[] } | { refusedKey: string };
 }
 
-const MARK_CHAIN = 'portmap refuses `externalSetMarkChain` (code 2) until issue 13 item 4 lands (branch i13-decode)';
-const BANDWIDTH = 'chains `bandwidth`, which weft does not ship yet (issue 14, branch i14-bandwidth)';
-const FIREWALL = 'chains `firewall`, which weft does not ship yet (issue 14, branch i14-firewall-tuning)';
-const FIREWALL_TUNING = 'chains `firewall` and `tuning`, which weft does not ship yet (issue 14, branch i14-firewall-tuning)';
-
 export const FIXTURES: readonly Fixture[] = [
   { file: 'kube-flannel.conflist', runtime: 'containerd (kubelet)', casing: 'containerd' },
-  { file: 'k3s-10-flannel.conflist', runtime: 'k3s embedded containerd', casing: 'containerd', pending: BANDWIDTH, blocker: { missingPlugins: ['bandwidth'] } },
+  { file: 'k3s-10-flannel.conflist', runtime: 'k3s embedded containerd', casing: 'containerd' },
   { file: 'kubespray-10-flannel.conflist', runtime: 'containerd (kubelet)', casing: 'containerd' },
   { file: 'kubespray-cni-flannel.conflist', runtime: 'containerd (kubelet)', casing: 'containerd' },
   { file: 'flannel-readme-mynet.conf', runtime: 'libcni (.conf, no cniVersion)', casing: 'containerd' },
   { file: 'flannel-readme-delegate.conf', runtime: 'libcni (.conf, no cniVersion)', casing: 'containerd' },
   { file: 'containerd-10-containerd-net.conflist', runtime: 'containerd', casing: 'containerd' },
-  { file: 'k8s-docs-containerd-net.conflist', runtime: 'containerd', casing: 'containerd', pending: MARK_CHAIN, blocker: { refusedKey: 'externalSetMarkChain' } },
-  { file: 'aks-kubenet.conflist', runtime: 'containerd (AKS kubenet node)', casing: 'containerd', pending: MARK_CHAIN, blocker: { refusedKey: 'externalSetMarkChain' } },
+  { file: 'k8s-docs-containerd-net.conflist', runtime: 'containerd', casing: 'containerd' },
+  { file: 'aks-kubenet.conflist', runtime: 'containerd (AKS kubenet node)', casing: 'containerd' },
   { file: 'crio-10-crio-bridge.conf', runtime: 'CRI-O', casing: 'ocicni' },
   { file: 'crio-11-crio-ipv4-bridge.conflist', runtime: 'CRI-O', casing: 'ocicni' },
   { file: 'crio-99-loopback.conflist', runtime: 'CRI-O', casing: 'ocicni' },
-  { file: 'podman-87-podman-bridge.conflist', runtime: 'podman (CNI backend)', casing: 'ocicni', pending: FIREWALL, blocker: { missingPlugins: ['firewall'] } },
-  { file: 'podman-libnetwork-bridge.conflist', runtime: 'podman (CNI backend)', casing: 'ocicni', pending: FIREWALL_TUNING, blocker: { missingPlugins: ['firewall', 'tuning'] } },
-  { file: 'podman-libnetwork-dualstack.conflist', runtime: 'podman (CNI backend)', casing: 'ocicni', pending: FIREWALL_TUNING, blocker: { missingPlugins: ['firewall', 'tuning'] } },
-  { file: 'minikube-1-k8s.conflist', runtime: 'containerd (minikube)', casing: 'containerd', pending: FIREWALL, blocker: { missingPlugins: ['firewall'] } },
+  { file: 'podman-87-podman-bridge.conflist', runtime: 'podman (CNI backend)', casing: 'ocicni' },
+  { file: 'podman-libnetwork-bridge.conflist', runtime: 'podman (CNI backend)', casing: 'ocicni' },
+  { file: 'podman-libnetwork-dualstack.conflist', runtime: 'podman (CNI backend)', casing: 'ocicni' },
+  { file: 'minikube-1-k8s.conflist', runtime: 'containerd (minikube)', casing: 'containerd' },
   { file: 'cri-dockerd-kubenet.conf', runtime: 'cri-dockerd kubenet (libcni)', casing: 'containerd' },
 ];
 

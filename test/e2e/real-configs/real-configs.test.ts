@@ -114,6 +114,11 @@ void describe('real configuration files', { skip: skipReason(), timeout: 300_000
       if (versionAtLeast(conf.cniVersion, '0.4.0')) await runner.check(att);
       await runner.del(att);
       assert.deepEqual(await nodeTraces(n), clean, 'nothing of the pod is left on the node');
+      const ip = isLoopback ? undefined : ipv4Of(res)?.ip;
+      if (ip !== undefined) {
+        // Any table (masquerade, portmap, firewall sets): no element names the pod's address any more.
+        assert.doesNotMatch(await nsRun(n.netns, ['nft', 'list', 'ruleset']), new RegExp(`(^|[^0-9.])${ip.replaceAll('.', '\\.')}([^0-9]|$)`, 'm'));
+      }
     });
   });
 });
