@@ -1,4 +1,6 @@
 // Config validation with build-time generated ajv validators (gen/validators/<name>.js): no ajv at run time.
+import { normalizeKeys } from './decode.ts';
+import type { FieldTree } from './decode.ts';
 import { invalidConfig } from './errors.ts';
 
 /** One ajv error, the fields we use (ajv's ErrorObject is structurally compatible). */
@@ -13,6 +15,8 @@ export interface SchemaError {
 export interface GeneratedValidator {
   (data: unknown): boolean;
   errors?: SchemaError[] | null;
+  /** The schema's field names (set by the generator): keys are matched as Go's encoding/json does. */
+  fields?: FieldTree;
 }
 
 const MAX_SHOWN = 80;
@@ -73,10 +77,12 @@ export function formatSchemaError(err: SchemaError, root: unknown): string {
 }
 
 /**
- * Check `value` with a generated validator and return it typed as T; on failure throw code 7
+ * Decode `raw` as the Go reference does (keys matched to the schema's fields case-insensitively, see
+ * decode.ts), check it with a generated validator and return it typed as T; on failure throw code 7
  * ("invalid configuration") whose details name the first failing field and its value.
  */
-export function validateConfig<T>(validate: GeneratedValidator, value: unknown, what = 'configuration'): T {
+export function validateConfig<T>(validate: GeneratedValidator, raw: unknown, what = 'configuration'): T {
+  const value = validate.fields === undefined ? raw : normalizeKeys(raw, validate.fields);
   if (validate(value)) return value as T;
   const first = validate.errors?.[0];
   const why = first ? formatSchemaError(first, value) : 'schema validation failed';
