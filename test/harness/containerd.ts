@@ -188,7 +188,7 @@ export class ContainerdEnv {
 
   /** Starts the daemon in the node namespace and waits until CRI reports the network ready. */
   async startDaemon(): Promise<void> {
-    if (this.proc?.exitCode === null) throw new Error('containerd is already running');
+    if (this.running()) throw new Error('containerd is already running');
     const out = openSync(this.logFile, 'a');
     const child = spawn('nsenter', [`--net=/var/run/netns/${this.netns}`, 'containerd', '--config', this.configFile, '--log-level', 'info'], { stdio: ['ignore', out, out] });
     closeSync(out);
@@ -207,10 +207,15 @@ export class ContainerdEnv {
     }
   }
 
+  /** Whether the daemon process is alive. */
+  running(): boolean {
+    return this.proc !== undefined && this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
   /** SIGKILLs the daemon (its shims and pods keep running) and waits for it to be gone. */
   async killDaemon(): Promise<void> {
     const p = this.proc;
-    if (p === undefined || p.exitCode !== null || p.signalCode !== null) return;
+    if (p === undefined || !this.running()) return;
     const closed = new Promise<void>((res) => p.once('close', () => res()));
     p.kill('SIGKILL');
     await closed;
@@ -297,7 +302,7 @@ export class ContainerdEnv {
   /** Removes every pod over CRI (CNI DEL in the node namespace), then the daemon, its shims, mounts and files. Idempotent. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
-    if (this.proc?.exitCode === null && this.proc.signalCode === null) {
+    if (this.running()) {
       await this.crictl(['rmp', '-f', '-a'], 120_000).catch(() => undefined);
     }
     this.destroySync();
@@ -308,7 +313,7 @@ export class ContainerdEnv {
     if (this.destroyed) return;
     this.destroyed = true;
     live.delete(this);
-    if (this.proc?.exitCode === null && this.proc.signalCode === null) this.proc.kill('SIGKILL');
+    if (this.running()) this.proc?.kill('SIGKILL');
     // The shims outlive containerd; each names our socket in its command line. Killing a shim's
     // pods first (their pause is PID 1 of the pod's PID namespace) leaves no process behind.
     for (const pid of this.shimPids()) {
