@@ -320,10 +320,10 @@ export class ContainerdEnv {
       for (const child of childPids(pid)) signal(child, 'SIGKILL');
       signal(pid, 'SIGKILL');
     }
+    killAndRemoveCgroups(this.cgroupParent);
     const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(this.dir));
     for (const m of mounts.reverse()) spawnSync('umount', ['-l', m], { stdio: 'ignore', timeout: 10_000 });
     for (const f of this.cachedResults()) rmSync(join(CNI_RESULTS_DIR, f), { force: true });
-    removeCgroups(this.cgroupParent);
     rmSync(this.dir, { recursive: true, force: true });
   }
 
@@ -343,25 +343,43 @@ export class ContainerdEnv {
   }
 }
 
-/** Removes the (empty, once the pods are dead) cgroup `parent` and its children in every hierarchy. */
-function removeCgroups(parent: string): void {
+/** The cgroup dirs of `parent` (itself, then its pod and container children) in every hierarchy (v1) or the one (v2). */
+function cgroupDirs(parent: string): string[] {
   const roots = existsSync('/sys/fs/cgroup/cgroup.controllers') ? ['/sys/fs/cgroup']
     : readdirSync('/sys/fs/cgroup').map((h) => join('/sys/fs/cgroup', h));
-  for (const r of roots) {
-    const dir = join(r, parent);
-    if (!existsSync(dir)) continue;
-    for (const child of readdirSync(dir, { withFileTypes: true })) {
-      if (child.isDirectory()) rmdirQuiet(join(dir, child.name));
-    }
-    rmdirQuiet(dir);
-  }
+  const out: string[] = [];
+  const walk = (dir: string): void => {
+    out.push(dir);
+    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(join(dir, e.name));
+  };
+  for (const r of roots) if (existsSync(join(r, parent))) walk(join(r, parent));
+  return out;
 }
 
-function rmdirQuiet(dir: string): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    /* busy or gone: a kernel cgroup dir is removed by rmdir only */
+/**
+ * SIGKILLs every process left in cgroup `parent` (pods whose shim is already gone, e.g. killed with
+ * the node namespace's processes) and removes its cgroup dirs, children first, once they are empty.
+ */
+function killAndRemoveCgroups(parent: string): void {
+  const pids = (dirs: string[]): number[] => dirs.flatMap((d) => {
+    try {
+      return readFileSync(join(d, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    } catch {
+      return [];
+    }
+  });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const dirs = cgroupDirs(parent);
+    if (dirs.length === 0) return;
+    for (const pid of pids(dirs)) signal(pid, 'SIGKILL');
+    for (const d of dirs.reverse()) {
+      try {
+        rmdirSync(d);
+      } catch {
+        /* busy until its processes are reaped: retried */
+      }
+    }
+    spawnSync('sleep', ['0.1']);
   }
 }
 
