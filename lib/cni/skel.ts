@@ -70,18 +70,22 @@ function decodeConfig(plugin: Plugin, command: Command, bytes: Buffer): { config
   if (bytes.length > MAX_STDIN_BYTES) {
     throw invalidConfig('network configuration too large', `more than ${MAX_STDIN_BYTES} bytes on stdin`);
   }
-  const doc = parseJson(bytes);
+  let doc = parseJson(bytes);
+  // DEL of a JSON document that is not an object: nothing to read, but still nothing to refuse.
+  if (command === 'DEL' && (typeof doc !== 'object' || doc === null || Array.isArray(doc))) doc = {};
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw decodeFailure('error decoding network configuration', 'stdin must hold a JSON object');
   }
   const config = normalizeKeys(doc, SKEL_FIELDS) as NetConf;
-  const raw = config.cniVersion as unknown;
+  const raw = command === 'DEL' && typeof config.cniVersion !== 'string' ? undefined : (config.cniVersion as unknown);
   if (raw !== undefined && typeof raw !== 'string') {
     throw decodeFailure('error decoding network configuration', 'cniVersion must be a string');
   }
   // A config without cniVersion, or with "" (libcni's value for a .conf without one), is 0.1.0, as the
   // reference decodes it (pkg/version ConfigDecoder); the config carries it from here on.
-  const cniVersion = raw === undefined || raw === '' ? '0.1.0' : raw;
+  let cniVersion = raw === undefined || raw === '' ? '0.1.0' : raw;
+  // DEL never blocks cleanup: a version we do not speak still releases, under the newest we do.
+  if (command === 'DEL' && !isSupportedVersion(cniVersion, plugin.supportedVersions)) cniVersion = CURRENT_VERSION;
   config.cniVersion = cniVersion;
   if (!isSupportedVersion(cniVersion, plugin.supportedVersions)) {
     throw incompatibleVersion(

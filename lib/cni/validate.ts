@@ -88,3 +88,19 @@ export function validateConfig<T>(validate: GeneratedValidator, raw: unknown, wh
   const why = first ? formatSchemaError(first, value) : 'schema validation failed';
   throw invalidConfig(`invalid ${what}: ${why}`, first ? `schema keyword "${first.keyword}"` : '');
 }
+
+/**
+ * DEL's reading of a config that validateConfig refuses: the same Go-style key decoding, no checks,
+ * so DEL can still find what ADD made (DEL never blocks cleanup). A non-object reads as {}.
+ */
+export function decodeForDel(validate: GeneratedValidator, raw: unknown): Record<string, unknown> {
+  const doc = validate.fields === undefined ? raw : normalizeKeys(raw, validate.fields);
+  return typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? (doc as Record<string, unknown>) : {};
+}
+
+/** A string at `path` of a decoded document, or undefined when absent or of another type. */
+export function stringAt(doc: unknown, ...path: string[]): string | undefined {
+  let v = doc;
+  for (const k of path) v = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>)[k] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
