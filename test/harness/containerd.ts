@@ -247,6 +247,11 @@ export class ContainerdEnv {
     return this.must(['runp', this.podConfig(spec)]);
   }
 
+  /** RunPodSandbox expected to fail: crictl's result, whatever it is. */
+  tryRunPod(spec: PodSpec): Promise<RunResult> {
+    return this.crictl(['runp', this.podConfig(spec)]);
+  }
+
   /** The pod-config.json crictl sends (written once per pod name). */
   private podConfig(spec: PodSpec): string {
     const file = join(this.dir, 'pods', `${spec.name}.json`);

@@ -1,7 +1,8 @@
 // containerd (Debian's 1.6) driven over CRI by crictl, as kubelet drives it, runs weft's bridge +
 // host-local + portmap conflist inside a simulated node: a pod with a hostPort serves HTTP to another
 // namespace, StopPodSandbox + RemovePodSandbox leave nothing, five sandboxes at once get distinct
-// addresses, and a pod survives containerd being SIGKILLed and restarted.
+// addresses, a pod survives containerd being SIGKILLed and restarted, and a conflist edited into one
+// that ADD refuses never blocks a running pod's StopPodSandbox (libcni stops DEL at the first failing plugin).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -119,5 +120,26 @@ describe('containerd (CRI) + bridge/host-local/portmap', { skip: skipUnlessCi(),
     await waitServed(8090);
     await env.removePod(pod.id);
     assert.deepEqual(await nodeLeftovers(), CLEAN);
+  });
+
+  test('the conflist edited into one ADD refuses while a pod runs: StopPodSandbox still releases everything', async () => {
+    const pod = await startWeb('edited', 8095);
+    await waitServed(8095);
+    // The reference refuses markMasqBit together with externalSetMarkChain, on ADD only.
+    const bad = conflist(net, ipamDir);
+    const plugins = bad['plugins'] as Array<Record<string, unknown>>;
+    plugins[1] = { ...plugins[1], markMasqBit: 14, externalSetMarkChain: 'KUBE-MARK-MASQ' };
+    env.writeConflist(bad);
+    try {
+      await waitUntil('containerd to load the edited conflist', async () => (await env.crictl(['info'], 10_000)).stdout.includes('KUBE-MARK-MASQ'));
+      const refused = await env.tryRunPod({ name: 'refused', ports: [{ hostPort: 8096, containerPort: 80 }] });
+      assert.notEqual(refused.code, 0, 'ADD refuses the edited conflist');
+      assert.match(refused.stderr, /markMasqBit/);
+      await env.removePod(pod.id);
+      assert.deepEqual(await nodeLeftovers(), CLEAN);
+      assert.deepEqual(await env.podIds(), [], 'the refused sandbox was cleaned by containerd too');
+    } finally {
+      env.writeConflist(conflist(net, ipamDir));
+    }
   });
 });
