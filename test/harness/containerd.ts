@@ -12,6 +12,7 @@ import { join } from 'node:path';
 const ROOT = join(import.meta.dirname, '..', '..');
 /** Where scripts/cri-setup.sh caches crictl and the busybox image. */
 export const CACHE_DIR = process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft';
+/** crictl as scripts/cri-setup.sh installs it (same version there). */
 export const CRICTL = join(CACHE_DIR, 'go-bin', 'cri-tools-v1.36.0', 'crictl');
 export const IMAGE_TAR = join(CACHE_DIR, 'images', 'weft-busybox.tar');
 /** The image inside IMAGE_TAR: the sandbox (pause) image and the test containers' image. */
@@ -168,7 +169,6 @@ export class ContainerdEnv {
       'disable_apparmor = true',
       // Sandbox namespaces under our state dir: nothing lands in the machine's /var/run/netns.
       'netns_mounts_under_state_dir = true',
-      'enable_unprivileged_ports = false',
       `[${cri}.containerd]`,
       'snapshotter = "native"',
       'default_runtime_name = "runc"',
@@ -307,9 +307,7 @@ export class ContainerdEnv {
   /** Removes every pod over CRI (CNI DEL in the node namespace), then the daemon, its shims, mounts and files. Idempotent. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
-    if (this.running()) {
-      await this.crictl(['rmp', '-f', '-a'], 120_000).catch(() => undefined);
-    }
+    if (this.running()) await this.crictl(['rmp', '-f', '-a'], 120_000).catch(() => undefined);
     this.destroySync();
   }
 
@@ -319,12 +317,9 @@ export class ContainerdEnv {
     this.destroyed = true;
     live.delete(this);
     if (this.running()) this.proc?.kill('SIGKILL');
-    // The shims outlive containerd; each names our socket in its command line. Killing a shim's
-    // pods first (their pause is PID 1 of the pod's PID namespace) leaves no process behind.
-    for (const pid of this.shimPids()) {
-      for (const child of childPids(pid)) signal(child, 'SIGKILL');
-      signal(pid, 'SIGKILL');
-    }
+    // The shims outlive containerd (each names our socket in its command line); the pods' processes
+    // outlive their shim, and are found by their cgroup.
+    for (const pid of this.shimPids()) signal(pid, 'SIGKILL');
     killAndRemoveCgroups(this.cgroupParent);
     const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').map((l) => l.split(' ')[4] ?? '').filter((m) => m.startsWith(this.dir));
     for (const m of mounts.reverse()) spawnSync('umount', ['-l', m], { stdio: 'ignore', timeout: 10_000 });
@@ -334,17 +329,14 @@ export class ContainerdEnv {
 
   /** PIDs of containerd-shim-runc-v2 processes serving this env. */
   private shimPids(): number[] {
-    const out: number[] = [];
-    for (const p of readdirSync('/proc')) {
-      if (!/^\d+$/.test(p)) continue;
+    const cmdline = (p: string): string => {
       try {
-        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-        if (cmd.includes('containerd-shim') && cmd.includes(this.sock)) out.push(Number(p));
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8');
       } catch {
-        /* gone */
+        return '';
       }
-    }
-    return out;
+    };
+    return readdirSync('/proc').filter((p) => /^\d+$/.test(p) && cmdline(p).includes('containerd-shim') && cmdline(p).includes(this.sock)).map(Number);
   }
 }
 
@@ -395,15 +387,6 @@ function networkReady(infoJson: string): boolean {
     return doc.status?.conditions?.some((c) => c.type === 'NetworkReady' && c.status === true) === true;
   } catch {
     return false;
-  }
-}
-
-/** Direct children of a process (from /proc/<pid>/task/*\/children). */
-function childPids(pid: number): number[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((t) => readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
-  } catch {
-    return [];
   }
 }
 
