@@ -4,6 +4,8 @@
 import { writeSync } from 'node:fs';
 import { checkNotOwnNetns, isCommand, readCmdEnv } from './cmd-env.ts';
 import { CniError, decodeFailure, incompatibleVersion, invalidConfig, invalidEnv, ioFailure, toCniError } from './errors.ts';
+import { normalizeKeys } from './decode.ts';
+import type { FieldTree } from './decode.ts';
 import { configureLog, log } from './log.ts';
 import { MAX_STDIN_BYTES, readStdinSync } from './stdin.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './types.ts';
@@ -38,11 +40,20 @@ function parseJson(bytes: Buffer): unknown {
   }
 }
 
+/** The keys the skeleton itself reads, matched as the reference's Go structs match them (decode.ts). */
+const SKEL_FIELDS: FieldTree = { p: { cniVersion: {}, name: {}, type: {}, prevResult: {} } };
+
+/** The cniVersion a config document declares ('' and absent mean 0.1.0, as in the reference). */
+function declaredVersion(doc: unknown): unknown {
+  const v = (normalizeKeys(doc, SKEL_FIELDS) as { cniVersion?: unknown } | null)?.cniVersion;
+  return v === undefined || v === '' ? '0.1.0' : v;
+}
+
 /** The cniVersion to label errors with: the config's if it is one we speak, else the newest. */
 function errorVersion(bytes: Buffer | undefined): string {
   if (!bytes || bytes.length === 0 || bytes.length > MAX_STDIN_BYTES) return CURRENT_VERSION;
   try {
-    const v = (JSON.parse(bytes.toString('utf8')) as { cniVersion?: unknown } | null)?.cniVersion;
+    const v = declaredVersion(JSON.parse(bytes.toString('utf8')));
     return isSupportedVersion(v) ? v : CURRENT_VERSION;
   } catch {
     return CURRENT_VERSION;
@@ -54,8 +65,13 @@ function versionCommand(plugin: Plugin, bytes: Buffer): PluginOutput {
   return { stdout: render({ cniVersion, supportedVersions: [...plugin.supportedVersions] }), stderr: '', exitCode: 0 };
 }
 
-/** The version rules of `command` for a config of `cniVersion`: one `plugin` speaks; CHECK from 0.4.0, GC and STATUS from 1.1.0. */
-function checkVersionRules(plugin: Plugin, command: Command, cniVersion: string): void {
+/**
+ * The version `command` runs under for a config of `cniVersion`, after its rules: one `plugin` speaks
+ * (DEL never blocks cleanup: a version we do not speak still releases, under the newest we do);
+ * CHECK from 0.4.0, GC and STATUS from 1.1.0.
+ */
+function effectiveVersion(plugin: Plugin, command: Command, cniVersion: string): string {
+  if (command === 'DEL' && !isSupportedVersion(cniVersion, plugin.supportedVersions)) return CURRENT_VERSION;
   if (!isSupportedVersion(cniVersion, plugin.supportedVersions)) {
     throw incompatibleVersion(
       'incompatible CNI versions',
@@ -68,6 +84,7 @@ function checkVersionRules(plugin: Plugin, command: Command, cniVersion: string)
   if ((command === 'GC' || command === 'STATUS') && !versionAtLeast(cniVersion, '1.1.0')) {
     throw incompatibleVersion(`config version does not allow ${command}`, `cniVersion ${cniVersion} < 1.1.0`);
   }
+  return cniVersion;
 }
 
 /** Decode stdin into the config and its cniVersion, enforcing the version rules of `command`. */
@@ -75,18 +92,22 @@ function decodeConfig(plugin: Plugin, command: Command, bytes: Buffer): { config
   if (bytes.length > MAX_STDIN_BYTES) {
     throw invalidConfig('network configuration too large', `more than ${MAX_STDIN_BYTES} bytes on stdin`);
   }
-  const doc = parseJson(bytes);
+  let doc = parseJson(bytes);
+  // DEL of a JSON document that is not an object: nothing to read, but still nothing to refuse.
+  if (command === 'DEL' && (typeof doc !== 'object' || doc === null || Array.isArray(doc))) doc = {};
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw decodeFailure('error decoding network configuration', 'stdin must hold a JSON object');
   }
-  const raw = (doc as { cniVersion?: unknown }).cniVersion;
+  const config = normalizeKeys(doc, SKEL_FIELDS) as NetConf;
+  const raw = command === 'DEL' && typeof config.cniVersion !== 'string' ? undefined : (config.cniVersion as unknown);
   if (raw !== undefined && typeof raw !== 'string') {
     throw decodeFailure('error decoding network configuration', 'cniVersion must be a string');
   }
-  // A config without cniVersion is 0.1.0, as the reference decodes it (pkg/version).
-  const cniVersion = raw ?? '0.1.0';
-  checkVersionRules(plugin, command, cniVersion);
-  return { config: doc as NetConf, cniVersion };
+  // A config without cniVersion, or with "" (libcni's value for a .conf without one), is 0.1.0, as the
+  // reference decodes it (pkg/version ConfigDecoder); the config carries it from here on.
+  const cniVersion = effectiveVersion(plugin, command, raw === undefined || raw === '' ? '0.1.0' : raw);
+  config.cniVersion = cniVersion;
+  return { config, cniVersion };
 }
 
 /** Runs the handler for a.command: ADD's result in internal form, undefined for the others. */
@@ -148,7 +169,12 @@ export async function runPlugin(plugin: Plugin, input: RunInput): Promise<Plugin
     checkNotOwnNetns(ce.netns, env);
     const a: CmdArgs = { command, ...ce, stdinData: bytes, config, cniVersion, env };
     if (config.prevResult !== undefined && config.prevResult !== null) {
-      a.prevResult = parseResult(config.prevResult, cniVersion, 'prevResult');
+      try {
+        a.prevResult = parseResult(config.prevResult, cniVersion, 'prevResult');
+      } catch (e) {
+        // DEL never blocks cleanup: a prevResult it cannot read is one it does not have.
+        if (command !== 'DEL') throw e;
+      }
     }
     return { stdout: await dispatch(plugin, a), stderr: '', exitCode: 0 };
   } catch (e) {
@@ -175,9 +201,9 @@ export interface DecodedConfig {
 export async function runDecoded(plugin: Plugin, command: Exclude<Command, 'VERSION'>, env: Env, stdinData: Buffer, decoded: DecodedConfig): Promise<Result | undefined> {
   try {
     const ce = readCmdEnv(command, env);
-    checkVersionRules(plugin, command, decoded.cniVersion);
+    const cniVersion = effectiveVersion(plugin, command, decoded.cniVersion);
     checkNotOwnNetns(ce.netns, env);
-    const a: CmdArgs = { command, ...ce, stdinData, config: decoded.config, cniVersion: decoded.cniVersion, env };
+    const a: CmdArgs = { command, ...ce, stdinData, config: decoded.config, cniVersion, env };
     if (decoded.prevResult !== undefined) a.prevResult = decoded.prevResult;
     return await callHandler(plugin, a);
   } catch (e) {
