@@ -4,7 +4,7 @@
 // ADD/CHECK/DEL of loopback and bridge + host-local (in-process) + portmap in namespaces, and a
 // 2-node vxlan cluster (file store) whose weftd and plugins all run there, pods pinging each other.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -47,7 +47,14 @@ void describe('standalone executable where no Node.js exists', { skip, timeout: 
       const r = await runCmd([...wrap, join(bin.dir, name)], { CNI_COMMAND: 'VERSION' });
       assert.equal(r.code, 0, `${name}: ${r.stderr}`);
       assert.ok((JSON.parse(r.stdout) as { supportedVersions: string[] }).supportedVersions.includes('1.0.0'), name);
+      // Without CNI_COMMAND a plugin names itself on stderr: the hard link ran the right one.
+      const about = await runCmd([...wrap, join(bin.dir, name)], {});
+      assert.match(about.stderr, new RegExp(`^${name} `), `${name} runs as itself`);
     }
+    // A symlink runs as the name it has, too.
+    const links = mkdtempSync(join(work, 'links-'));
+    symlinkSync(join(bin.dir, 'weft'), join(links, 'portmap'));
+    assert.match((await runCmd([...wrap, join(links, 'portmap')], {})).stderr, /^portmap /);
     const d = await runCmd([...wrap, join(bin.dir, 'weftd'), '--version']);
     assert.equal(d.code, 0, d.stderr);
     assert.match(d.stdout, /^\d+\.\d+\.\d+/);
