@@ -50,6 +50,14 @@ export function teardownRedirect(tc: Tc, vethIndex: number): void {
   ignoreAbsent(() => tc.delQdisc({ ifindex: vethIndex, parent: TC_H_INGRESS, handle: TC_H_INGRESS_QDISC }));
 }
 
+/** Removes our root qdisc and the ingress qdisc when one dump shows them: no failed request on a clean device (ADD's fast path). */
+export function clearShaping(tc: Tc, ifindex: number): void {
+  for (const q of tc.listQdiscs(ifindex)) {
+    if (q.parent === TC_H_ROOT && q.handle === ROOT_HANDLE) teardownShaping(tc, ifindex);
+    else if (q.parent === TC_H_INGRESS && q.kind === 'ingress') teardownRedirect(tc, ifindex);
+  }
+}
+
 // Deleting a qdisc that is not there: ENOENT (nothing attached, or only the default with handle 0)
 // or EINVAL (another handle is attached: not ours, left alone); a link gone is ENODEV.
 function ignoreAbsent(fn: () => void): void {
