@@ -16,6 +16,7 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'bridge', source: 'plugins/bridge/main.ts' },
   { name: 'portmap', source: 'plugins/portmap/main.ts' },
   { name: 'bandwidth', source: 'plugins/bandwidth/main.ts' },
+  { name: 'flannel', source: 'plugins/flannel-cni/main.ts' },
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
   { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
   { name: 'flannel-udp', source: 'plugins/flannel-udp/main.ts' },
