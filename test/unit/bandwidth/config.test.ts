@@ -4,18 +4,16 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CniError } from '../../../lib/cni/errors.ts';
 import { parseBandwidthConfig } from '../../../plugins/bandwidth/config.ts';
-import { BANDWIDTH_SHAPE, foldKeys } from '../../../plugins/bandwidth/decode.ts';
 
 const base = { cniVersion: '1.0.0', name: 'net1', type: 'bandwidth' };
 const parse = (extra: Record<string, unknown>) => parseBandwidthConfig({ config: { ...base, ...extra }, cniVersion: '1.0.0' });
 const refused = (text: string) => (e: unknown) => e instanceof CniError && e.code === 7 && `${e.msg} ${e.details}`.includes(text);
 
-describe('foldKeys', () => {
-  it('spells fields exactly, keeps unknown keys, last repeat wins, nested shapes too', () => {
-    const out = foldKeys({ INGRESSRATE: 1, ingressRate: 2, Other: 3, RuntimeConfig: { Bandwidth: { EgressBurst: 4 } } }, BANDWIDTH_SHAPE);
-    assert.deepEqual(out, { ingressRate: 2, Other: 3, runtimeConfig: { bandwidth: { egressBurst: 4 } } });
-    assert.deepEqual(foldKeys({ ingressRate: 2, IngressRate: 5 }, BANDWIDTH_SHAPE), { ingressRate: 5 });
-    assert.equal(foldKeys(null, BANDWIDTH_SHAPE), null);
+describe('Go key matching (lib/cni/decode.ts through validateConfig)', () => {
+  it('any case, the last repeat wins, nested runtimeConfig.bandwidth too, unknown keys ignored', () => {
+    assert.deepEqual(parse({ INGRESSRATE: 8, ingressRate: 16, ingressBurst: 8, Other: 3 }).ingress, { rate: 16n, burst: 8n });
+    assert.deepEqual(parse({ ingressRate: 16, IngressRate: 24, ingressburst: 8 }).ingress, { rate: 24n, burst: 8n });
+    assert.deepEqual(parse({ RuntimeConfig: { Bandwidth: { EgressRate: 80, EGRESSBURST: 4 } } }).egress, { rate: 80n, burst: 4n });
   });
 });
 
