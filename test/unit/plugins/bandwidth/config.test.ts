@@ -2,8 +2,8 @@
 // over runtimeConfig.bandwidth, the reference's refusals (code 7), subnets.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CniError } from '../../../lib/cni/errors.ts';
-import { parseBandwidthConfig } from '../../../plugins/bandwidth/config.ts';
+import { CniError } from '../../../../lib/cni/errors.ts';
+import { parseBandwidthConfig } from '../../../../plugins/bandwidth/config.ts';
 
 const base = { cniVersion: '1.0.0', name: 'net1', type: 'bandwidth' };
 const parse = (extra: Record<string, unknown>) => parseBandwidthConfig({ config: { ...base, ...extra }, cniVersion: '1.0.0' });

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { sha512Hex } from '../../../lib/hash/sha512.ts';
+import { sha512Hex } from '../../../../lib/hash/sha512.ts';
 
 test('FIPS 180-4 example "abc"', () => {
   assert.equal(sha512Hex('abc'), 'ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f');

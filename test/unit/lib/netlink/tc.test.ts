@@ -3,19 +3,19 @@
 // requests the Tc verbs send, and parse round trips of what the kernel dumps back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, RTM_NEWLINK } from '../../../lib/netlink/constants.ts';
-import { Rtnl } from '../../../lib/netlink/rtnl.ts';
-import { formatHtbClassOptions, formatHtbQdiscOptions, parseHtbClassOptions, parseHtbQdiscOptions } from '../../../lib/netlink/tc-htb.ts';
-import { TCA_EGRESS_REDIR, TC_ACT_STOLEN, formatU32Options, parseU32Options } from '../../../lib/netlink/tc-filter.ts';
+import { NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_REQUEST, RTM_NEWLINK } from '../../../../lib/netlink/constants.ts';
+import { Rtnl } from '../../../../lib/netlink/rtnl.ts';
+import { formatHtbClassOptions, formatHtbQdiscOptions, parseHtbClassOptions, parseHtbQdiscOptions } from '../../../../lib/netlink/tc-htb.ts';
+import { TCA_EGRESS_REDIR, TC_ACT_STOLEN, formatU32Options, parseU32Options } from '../../../../lib/netlink/tc-filter.ts';
 import {
   ETH_P_ALL, ETH_P_IPV6, RTM_DELQDISC, RTM_NEWQDISC, RTM_NEWTFILTER, TC_H_INGRESS, TC_H_INGRESS_QDISC, TC_H_ROOT,
   filterInfo, filterPrio, filterProtocol, formatTcHandle, formatTcmsg, parseTcObject, tcHandle,
-} from '../../../lib/netlink/tc-msg.ts';
-import { formatTbfOptions, parseTbfOptions } from '../../../lib/netlink/tc-tbf.ts';
-import { Tc } from '../../../lib/netlink/tc.ts';
-import { concat, parseAttrs } from '../../../lib/netlink/attrs.ts';
-import { FakeKernel } from './fake-kernel.ts';
-import { hex, toHex } from './golden.ts';
+} from '../../../../lib/netlink/tc-msg.ts';
+import { formatTbfOptions, parseTbfOptions } from '../../../../lib/netlink/tc-tbf.ts';
+import { Tc } from '../../../../lib/netlink/tc.ts';
+import { concat, parseAttrs } from '../../../../lib/netlink/attrs.ts';
+import { FakeKernel } from '../../netlink/fake-kernel.ts';
+import { hex, toHex } from '../../netlink/golden.ts';
 
 const REQ = NLM_F_REQUEST | NLM_F_ACK;
 // tc_ratespec of 1,250,000 B/s: cell_log 0, linklayer 1 (ethernet), overhead 0, cell_align -1, mpu 0, rate.

@@ -2,13 +2,13 @@
 // and the pure halves of CHECK and GC.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCidr } from '../../../lib/ip/cidr.ts';
-import type { Link } from '../../../lib/netlink/link.ts';
-import { ETH_P_IP, ETH_P_IPV6 } from '../../../lib/netlink/tc-msg.ts';
-import { staleIfbs } from '../../../plugins/bandwidth/gc.ts';
-import { ifbMac, ifbName, isIfbName } from '../../../plugins/bandwidth/names.ts';
-import { planShaping, subnetKeys } from '../../../plugins/bandwidth/plan.ts';
-import { DEFAULT_TICK_IN_USEC, bucketParams, bufferTicks, parseTickInUsec, tbfDumpedBuffer, tbfLimit } from '../../../plugins/bandwidth/shaping.ts';
+import { parseCidr } from '../../../../lib/ip/cidr.ts';
+import type { Link } from '../../../../lib/netlink/link.ts';
+import { ETH_P_IP, ETH_P_IPV6 } from '../../../../lib/netlink/tc-msg.ts';
+import { staleIfbs } from '../../../../plugins/bandwidth/gc.ts';
+import { ifbMac, ifbName, isIfbName } from '../../../../plugins/bandwidth/names.ts';
+import { planShaping, subnetKeys } from '../../../../plugins/bandwidth/plan.ts';
+import { DEFAULT_TICK_IN_USEC, bucketParams, bufferTicks, parseTickInUsec, tbfDumpedBuffer, tbfLimit } from '../../../../plugins/bandwidth/shaping.ts';
 
 const cidr = (s: string) => parseCidr(s) ?? assert.fail(s);
 
