@@ -1,8 +1,7 @@
 // Applying and removing shaping with rtnetlink tc messages, in the node netns: the root qdisc of a
 // device (tbf, or htb + classes + filters), and the redirect of a host veth's incoming traffic
 // (what the pod sends) to its ifb. No tc process.
-import { isNotFound } from '../../lib/netlink/errors.ts';
-import { NetlinkError } from '../../lib/netlink/errors.ts';
+import { NetlinkError, isNotFound } from '../../lib/netlink/errors.ts';
 import { formatHtbClassOptions, formatHtbQdiscOptions } from '../../lib/netlink/tc-htb.ts';
 import { TCA_EGRESS_REDIR, TC_ACT_STOLEN, formatU32Options } from '../../lib/netlink/tc-filter.ts';
 import { ETH_P_ALL, TC_H_INGRESS, TC_H_INGRESS_QDISC, TC_H_ROOT, tcHandle } from '../../lib/netlink/tc-msg.ts';
