@@ -1,5 +1,6 @@
-// SHA-512 (FIPS 180-4) of a short string, in plain JS: loading node:crypto costs a plugin several
-// milliseconds of start-up (it pulls in the stream modules), far more than hashing a name here.
+// SHA-512 (FIPS 180-4) of a short string, in plain JS on 32-bit halves (BigInt arithmetic costs
+// milliseconds while cold): loading node:crypto costs a plugin several milliseconds of start-up (it
+// pulls in the stream modules), far more than hashing a name here.
 // For names derived from the reference's (bandwidth's ifb), not for anything secret.
 
 // The first 64 bits of the fractional parts of the cube roots of the first 80 primes (FIPS 180-4 4.2.3).
@@ -21,12 +22,19 @@ const K_HEX = [
 ].join(' ');
 // The first 64 bits of the fractional parts of the square roots of the first 8 primes (FIPS 180-4 5.3.5).
 const H0_HEX = '6a09e667f3bcc908 bb67ae8584caa73b 3c6ef372fe94f82b a54ff53a5f1d36f1 510e527fade682d1 9b05688c2b3e6c1f 1f83d9abfb41bd6b 5be0cd19137e2179';
-const MASK = (1n << 64n) - 1n;
+const TWO32 = 4294967296;
 
-let K: bigint[] | undefined;
+let K: Uint32Array | undefined;
 
-function rotr(x: bigint, n: bigint): bigint {
-  return ((x >> n) | (x << (64n - n))) & MASK;
+/** 64-bit hex words as [hi, lo, hi, lo, ...]. */
+function words(hex: string): Uint32Array {
+  const list = hex.split(' ');
+  const out = new Uint32Array(list.length * 2);
+  list.forEach((w, i) => {
+    out[2 * i] = parseInt(w.slice(0, 8), 16);
+    out[2 * i + 1] = parseInt(w.slice(8), 16);
+  });
+  return out;
 }
 
 /** The message padded to whole 128-byte blocks (a 1 bit, zeros, the bit length in 128 bits). */
@@ -35,34 +43,75 @@ function pad(msg: Uint8Array): Uint8Array {
   const out = new Uint8Array(len);
   out.set(msg);
   out[msg.length] = 0x80;
-  new DataView(out.buffer).setBigUint64(len - 8, BigInt(msg.length) * 8n, false);
+  const bits = msg.length * 8;
+  const dv = new DataView(out.buffer);
+  dv.setUint32(len - 8, Math.floor(bits / TWO32), false);
+  dv.setUint32(len - 4, bits >>> 0, false);
   return out;
 }
 
 /** Hex SHA-512 of the UTF-8 bytes of `s`. */
 export function sha512Hex(s: string): string {
-  K ??= K_HEX.split(' ').map((h) => BigInt(`0x${h}`));
+  K ??= words(K_HEX);
   const k = K;
-  const h = H0_HEX.split(' ').map((x) => BigInt(`0x${x}`));
+  const h = words(H0_HEX);
   const data = pad(Buffer.from(s, 'utf8'));
   const dv = new DataView(data.buffer);
-  const w = new Array<bigint>(80).fill(0n);
+  const wh = new Uint32Array(80);
+  const wl = new Uint32Array(80);
   for (let off = 0; off < data.length; off += 128) {
-    for (let t = 0; t < 16; t++) w[t] = dv.getBigUint64(off + 8 * t, false);
+    for (let t = 0; t < 16; t++) {
+      wh[t] = dv.getUint32(off + 8 * t, false);
+      wl[t] = dv.getUint32(off + 8 * t + 4, false);
+    }
     for (let t = 16; t < 80; t++) {
-      const w2 = w[t - 2] ?? 0n;
-      const w15 = w[t - 15] ?? 0n;
-      const s0 = rotr(w15, 1n) ^ rotr(w15, 8n) ^ (w15 >> 7n);
-      const s1 = rotr(w2, 19n) ^ rotr(w2, 61n) ^ (w2 >> 6n);
-      w[t] = ((w[t - 16] ?? 0n) + s0 + (w[t - 7] ?? 0n) + s1) & MASK;
+      let xh = wh[t - 15] as number;
+      let xl = wl[t - 15] as number;
+      // sigma0 = rotr 1 ^ rotr 8 ^ shr 7
+      const s0h = ((xh >>> 1) | (xl << 31)) ^ ((xh >>> 8) | (xl << 24)) ^ (xh >>> 7);
+      const s0l = ((xl >>> 1) | (xh << 31)) ^ ((xl >>> 8) | (xh << 24)) ^ ((xl >>> 7) | (xh << 25));
+      xh = wh[t - 2] as number;
+      xl = wl[t - 2] as number;
+      // sigma1 = rotr 19 ^ rotr 61 ^ shr 6
+      const s1h = ((xh >>> 19) | (xl << 13)) ^ ((xl >>> 29) | (xh << 3)) ^ (xh >>> 6);
+      const s1l = ((xl >>> 19) | (xh << 13)) ^ ((xh >>> 29) | (xl << 3)) ^ ((xl >>> 6) | (xh << 26));
+      const lo = (s0l >>> 0) + (s1l >>> 0) + (wl[t - 7] as number) + (wl[t - 16] as number);
+      wl[t] = lo;
+      wh[t] = (s0h >>> 0) + (s1h >>> 0) + (wh[t - 7] as number) + (wh[t - 16] as number) + Math.floor(lo / TWO32);
     }
-    let [a, b, c, d, e, f, g, hh] = h as [bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint];
+    let [ah, al, bh, bl, ch, cl, dh, dl, eh, el, fh, fl, gh, gl, hh, hl] = h as unknown as number[] as [
+      number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number,
+    ];
     for (let t = 0; t < 80; t++) {
-      const t1 = (hh + (rotr(e, 14n) ^ rotr(e, 18n) ^ rotr(e, 41n)) + ((e & f) ^ (~e & MASK & g)) + (k[t] ?? 0n) + (w[t] ?? 0n)) & MASK;
-      const t2 = ((rotr(a, 28n) ^ rotr(a, 34n) ^ rotr(a, 39n)) + ((a & b) ^ (a & c) ^ (b & c))) & MASK;
-      [hh, g, f, e, d, c, b, a] = [g, f, e, (d + t1) & MASK, c, b, a, (t1 + t2) & MASK];
+      // Sigma1(e) = rotr 14 ^ rotr 18 ^ rotr 41; Ch(e, f, g)
+      const S1h = ((eh >>> 14) | (el << 18)) ^ ((eh >>> 18) | (el << 14)) ^ ((el >>> 9) | (eh << 23));
+      const S1l = ((el >>> 14) | (eh << 18)) ^ ((el >>> 18) | (eh << 14)) ^ ((eh >>> 9) | (el << 23));
+      const chh = (eh & fh) ^ (~eh & gh);
+      const chl = (el & fl) ^ (~el & gl);
+      const t1l = hl + (S1l >>> 0) + (chl >>> 0) + (k[2 * t + 1] as number) + (wl[t] as number);
+      const t1h = hh + (S1h >>> 0) + (chh >>> 0) + (k[2 * t] as number) + (wh[t] as number) + Math.floor(t1l / TWO32);
+      // Sigma0(a) = rotr 28 ^ rotr 34 ^ rotr 39; Maj(a, b, c)
+      const S0h = ((ah >>> 28) | (al << 4)) ^ ((al >>> 2) | (ah << 30)) ^ ((al >>> 7) | (ah << 25));
+      const S0l = ((al >>> 28) | (ah << 4)) ^ ((ah >>> 2) | (al << 30)) ^ ((ah >>> 7) | (al << 25));
+      const mjh = (ah & bh) ^ (ah & ch) ^ (bh & ch);
+      const mjl = (al & bl) ^ (al & cl) ^ (bl & cl);
+      const t2l = (S0l >>> 0) + (mjl >>> 0);
+      const t2h = (S0h >>> 0) + (mjh >>> 0) + Math.floor(t2l / TWO32);
+      hh = gh; hl = gl; gh = fh; gl = fl; fh = eh; fl = el;
+      const el2 = dl + (t1l >>> 0);
+      eh = (dh + t1h + Math.floor(el2 / TWO32)) >>> 0;
+      el = el2 >>> 0;
+      dh = ch; dl = cl; ch = bh; cl = bl; bh = ah; bl = al;
+      const al2 = (t1l >>> 0) + (t2l >>> 0);
+      ah = (t1h + t2h + Math.floor(al2 / TWO32)) >>> 0;
+      al = al2 >>> 0;
     }
-    [a, b, c, d, e, f, g, hh].forEach((v, i) => { h[i] = ((h[i] ?? 0n) + v) & MASK; });
+    [ah, al, bh, bl, ch, cl, dh, dl, eh, el, fh, fl, gh, gl, hh, hl].forEach((v, i) => {
+      if (i % 2 === 1) return;
+      const lo = (h[i + 1] as number) + ([ah, al, bh, bl, ch, cl, dh, dl, eh, el, fh, fl, gh, gl, hh, hl][i + 1] as number);
+      h[i] = (h[i] as number) + v + Math.floor(lo / TWO32);
+      h[i + 1] = lo;
+    });
   }
-  return h.map((x) => x.toString(16).padStart(16, '0')).join('');
+  return Array.from(h, (x) => x.toString(16).padStart(8, '0')).join('');
 }
