@@ -13,6 +13,8 @@ export const IFINFOMSG_LEN = 16;
 export const IFF_UP = 0x1;
 /** IFF_PROMISC (linux/if.h). */
 export const IFF_PROMISC = 0x100;
+/** IFF_ALLMULTI (linux/if.h). */
+export const IFF_ALLMULTI = 0x200;
 
 /** RFC 2863 operational states in IFLA_OPERSTATE order (linux/if.h IF_OPER_*). */
 const OPER_STATES = ['unknown', 'notpresent', 'down', 'lowerlayerdown', 'testing', 'dormant', 'up'] as const;

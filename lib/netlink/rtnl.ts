@@ -10,7 +10,7 @@ import {
 import { isNotFound } from './errors.ts';
 import { formatFdbRequest, parseFdb, type Fdb } from './fdb.ts';
 import { formatAddrRequest, formatIfaddr, parseAddr, type Addr } from './ifaddr.ts';
-import { IFF_PROMISC, IFF_UP, formatIfinfo, parseLink, type Link } from './link.ts';
+import { IFF_ALLMULTI, IFF_PROMISC, IFF_UP, formatIfinfo, parseLink, type Link } from './link.ts';
 import { formatHairpinProtinfo, formatLinkInfo, formatVethInfo, formatVxlanData, linkBasics } from './link-kinds.ts';
 import { formatNdmsg, formatNeighRequest, parseNeigh, type Neigh } from './neigh.ts';
 import { formatRouteRequest, formatRtmsg, parseRoute, type Route, type RouteSpec } from './route.ts';
@@ -123,6 +123,10 @@ export class Rtnl {
   setLinkNetns(index: number, netnsFd: number): void { this.setLink(`setLinkNetns ${index}`, index, [attrU32(IFLA_NET_NS_FD, netnsFd)]); }
   /** Sets or clears IFF_PROMISC. Idempotent. */
   setPromisc(index: number, on: boolean): void { this.setLink(`setPromisc ${index}`, index, [], on ? IFF_PROMISC : 0, IFF_PROMISC); }
+  /** Sets or clears IFF_ALLMULTI. Idempotent. */
+  setAllmulti(index: number, on: boolean): void { this.setLink(`setAllmulti ${index}`, index, [], on ? IFF_ALLMULTI : 0, IFF_ALLMULTI); }
+  /** Sets the transmit queue length (IFLA_TXQLEN). Idempotent. */
+  setTxQLen(index: number, len: number): void { this.setLink(`setTxQLen ${index}`, index, [attrU32(IFLA_TXQLEN, len)]); }
   /** Sets the link's alias (IFLA_IFALIAS; '' removes it). Idempotent. */
   setAlias(index: number, alias: string): void { this.setLink(`setAlias ${index}`, index, [attrStr(IFLA_IFALIAS, alias)]); }
   /** Renames the link (it must be down). */

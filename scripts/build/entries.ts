@@ -17,6 +17,8 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'portmap', source: 'plugins/portmap/main.ts' },
   { name: 'bandwidth', source: 'plugins/bandwidth/main.ts' },
   { name: 'flannel', source: 'plugins/flannel-cni/main.ts' },
+  { name: 'firewall', source: 'plugins/firewall/main.ts' },
+  { name: 'tuning', source: 'plugins/tuning/main.ts' },
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
   { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
   { name: 'flannel-udp', source: 'plugins/flannel-udp/main.ts' },
