@@ -72,6 +72,19 @@ describe('bandwidth verbs after a bridge ADD (built binaries)', { skip, timeout:
     assert.match(String(broken.json?.['details']), /ifb bwp[0-9a-f]{12} is missing/);
   });
 
+  it("CHECK passes after an ADD with containerd's burst (2^32-1 bits: a bucket the kernel caps), tbf and htb", async () => {
+    for (const extra of [{}, { shapedSubnets: ['10.0.0.0/8', 'fd00::/8'] }]) {
+      const rc = { runtimeConfig: { bandwidth: { IngressRate: 10_000_000, IngressBurst: 4294967295, EgressRate: 1_000_000, EgressBurst: 4294967295 } } };
+      const limits = { ingressRate: undefined, ingressBurst: undefined, egressRate: undefined, egressBurst: undefined };
+      const r = await add(1, { ...limits, ...rc, ...extra });
+      assert.equal(r.code, 0, r.stdout);
+      const check = await runBandwidth(node(), { command: 'CHECK', stdin: stdin(1, { ...limits, ...rc, ...extra, prevResult: r.json }), containerId: 'c1', netns: pods[1]?.path ?? '' });
+      assert.equal(check.code, 0, check.stdout);
+      assert.equal((await runBandwidth(node(), { command: 'DEL', stdin: stdin(1, { prevResult: r.json }), containerId: 'c1', netns: pods[1]?.path ?? '' })).code, 0);
+    }
+    assert.deepEqual(await nodeIfbs(node()), []);
+  });
+
   it('DEL: removes qdiscs and ifb; succeeds again, without netns, without prevResult, with a config ADD refuses', async () => {
     assert.equal((await add(0)).code, 0);
     const del = (extra: Record<string, unknown>, netns: string) => runBandwidth(node(), { command: 'DEL', stdin: stdin(0, extra), containerId: 'c0', netns });

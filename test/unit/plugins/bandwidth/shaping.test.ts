@@ -26,7 +26,7 @@ describe('token bucket numbers', () => {
     assert.deepEqual(bucketParams({ rate: 10_000_000n, burst: 1_000_000n }, 15.625), { rateBytes: 1_250_000n, burstBytes: 125_000, buffer: 1_562_500, limit: 156_250 });
   });
 
-  it('kubelet-sized bursts saturate instead of wrapping the u32 fields, and tbf dumps its capped buffer', () => {
+  it('runtime-sized bursts saturate instead of wrapping the u32 fields; what a capping kernel dumps back', () => {
     // 1 Mbit/s with kubelet's burst of 2^31-1 bits: 2147 s of bucket, more ticks than a u32 holds.
     const p = bucketParams({ rate: 1_000_000n, burst: 2_147_483_647n }, 15.625);
     assert.equal(p.buffer, 0xffffffff);
