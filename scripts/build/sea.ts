@@ -1,6 +1,6 @@
-// Build step for the standalone executable dist/sea/weft: one esbuild bundle of cli/standalone.ts
-// holding every entry of scripts/build/entries.ts behind a name-keyed table, turned into a Node single
-// executable application (`node --experimental-sea-config`, then postject into a copy of this node).
+// Build step for the standalone executable dist/sea/weft: every entry of scripts/build/entries.ts in
+// one Node single executable application (`node --experimental-sea-config`, then postject into a copy
+// of this node), in one of three start-up modes (SeaStartup; docs/standalone.md has them measured).
 // The file carries the build machine's node binary; it is rebuilt only when its inputs change.
 import { build, type Plugin } from 'esbuild';
 import { spawn } from 'node:child_process';
