@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     }),
   );
   const ms = Math.round(performance.now() - started);
-  process.stderr.write(`built ${entries.map((e) => e.name).join(', ')} into dist/bin in ${ms} ms\n`);
+  if (entries.length > 0) process.stderr.write(`built ${entries.map((e) => e.name).join(', ')} into dist/bin in ${ms} ms\n`);
   if (sea) {
     const t = performance.now();
     const r = await buildStandalone(root, addonPath, version, seaStartup, bodies);
