@@ -12,6 +12,7 @@ import { benchPortmap } from './portmap.ts';
 import { benchBandwidth } from './bandwidth.ts';
 import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
+import { benchStandalone } from './standalone.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -25,6 +26,7 @@ const BENCHES: Record<string, Bench> = {
   bandwidth: () => benchBandwidth(),
   dataplane: () => benchDataplane(),
   udp: () => benchUdp(),
+  standalone: () => benchStandalone(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {
