@@ -9,6 +9,8 @@ import { benchBridge } from './bridge.ts';
 import { benchHostLocal } from './host-local.ts';
 import { benchWeftd } from './weftd.ts';
 import { benchPortmap } from './portmap.ts';
+import { benchFirewall } from './firewall.ts';
+import { benchTuning } from './tuning.ts';
 import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
 import { ROOT, type BenchResult } from './util.ts';
@@ -21,6 +23,8 @@ const BENCHES: Record<string, Bench> = {
   'host-local': () => benchHostLocal(),
   weftd: () => benchWeftd(),
   portmap: () => benchPortmap(),
+  firewall: () => benchFirewall(),
+  tuning: () => benchTuning(),
   dataplane: () => benchDataplane(),
   udp: () => benchUdp(),
 };
