@@ -82,6 +82,18 @@ describe('firewall on a node whose forward policy drops (built binaries)', { ski
     assert.equal(await canPing(pod.netns, client.ip), false);
   });
 
+  it('a refused ADD (same-bridge without a bridge in prevResult: code 131) adds no element', async () => {
+    const list = async () => (await nsExec(node(), ['nft', 'list', 'set', 'inet', 'weft', fwNetworkNames('fwnet').pods4])).stdout;
+    const before = await list();
+    const noIfaces = { ...prev, interfaces: [], ips: (prev['ips'] as Array<Record<string, unknown>>).map(({ interface: _i, ...ip }) => ip) };
+    const r = await runFirewall(node(), { command: 'ADD', name: 'fwnet', containerId: 'ctr-x', netns: pod.path, prevResult: noIfaces, extra: { ingressPolicy: 'same-bridge' } });
+    assert.equal(r.code, 1);
+    assert.equal(r.json?.['code'], 131, r.stdout);
+    assert.equal(await list(), before);
+    const noPrev = await runFirewall(node(), { command: 'ADD', name: 'fwnet', containerId: 'ctr-x', netns: pod.path });
+    assert.equal(noPrev.json?.['code'], 7, noPrev.stdout);
+  });
+
   it('DEL without prevResult and without netns still removes the elements', async () => {
     assert.equal((await fw('ADD')).code, 0);
     assert.equal(await canPing(pod.netns, client.ip), true);
