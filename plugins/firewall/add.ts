@@ -21,14 +21,14 @@ export function requirePrevResult(a: CmdArgs): Result {
 // dev_valid_name (net/core/dev.c): 1..15 bytes, no '/', ':' or whitespace.
 const IFNAME_RE = /^(?!\.\.?$)[^/:\s]{1,15}$/;
 
-/** The attachment ADD and CHECK work on; same-bridge takes the bridge from prevResult's first interface, as the reference. */
+/** The attachment ADD and CHECK work on; same-bridge and isolated take the bridge from prevResult's first interface, as the reference. */
 export function attachmentOf(cfg: FirewallConfig, a: Pick<CmdArgs, 'containerId' | 'ifName'>, prev: Result): FwAttachment {
   const att: FwAttachment = { network: cfg.name, containerId: a.containerId, ifName: a.ifName, podIps: resultIps(prev) };
-  if (cfg.ingressPolicy !== 'same-bridge') return att;
+  if (cfg.ingressPolicy === 'open') return att;
   const bridge = prev.interfaces?.[0]?.name ?? '';
-  if (bridge === '') throw noBridge('firewall: ingressPolicy same-bridge needs a bridge', 'prevResult has no interfaces; chain firewall after bridge');
+  if (bridge === '') throw noBridge(`firewall: ingressPolicy ${cfg.ingressPolicy} needs a bridge`, 'prevResult has no interfaces; chain firewall after bridge');
   if (!IFNAME_RE.test(bridge) || Buffer.byteLength(bridge) > 15) throw noBridge('firewall: prevResult names an invalid bridge interface', `name ${JSON.stringify(bridge)}`);
-  return { ...att, bridge };
+  return { ...att, bridge, isolated: cfg.ingressPolicy === 'isolated' };
 }
 
 /** ADD, in the node netns: the pod's addresses (and bridge) into weft's sets; returns prevResult unchanged. */

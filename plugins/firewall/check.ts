@@ -50,7 +50,7 @@ export function findElementProblems(sock: NfnlSocket, att: FwAttachment): string
   }
   if (att.bridge !== undefined) {
     const k = bridgeKeys(att.bridge);
-    if (has(sock, S.isolated, k.isolated) !== 'yes' || has(sock, S.same, k.same) !== 'yes') problems.push(`bridge ${att.bridge} is missing from the isolation sets`);
+    if (has(sock, S.isolated, k.isolated) !== 'yes' || has(sock, att.isolated === true ? S.selfDrop : S.same, k.same) !== 'yes') problems.push(`bridge ${att.bridge} is missing from the isolation sets`);
   }
   return problems;
 }

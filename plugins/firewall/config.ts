@@ -11,8 +11,11 @@ export const DEFAULT_ADMIN_CHAIN = 'CNI-ADMIN';
 /** The reference's default firewalld zone. */
 export const DEFAULT_ZONE = 'trusted';
 
-/** `open`: no isolation; `same-bridge`: traffic between two isolated bridges is dropped. */
-export type IngressPolicy = 'open' | 'same-bridge';
+/**
+ * `open`: no isolation; `same-bridge`: traffic between two isolated bridges is dropped; `isolated`:
+ * as same-bridge, and traffic between two ports of the same bridge is dropped too (needs br_netfilter).
+ */
+export type IngressPolicy = 'open' | 'same-bridge' | 'isolated';
 
 /** One attachment named by GC's cni.dev/valid-attachments. */
 export interface Attachment {
@@ -62,9 +65,9 @@ export function parseFirewallConfig(a: Pick<CmdArgs, 'config'>): FirewallConfig 
   };
 }
 
-/** '' and 'open' mean no isolation, as in the reference; anything else but 'same-bridge' is refused. */
+/** '' and 'open' mean no isolation, as in the reference; anything else but 'same-bridge' and 'isolated' is refused. */
 export function parseIngressPolicy(v: string | undefined): IngressPolicy {
   if (v === undefined || v === '' || v === 'open') return 'open';
-  if (v === 'same-bridge') return 'same-bridge';
-  throw invalidConfig(`invalid configuration: unknown ingressPolicy ${JSON.stringify(v)}`, 'expected "open" or "same-bridge"');
+  if (v === 'same-bridge' || v === 'isolated') return v;
+  throw invalidConfig(`invalid configuration: unknown ingressPolicy ${JSON.stringify(v)}`, 'expected "open", "same-bridge" or "isolated"');
 }

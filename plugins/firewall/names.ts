@@ -17,10 +17,12 @@ export const FW_SHARED = {
   isolation: 'fw-isolation',
   /** forward base chain (UNMARK_PRIORITY): clears FW_MARK. */
   unmark: 'fw-unmark',
-  /** `type ifname`: bridges of networks with ingressPolicy same-bridge. */
+  /** `type ifname`: bridges of networks with ingressPolicy same-bridge or isolated. */
   isolated: 'fw-isolated',
-  /** `type ifname . ifname`: `<bridge> . <bridge>` for each isolated bridge (same-bridge traffic stays allowed). */
+  /** `type ifname . ifname`: `<bridge> . <bridge>` for each same-bridge bridge (traffic within it stays allowed). */
   same: 'fw-same',
+  /** `type ifname . ifname`: `<bridge> . <bridge>` for each `isolated` bridge (traffic within it is dropped). */
+  selfDrop: 'fw-self-drop',
 } as const;
 
 /** One network's names: its base chain and pod address sets. */

@@ -15,6 +15,8 @@ export function firewallRules(network: string): { chain: string; expr: NftExpr }
   return [
     // Reference CNI-ISOLATION-STAGE-1/2: from an isolated bridge to a different isolated bridge is dropped.
     // A drop is final in nftables whatever other chains say; same-bridge traffic (br_netfilter) passes.
+    // ingressPolicy isolated: port to port within the bridge too (seen here only with br_netfilter).
+    { chain: S.isolation, expr: nftExpr`iifname . oifname @${S.selfDrop} drop` },
     { chain: S.isolation, expr: nftExpr`iifname . oifname @${S.same} accept` },
     { chain: S.isolation, expr: nftExpr`iifname @${S.isolated} oifname @${S.isolated} drop` },
     { chain: S.unmark, expr: nftExpr`meta mark & ${MARK} == ${MARK} meta mark set meta mark & ${UNMASK}` },
@@ -36,6 +38,7 @@ export function formatRulesetScript(network: string, adminChain: string): string
     .ensureTable()
     .ensureSet(S.isolated, { type: 'ifname', comment: 'firewall same-bridge isolated bridges' })
     .ensureSet(S.same, { type: ['ifname', 'ifname'], comment: 'firewall same-bridge pairs' })
+    .ensureSet(S.selfDrop, { type: ['ifname', 'ifname'], comment: 'firewall isolated bridge pairs' })
     .ensureSet(n.pods4, { type: 'ipv4_addr', comment: `firewall pods v4` })
     .ensureSet(n.pods6, { type: 'ipv6_addr', comment: `firewall pods v6` })
     .ensureChain(S.isolation, { type: 'filter', hook: 'forward', priority: MARK_PRIORITY, policy: 'accept' })

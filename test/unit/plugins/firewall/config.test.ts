@@ -28,10 +28,11 @@ describe('firewall config', () => {
     for (const b of ['iptables', 'firewalld', 'nftables', 'something']) assert.equal(parse({ backend: b }).backend, b);
   });
 
-  it('ingressPolicy: "" and open are open, same-bridge isolates, anything else is code 7', () => {
+  it('ingressPolicy: "" and open are open, same-bridge and isolated isolate, anything else is code 7', () => {
     assert.equal(parse({ ingressPolicy: '' }).ingressPolicy, 'open');
     assert.equal(parse({ ingressPolicy: 'same-bridge' }).ingressPolicy, 'same-bridge');
-    assert.equal(code(() => parse({ ingressPolicy: 'isolated' })), 7);
+    assert.equal(parse({ ingressPolicy: 'isolated' }).ingressPolicy, 'isolated');
+    assert.equal(code(() => parse({ ingressPolicy: 'Same-Bridge' })), 7);
   });
 
   it('iptablesAdminChainName: custom names kept, names nft could misread refused with code 7', () => {

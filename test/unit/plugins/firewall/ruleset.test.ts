@@ -7,7 +7,7 @@ import { firewallRules, formatRulesetScript } from '../../../../plugins/firewall
 describe('firewall rule set', () => {
   it('is a fixed list of rules per network: pods are set elements, never rules', () => {
     const rules = firewallRules('podman');
-    assert.equal(rules.length, 7);
+    assert.equal(rules.length, 8);
     const n = fwNetworkNames('podman');
     assert.ok(rules.some((r) => r.chain === n.chain && r.expr.text.includes(`@${n.pods4}`)));
     assert.notDeepEqual(fwNetworkNames('podman'), fwNetworkNames('other'));
