@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resultIps, selectElems, bridgeKeys } from '../../../../plugins/firewall/elements.ts';
+import { bridgeKeys, podKey, resultIps, selectElems } from '../../../../plugins/firewall/elements.ts';
 import { elementComment, fwNetworkNames } from '../../../../plugins/firewall/names.ts';
 import { firewallRules, formatRulesetScript } from '../../../../plugins/firewall/ruleset.ts';
 
@@ -27,6 +27,12 @@ describe('firewall rule set', () => {
   it('takes every address of prevResult, canonical and once', () => {
     const ips = resultIps({ cniVersion: '1.0.0', ips: [{ address: '10.88.0.5/16' }, { address: 'FD00::0005/64' }, { address: '10.88.0.5/16' }] } as never);
     assert.deepEqual(ips, ['10.88.0.5', 'fd00::5']);
+  });
+
+  it('puts each family in its own set: 4-byte and 16-byte keys', () => {
+    const n = fwNetworkNames('podman');
+    assert.deepEqual([podKey('podman', '10.88.0.5').set, podKey('podman', '10.88.0.5').key.length], [n.pods4, 4]);
+    assert.deepEqual([podKey('podman', 'fd00::5').set, podKey('podman', 'fd00::5').key.length], [n.pods6, 16]);
   });
 
   it('selects elements by comment and never picks uncommented ones', () => {
