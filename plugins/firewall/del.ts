@@ -1,5 +1,6 @@
 // DEL: remove exactly this attachment's elements, found by comment (no netns or prevResult needed).
-// Forgiving: nothing there is success, a second DEL too, and no kernel failure fails a parsable DEL.
+// Forgiving: nothing there is success, a second DEL too, and neither a bad value in the config nor a
+// kernel failure fails a DEL whose stdin names its network.
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import { keptNfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
@@ -7,13 +8,24 @@ import { parseFirewallConfig } from './config.ts';
 import { deleteElems, listPodElems, selectElems } from './elements.ts';
 import { elementComment } from './names.ts';
 
+/** The network name DEL works on: the validated config's, else the raw `name` (a bad ingressPolicy must not leak elements). */
+export function delNetwork(a: Pick<CmdArgs, 'config'>): string {
+  try {
+    return parseFirewallConfig(a).name;
+  } catch (e) {
+    const name = (a.config as { name?: unknown }).name;
+    if (typeof name === 'string' && name !== '') return name;
+    throw e;
+  }
+}
+
 /** DEL, in the node netns. Rules, hooks and isolation elements stay: other pods and bridges use them. */
 export function cmdDel(a: CmdArgs): void {
-  const cfg = parseFirewallConfig(a);
+  const network = delNetwork(a);
   try {
     const sock = keptNfnlSocket();
     const comment = elementComment(a.containerId, a.ifName);
-    deleteElems(sock, selectElems(listPodElems(sock, cfg.name), (c) => c === comment));
+    deleteElems(sock, selectElems(listPodElems(sock, network), (c) => c === comment));
   } catch (e) {
     // DEL never blocks a runtime's cleanup (libcni stops the chain at the first failing DEL).
     log.warn('firewall DEL: could not remove elements', { error: e instanceof Error ? e.message : String(e) });

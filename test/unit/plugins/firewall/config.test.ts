@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CniError } from '../../../../lib/cni/errors.ts';
 import { parseFirewallConfig } from '../../../../plugins/firewall/config.ts';
+import { delNetwork } from '../../../../plugins/firewall/del.ts';
 
 const base = { cniVersion: '1.0.0', name: 'podman', type: 'firewall' };
 const parse = (extra: Record<string, unknown>) => parseFirewallConfig({ config: { ...base, ...extra } as never });
@@ -48,5 +49,13 @@ describe('firewall config', () => {
   it('reads GC valid attachments', () => {
     const c = parse({ 'cni.dev/valid-attachments': [{ containerID: 'abc', ifname: 'eth0' }] });
     assert.deepEqual(c.validAttachments, [{ containerId: 'abc', ifName: 'eth0' }]);
+  });
+});
+
+describe('firewall DEL config', () => {
+  it('a DEL with a bad value still names its network; without a name it fails', () => {
+    assert.equal(delNetwork({ config: { ...base, ingressPolicy: 'bogus' } as never }), 'podman');
+    assert.equal(delNetwork({ config: { ...base, iptablesAdminChainName: 'bad name' } as never }), 'podman');
+    assert.throws(() => delNetwork({ config: { cniVersion: '1.0.0', type: 'firewall', ingressPolicy: 'bogus' } as never }));
   });
 });
