@@ -107,6 +107,23 @@ describe('tuning (built binary, pod namespace)', { skip, timeout: 120_000 }, () 
     assert.deepEqual(readdirSync(dataDir), []);
   });
 
+  it('GC drops the state of attachments not listed, of this network only', async () => {
+    const extra = await topo.addPod(topo.nodes[0] ?? assert.fail(), 3);
+    await nsRun(extra.netns, ['ip', 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'peer0']);
+    assert.equal((await run('ADD', { mtu: 1400 })).code, 0);
+    const other = async (id: string, name: string) => execPlugin(join(BIN_DIR, 'tuning'),
+      { CNI_COMMAND: 'ADD', CNI_CONTAINERID: id, CNI_IFNAME: 'eth0', CNI_PATH: BIN_DIR, CNI_NETNS: extra.path },
+      JSON.stringify({ cniVersion: '1.0.0', name, type: 'tuning', dataDir, mtu: 1300, prevResult: prev() }), { binDirs: [BIN_DIR], nodeNetns: node() });
+    assert.equal((await other('ctr-gone', 'tunenet')).code, 0);
+    assert.equal((await other('ctr-othernet', 'othernet')).code, 0);
+    assert.deepEqual(readdirSync(dataDir).sort(), ['ctr-gone_eth0.json', 'ctr-othernet_eth0.json', 'ctr-tune_eth0.json']);
+    const gc = await run('GC', { cniVersion: '1.1.0', 'cni.dev/valid-attachments': [{ containerID: 'ctr-tune', ifname: 'eth0' }] }, { netns: '' });
+    assert.equal(gc.code, 0, gc.stdout);
+    assert.deepEqual(readdirSync(dataDir).sort(), ['ctr-othernet_eth0.json', 'ctr-tune_eth0.json']);
+    assert.equal((await run('DEL', { mtu: 1400 })).code, 0);
+    assert.deepEqual(await view(), original);
+  });
+
   it('DEL after the netns is gone succeeds and drops the state', async () => {
     const extra = await topo.addPod(topo.nodes[0] ?? assert.fail(), 2);
     await nsRun(extra.netns, ['ip', 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'peer0']);
