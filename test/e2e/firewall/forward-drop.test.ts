@@ -12,6 +12,8 @@ import { isRoot } from '../../helpers/netns.ts';
 import { fwNetworkNames } from '../../../plugins/firewall/names.ts';
 import { BIN_DIR, runFirewall } from './helpers.ts';
 
+const REFERENCE = '/usr/lib/cni/firewall';
+
 const missing = ['bridge', 'host-local', 'firewall'].filter((b) => !existsSync(join(BIN_DIR, b)));
 const skip = !isRoot() ? 'needs root' : missing.length > 0 ? `dist/bin/{${missing.join(',')}} missing: run npm run build` : false;
 
@@ -103,5 +105,25 @@ describe('firewall on a node whose forward policy drops (built binaries)', { ski
     const r = await nsExec(node(), ['nft', 'list', 'set', 'inet', 'weft', fwNetworkNames('fwnet').pods4]);
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stdout, /elements/, 'no pod address left in the firewall set');
+  });
+
+  it('side by side: the reference (Go, iptables) opens iptables-nft FORWARD DROP but not a native nft drop chain; weft opens both', { skip: existsSync(REFERENCE) ? false : `${REFERENCE} missing` }, async () => {
+    // The reference supports cniVersion 0.4.0 and later: hand it prevResult in that form.
+    const prev04 = { ...prev, cniVersion: '0.4.0', ips: (prev['ips'] as Array<Record<string, unknown>>).map((ip) => ({ ...ip, version: '4' })) };
+    const ref = (command: 'ADD' | 'DEL') => runFirewall(node(), { command, name: 'fwnet', containerId: 'ctr-fw', netns: pod.path, prevResult: prev04, extra: { cniVersion: '0.4.0' }, bin: REFERENCE });
+    // State here: iptables FORWARD ACCEPT, `inet hostfw hostforward` policy drop (from an earlier test).
+    assert.equal(await canPing(pod.netns, client.ip), false);
+    const add = await ref('ADD');
+    assert.equal(add.code, 0, add.stdout + add.stderr);
+    assert.equal(await canPing(pod.netns, client.ip), false, 'an accept in iptables-nft cannot override a native drop');
+    assert.equal((await fw('ADD')).code, 0);
+    assert.equal(await canPing(pod.netns, client.ip), true, 'weft hooks the native chain');
+    assert.equal((await fw('DEL')).code, 0);
+    // Control: with only iptables-nft dropping, the reference does open the node.
+    await nsRun(node(), ['nft', 'delete table inet hostfw']);
+    await nsRun(node(), ['iptables', '-P', 'FORWARD', 'DROP']);
+    assert.equal(await canPing(pod.netns, client.ip), true, 'reference rules still in place');
+    assert.equal((await ref('DEL')).code, 0);
+    assert.equal(await canPing(pod.netns, client.ip), false);
   });
 });
