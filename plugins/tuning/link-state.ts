@@ -1,5 +1,6 @@
 // The pod interface's tunables read and set over rtnetlink, and sysctls through /proc/sys, all in
 // the pod's netns (the Rtnl socket was opened there; sysctl calls must run inside withNetns).
+import { invalidConfig } from '../../lib/cni/errors.ts';
 import { IFLA_TXQLEN } from '../../lib/netlink/constants.ts';
 import { IFF_ALLMULTI, IFF_PROMISC, type Link } from '../../lib/netlink/link.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
@@ -35,18 +36,38 @@ export function captureState(cfg: TuningConfig, link: LinkTunables): SavedState 
   if (cfg.mtu !== 0) s.mtu = link.mtu;
   if (cfg.allmulti !== undefined) s.allmulti = link.allmulti;
   if (cfg.txQLen !== undefined && link.txQLen !== undefined) s.txQLen = link.txQLen;
-  if (cfg.sysctls.length > 0) s.sysctl = Object.fromEntries(cfg.sysctls.map((x) => [x.name, readSysctl(x.name)]));
+  if (cfg.sysctls.length > 0) s.sysctl = Object.fromEntries(cfg.sysctls.map((x) => [x.name, refused(x.key, 'read', () => readSysctl(x.name))]));
   return s;
+}
+
+// What the kernel says about a value or key that cannot be (EINVAL, ERANGE, ...): the config's
+// fault, code 7 naming the key; anything else stays unexpected (999).
+const CONFIG_ERRNOS = new Set(['ENOENT', 'EINVAL', 'ERANGE', 'EACCES', 'EPERM', 'EOPNOTSUPP', 'EADDRNOTAVAIL', 'EISDIR', 'ENOTDIR']);
+
+/** Runs one kernel step; a refusal of the configured key or value becomes code 7 naming `key`. */
+export function refused<T>(key: string, what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    const code = (e as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && CONFIG_ERRNOS.has(code)) {
+      throw invalidConfig(`invalid configuration: the pod's kernel refused to ${what} ${key}`, e instanceof Error ? e.message : String(e));
+    }
+    throw e;
+  }
 }
 
 /** Applies the config, in the reference's order: sysctls, mac, promisc, mtu, allmulti, txQLen (pod netns, inside withNetns). */
 export function applyTuning(rtnl: Rtnl, index: number, cfg: TuningConfig): void {
-  for (const s of cfg.sysctls) writeSysctl(s.name, s.value);
-  if (cfg.mac !== undefined) rtnl.setMac(index, cfg.mac);
-  if (cfg.promisc) rtnl.setPromisc(index, true);
-  if (cfg.mtu !== 0) rtnl.setMtu(index, cfg.mtu);
-  if (cfg.allmulti !== undefined) rtnl.setAllmulti(index, cfg.allmulti);
-  if (cfg.txQLen !== undefined) rtnl.setTxQLen(index, cfg.txQLen);
+  for (const s of cfg.sysctls) refused(`sysctl ${s.key}`, 'set', () => writeSysctl(s.name, s.value));
+  const mac = cfg.mac;
+  if (mac !== undefined) refused('mac', 'set', () => rtnl.setMac(index, mac));
+  if (cfg.promisc) refused('promisc', 'set', () => rtnl.setPromisc(index, true));
+  if (cfg.mtu !== 0) refused('mtu', 'set', () => rtnl.setMtu(index, cfg.mtu));
+  const allmulti = cfg.allmulti;
+  if (allmulti !== undefined) refused('allmulti', 'set', () => rtnl.setAllmulti(index, allmulti));
+  const txQLen = cfg.txQLen;
+  if (txQLen !== undefined) refused('txQLen', 'set', () => rtnl.setTxQLen(index, txQLen));
 }
 
 /** Puts saved values back, each independently (pod netns, inside withNetns); returns what failed. */
@@ -76,7 +97,7 @@ export function restoreTuning(rtnl: Rtnl, index: number, s: SavedState): string[
 export function findTuningProblems(cfg: TuningConfig, link: LinkTunables): string[] {
   const p: string[] = [];
   for (const s of cfg.sysctls) {
-    const cur = readSysctl(s.name);
+    const cur = refused(s.key, 'read', () => readSysctl(s.name));
     if (cur !== s.value) p.push(`sysctl ${s.key} is ${JSON.stringify(cur)}, configured ${JSON.stringify(s.value)}`);
   }
   if (cfg.mac !== undefined && cfg.mac !== link.mac) p.push(`mac is ${link.mac}, configured ${cfg.mac}`);

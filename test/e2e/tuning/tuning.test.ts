@@ -103,7 +103,17 @@ describe('tuning (built binary, pod namespace)', { skip, timeout: 120_000 }, () 
   it('a net.* key that does not exist fails the ADD and leaves the pod and the data dir as they were', async () => {
     const r = await run('ADD', { mtu: 1400, mac: '02:aa:bb:cc:dd:09', sysctl: { 'net.ipv4.no_such_key': '1' } });
     assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.json?.['code'], 7, r.stdout);
     assert.deepEqual(await view(), original);
+    assert.deepEqual(readdirSync(dataDir), []);
+  });
+
+  it('a value the kernel refuses half-way (MTU 70000 after a sysctl and a MAC) is code 7 and rolls everything back', async () => {
+    const r = await run('ADD', { mac: '02:aa:bb:cc:dd:0a', mtu: 70000, sysctl: { 'net.ipv4.conf.IFNAME.arp_notify': '1' } });
+    assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.json?.['code'], 7, r.stdout);
+    assert.match(String(r.json?.['msg']), /mtu/);
+    assert.deepEqual(await view(), original, 'sysctl and MAC written before the MTU are put back');
     assert.deepEqual(readdirSync(dataDir), []);
   });
 
