@@ -1,22 +1,18 @@
 // DEL: remove exactly this attachment's elements, found by comment (no netns or prevResult needed).
-// Forgiving: nothing there is success, a second DEL too, and neither a bad value in the config nor a
-// kernel failure fails a DEL whose stdin names its network.
+// Forgiving: nothing there is success, a second DEL too, and neither a value the schema allows but
+// ADD would refuse (an unknown ingressPolicy) nor a kernel failure fails it. A config of the wrong
+// shape is refused (code 7) as on every verb.
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import { keptNfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
-import { parseFirewallConfig } from './config.ts';
+import { validateConfig } from '../../lib/cni/validate.ts';
+import { validate } from '../../gen/validators/firewall.js';
 import { deleteElems, listPodElems, selectElems } from './elements.ts';
 import { elementComment } from './names.ts';
 
-/** The network name DEL works on: the validated config's, else the raw `name` (a bad ingressPolicy must not leak elements). */
+/** The network name DEL works on: schema checks only (code 7), so a bad ingressPolicy must not leak elements. */
 export function delNetwork(a: Pick<CmdArgs, 'config'>): string {
-  try {
-    return parseFirewallConfig(a).name;
-  } catch (e) {
-    const name = (a.config as { name?: unknown }).name;
-    if (typeof name === 'string' && name !== '') return name;
-    throw e;
-  }
+  return validateConfig<{ name: string }>(validate, a.config).name;
 }
 
 /** DEL, in the node netns. Rules, hooks and isolation elements stay: other pods and bridges use them. */

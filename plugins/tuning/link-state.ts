@@ -25,17 +25,25 @@ export function tunablesOf(link: Link): LinkTunables {
   return out;
 }
 
+/** True when the config changes the link itself (then the interface must exist); sysctls alone do not need it, as in the reference. */
+export function needsLink(cfg: TuningConfig): boolean {
+  return cfg.mac !== undefined || cfg.promisc || cfg.mtu !== 0 || cfg.allmulti !== undefined || cfg.txQLen !== undefined;
+}
+
 /**
  * The values ADD is about to replace (pod netns, inside withNetns: sysctls are read here, so a
- * missing key fails before anything changed). Only what the config sets is saved.
+ * missing key fails before anything changed). Only what the config sets is saved; `link` is null
+ * for a sysctl-only config.
  */
-export function captureState(cfg: TuningConfig, link: LinkTunables): SavedState {
+export function captureState(cfg: TuningConfig, link: LinkTunables | null): SavedState {
   const s: SavedState = { network: cfg.name };
-  if (cfg.mac !== undefined) s.mac = link.mac;
-  if (cfg.promisc) s.promisc = link.promisc;
-  if (cfg.mtu !== 0) s.mtu = link.mtu;
-  if (cfg.allmulti !== undefined) s.allmulti = link.allmulti;
-  if (cfg.txQLen !== undefined && link.txQLen !== undefined) s.txQLen = link.txQLen;
+  if (link !== null) {
+    if (cfg.mac !== undefined) s.mac = link.mac;
+    if (cfg.promisc) s.promisc = link.promisc;
+    if (cfg.mtu !== 0) s.mtu = link.mtu;
+    if (cfg.allmulti !== undefined) s.allmulti = link.allmulti;
+    if (cfg.txQLen !== undefined && link.txQLen !== undefined) s.txQLen = link.txQLen;
+  }
   if (cfg.sysctls.length > 0) s.sysctl = Object.fromEntries(cfg.sysctls.map((x) => [x.name, refused(x.key, 'read', () => readSysctl(x.name))]));
   return s;
 }
@@ -57,9 +65,10 @@ export function refused<T>(key: string, what: string, fn: () => T): T {
   }
 }
 
-/** Applies the config, in the reference's order: sysctls, mac, promisc, mtu, allmulti, txQLen (pod netns, inside withNetns). */
-export function applyTuning(rtnl: Rtnl, index: number, cfg: TuningConfig): void {
+/** Applies the config, in the reference's order: sysctls, mac, promisc, mtu, allmulti, txQLen (pod netns, inside withNetns; link steps need `index`). */
+export function applyTuning(rtnl: Rtnl, index: number | null, cfg: TuningConfig): void {
   for (const s of cfg.sysctls) refused(`sysctl ${s.key}`, 'set', () => writeSysctl(s.name, s.value));
+  if (index === null) return;
   const mac = cfg.mac;
   if (mac !== undefined) refused('mac', 'set', () => rtnl.setMac(index, mac));
   if (cfg.promisc) refused('promisc', 'set', () => rtnl.setPromisc(index, true));
@@ -70,8 +79,8 @@ export function applyTuning(rtnl: Rtnl, index: number, cfg: TuningConfig): void 
   if (txQLen !== undefined) refused('txQLen', 'set', () => rtnl.setTxQLen(index, txQLen));
 }
 
-/** Puts saved values back, each independently (pod netns, inside withNetns); returns what failed. */
-export function restoreTuning(rtnl: Rtnl, index: number, s: SavedState): string[] {
+/** Puts saved values back, each independently (pod netns, inside withNetns; link values only with `index`); returns what failed. */
+export function restoreTuning(rtnl: Rtnl, index: number | null, s: SavedState): string[] {
   const failed: string[] = [];
   const step = (what: string, fn: () => void): void => {
     try {
@@ -81,11 +90,13 @@ export function restoreTuning(rtnl: Rtnl, index: number, s: SavedState): string[
     }
   };
   // MTU before MAC as the reference; each independent so one refusal does not keep the others.
-  if (typeof s.mtu === 'number' && s.mtu !== 0) step('mtu', () => rtnl.setMtu(index, s.mtu ?? 0));
-  if (typeof s.mac === 'string' && s.mac !== '') step('mac', () => rtnl.setMac(index, s.mac ?? ''));
-  if (typeof s.promisc === 'boolean') step('promisc', () => rtnl.setPromisc(index, s.promisc === true));
-  if (typeof s.allmulti === 'boolean') step('allmulti', () => rtnl.setAllmulti(index, s.allmulti === true));
-  if (typeof s.txQLen === 'number') step('txQLen', () => rtnl.setTxQLen(index, s.txQLen ?? 0));
+  if (index !== null) {
+    if (typeof s.mtu === 'number' && s.mtu !== 0) step('mtu', () => rtnl.setMtu(index, s.mtu ?? 0));
+    if (typeof s.mac === 'string' && s.mac !== '') step('mac', () => rtnl.setMac(index, s.mac ?? ''));
+    if (typeof s.promisc === 'boolean') step('promisc', () => rtnl.setPromisc(index, s.promisc === true));
+    if (typeof s.allmulti === 'boolean') step('allmulti', () => rtnl.setAllmulti(index, s.allmulti === true));
+    if (typeof s.txQLen === 'number') step('txQLen', () => rtnl.setTxQLen(index, s.txQLen ?? 0));
+  }
   for (const [name, value] of Object.entries(s.sysctl ?? {})) {
     // Only names that still pass the net.* check: the file could have been edited.
     if (typeof value === 'string' && name.startsWith('net/')) step(`sysctl ${name}`, () => writeSysctl(name, value));

@@ -134,6 +134,18 @@ describe('tuning (built binary, pod namespace)', { skip, timeout: 120_000 }, () 
     assert.deepEqual(await view(), original);
   });
 
+  it('a sysctl-only config needs no interface (as the reference); DEL restores the sysctl', async () => {
+    const bare = await topo.addPod(topo.nodes[0] ?? assert.fail(), 4);
+    const all = () => nsRun(bare.netns, ['sysctl', '-n', 'net.ipv4.conf.all.arp_notify']).then((s) => s.trim());
+    const before = await all();
+    const keys = { sysctl: { 'net.ipv4.conf.all.arp_notify': before === '1' ? '0' : '1' } };
+    assert.equal((await run('ADD', keys, { netns: bare.path })).code, 0);
+    assert.notEqual(await all(), before);
+    assert.equal((await run('DEL', keys, { netns: bare.path })).code, 0);
+    assert.equal(await all(), before);
+    assert.deepEqual(readdirSync(dataDir), []);
+  });
+
   it('DEL after the netns is gone succeeds and drops the state', async () => {
     const extra = await topo.addPod(topo.nodes[0] ?? assert.fail(), 2);
     await nsRun(extra.netns, ['ip', 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'peer0']);

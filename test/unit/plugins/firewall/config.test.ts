@@ -53,9 +53,10 @@ describe('firewall config', () => {
 });
 
 describe('firewall DEL config', () => {
-  it('a DEL with a bad value still names its network; without a name it fails', () => {
+  it('a DEL with a value ADD refuses still names its network; a config of the wrong shape is code 7', () => {
     assert.equal(delNetwork({ config: { ...base, ingressPolicy: 'bogus' } as never }), 'podman');
     assert.equal(delNetwork({ config: { ...base, iptablesAdminChainName: 'bad name' } as never }), 'podman');
-    assert.throws(() => delNetwork({ config: { cniVersion: '1.0.0', type: 'firewall', ingressPolicy: 'bogus' } as never }));
+    assert.equal(code(() => delNetwork({ config: { cniVersion: '1.0.0', type: 'firewall', ingressPolicy: 'bogus' } as never })), 7);
+    assert.equal(code(() => delNetwork({ config: { ...base, backend: 5 } as never })), 7);
   });
 });

@@ -45,6 +45,10 @@ describe('tuning state and result', () => {
     assert.deepEqual(captureState(cfg({ mac: '02:00:00:00:00:09', promisc: true, txQLen: 5 }), link), { network: 'tn', mac: '02:00:00:00:00:01', promisc: false, txQLen: 1000 });
   });
 
+  it('a sysctl-only config saves no link value', () => {
+    assert.deepEqual(captureState(cfg({}), null), { network: 'tn' });
+  });
+
   it('a repeated ADD keeps the first originals', () => {
     assert.deepEqual(mergeState({ network: 'tn', mtu: 1500, sysctl: { a: '0' } }, { network: 'tn', mtu: 1400, mac: 'm', sysctl: { a: '1', b: '2' } }), { network: 'tn', mtu: 1500, mac: 'm', sysctl: { a: '0', b: '2' } });
   });
