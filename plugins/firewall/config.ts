@@ -47,6 +47,9 @@ interface FirewallNetConf extends NetConf {
 
 // An nft chain name we can write unquoted and iptables users recognise (CNI-ADMIN, MY_CHAIN).
 const ADMIN_CHAIN_RE = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
+// The prefixes of the chains weft's concerns own in `inet weft`: jumping to one (a base chain, or the
+// network's own chain) would fail or loop.
+const WEFT_CHAIN_RE = /^(fw|bridge|portmap|masq|ipmasq|weft)[-_]/i;
 
 /** Parses one invocation's config; code 7 for an unknown ingressPolicy or an unusable admin chain name. */
 export function parseFirewallConfig(a: Pick<CmdArgs, 'config'>): FirewallConfig {
@@ -54,6 +57,9 @@ export function parseFirewallConfig(a: Pick<CmdArgs, 'config'>): FirewallConfig 
   const adminChain = c.iptablesAdminChainName === undefined || c.iptablesAdminChainName === '' ? DEFAULT_ADMIN_CHAIN : c.iptablesAdminChainName;
   if (!ADMIN_CHAIN_RE.test(adminChain)) {
     throw invalidConfig('invalid configuration: iptablesAdminChainName must be a chain name ([A-Za-z][A-Za-z0-9_-]*, at most 63 characters)', `value ${JSON.stringify(adminChain)}`);
+  }
+  if (WEFT_CHAIN_RE.test(adminChain)) {
+    throw invalidConfig('invalid configuration: iptablesAdminChainName names one of weft\'s own chains', `value ${JSON.stringify(adminChain)}; weft uses the prefixes fw-, bridge-, portmap-, masq-, ipmasq-, weft-`);
   }
   return {
     name: c.name,

@@ -38,7 +38,7 @@ describe('firewall config', () => {
 
   it('iptablesAdminChainName: custom names kept, names nft could misread refused with code 7', () => {
     assert.equal(parse({ iptablesAdminChainName: 'MY-ADMIN_1' }).adminChain, 'MY-ADMIN_1');
-    for (const bad of ['1abc', 'a b', 'a;flush ruleset', 'x'.repeat(64), 'a"b']) assert.equal(code(() => parse({ iptablesAdminChainName: bad })), 7, bad);
+    for (const bad of ['1abc', 'a b', 'a;flush ruleset', 'x'.repeat(64), 'a"b', 'fw-unmark', 'FW-isolation', 'bridge-masq-1', 'portmap-pre']) assert.equal(code(() => parse({ iptablesAdminChainName: bad })), 7, bad);
   });
 
   it('wrong JSON types are refused (code 7)', () => {
