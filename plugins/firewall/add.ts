@@ -4,12 +4,15 @@ import { invalidConfig } from '../../lib/cni/errors.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { NftError } from '../../lib/netfilter/errors.ts';
+import { listRuleComments } from '../../lib/netfilter/nfnl/chains.ts';
 import { keptNfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
+import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
 import { runNft } from '../../lib/netfilter/run.ts';
 import { parseFirewallConfig, type FirewallConfig } from './config.ts';
 import { addAttachmentElems, removeAttachmentElems, resultIps, type FwAttachment } from './elements.ts';
 import { noBridge } from './errors.ts';
 import { formatHookLines, listForwardChains } from './hooks.ts';
+import { adminJumpComment, fwNetworkNames } from './names.ts';
 import { formatRulesetScript } from './ruleset.ts';
 
 /** The chained plugin's input: firewall only ever runs after an interface plugin (reference: "missing prevResult"). */
@@ -42,28 +45,31 @@ export function cmdAdd(a: CmdArgs): Result {
 }
 
 /**
- * Idempotent, in the calling thread's netns. Steady state is in-process: one element transaction and a
- * netlink listing of forward chains. `nft -f -` runs only when the network's sets are missing (its
- * first ADD on this node) or a forward chain lacks weft's accept rule (e.g. iptables-nft created
- * `filter FORWARD` since), so a drop policy set up after the first pod is still handled.
+ * Idempotent, in the calling thread's netns. Steady state is in-process: one element transaction and
+ * netlink listings of the network's chain and of the forward chains. `nft -f -` runs only when the
+ * network's sets are missing (its first ADD on this node), its chain jumps to another admin chain
+ * than configured, or a forward chain lacks weft's accept rule (e.g. iptables-nft created `filter
+ * FORWARD` since), so a drop policy set up after the first pod is still handled.
  */
 export function ensureAttachment(att: FwAttachment, adminChain: string): void {
   const sock = keptNfnlSocket();
-  let ready = true;
+  let added = true;
   try {
     addAttachmentElems(sock, att);
   } catch (e) {
     if (e instanceof NftError) throw e; // a refused value: the full path would refuse it too
-    ready = false;
+    added = false;
   }
   try {
+    // The network's chain is rewritten when its sets were missing or it jumps to another admin chain.
+    const rewrite = !added || !listRuleComments(sock, WEFT_TABLE.family, WEFT_TABLE.name, fwNetworkNames(att.network).chain).some((r) => r.comment === adminJumpComment(adminChain));
     const hooks = formatHookLines(listForwardChains(sock));
-    if (ready && hooks.length === 0) return;
-    runNft(['-f', '-'], (ready ? '' : formatRulesetScript(att.network, adminChain)) + hooks.map((l) => `${l}\n`).join(''));
-    if (!ready) addAttachmentElems(sock, att);
+    if (!rewrite && hooks.length === 0) return;
+    runNft(['-f', '-'], (rewrite ? formatRulesetScript(att.network, adminChain) : '') + hooks.map((l) => `${l}\n`).join(''));
+    if (!added) addAttachmentElems(sock, att);
   } catch (e) {
     // One rollback: the elements are the only per-pod change (rules and hooks are shared and constant).
-    if (ready) removeAttachmentElems(sock, att);
+    if (added) removeAttachmentElems(sock, att);
     throw e;
   }
 }

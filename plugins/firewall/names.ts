@@ -38,6 +38,11 @@ export function fwNetworkNames(network: string): FwNetworkNames {
   return { chain: `fw-fwd-${id}`, pods4: `fw-pods4-${id}`, pods6: `fw-pods6-${id}` };
 }
 
+/** The comment of a network chain's jump to its admin chain: tells ADD whether the configured admin chain is the one in place. */
+export function adminJumpComment(adminChain: string): string {
+  return `fw-admin:${adminChain}`;
+}
+
 const COMMENT_OK = /^[A-Za-z0-9_.:/@=+,-]{1,128}$/;
 
 /** The element comment of an attachment: `<containerID>/<ifname>`, hashed when nft would refuse it. */

@@ -4,7 +4,7 @@
 import { NftBatch } from '../../lib/netfilter/batch.ts';
 import { nftExpr, type NftExpr } from '../../lib/netfilter/expr.ts';
 import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
-import { FW_MARK, FW_SHARED as S, MARK_PRIORITY, UNMARK_PRIORITY, fwNetworkNames } from './names.ts';
+import { FW_MARK, FW_SHARED as S, MARK_PRIORITY, UNMARK_PRIORITY, adminJumpComment, fwNetworkNames } from './names.ts';
 
 const MARK = FW_MARK;
 const UNMASK = ~FW_MARK >>> 0;
@@ -48,7 +48,7 @@ export function formatRulesetScript(network: string, adminChain: string): string
   const t = `${WEFT_TABLE.family} ${WEFT_TABLE.name}`;
   // The admin chain keeps the reference's (upper-case) name, which nftExpr's name check refuses; the
   // config parser allowed only [A-Za-z][A-Za-z0-9_-]*, so the name is one safe token.
-  const admin = [`add chain ${t} ${adminChain}`, `add rule ${t} ${n.chain} jump ${adminChain}`];
+  const admin = [`add chain ${t} ${adminChain}`, `add rule ${t} ${n.chain} jump ${adminChain} comment "${adminJumpComment(adminChain)}"`];
   const tail = new NftBatch(WEFT_TABLE);
   for (const r of firewallRules(network)) tail.appendRule(r.chain, r.expr);
   return head.render() + `${admin.join('\n')}\n` + tail.render();

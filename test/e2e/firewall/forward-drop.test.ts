@@ -126,4 +126,20 @@ describe('firewall on a node whose forward policy drops (built binaries)', { ski
     assert.equal((await ref('DEL')).code, 0);
     assert.equal(await canPing(pod.netns, client.ip), false);
   });
+
+  it('iptablesAdminChainName: a drop an admin puts in that chain blocks the pod despite firewall; removing it reopens', async () => {
+    // Same network as the earlier tests: its chain jumped to CNI-ADMIN, the changed name takes over.
+    const admin = (command: 'ADD' | 'DEL' | 'CHECK') => runFirewall(node(), { command, name: 'fwnet', containerId: 'ctr-adm', netns: pod.path, prevResult: prev, extra: { iptablesAdminChainName: 'MY-ADMIN' } });
+    await nsRun(node(), ['iptables', '-P', 'FORWARD', 'DROP']);
+    assert.equal((await admin('ADD')).code, 0);
+    assert.equal(await canPing(pod.netns, client.ip), true);
+    const podIp = String((prev['ips'] as Array<{ address: string }>)[0]?.address).split('/')[0] ?? '';
+    await nsRun(node(), ['nft', `add rule inet weft MY-ADMIN ip saddr ${podIp} drop`]);
+    assert.equal(await canPing(pod.netns, client.ip), false);
+    assert.equal((await admin('CHECK')).code, 0, 'the admin chain is the admin\'s: CHECK does not judge its rules');
+    await nsRun(node(), ['nft', 'flush chain inet weft MY-ADMIN']);
+    assert.equal(await canPing(pod.netns, client.ip), true);
+    assert.equal((await admin('DEL')).code, 0);
+    assert.equal(await canPing(pod.netns, client.ip), false);
+  });
 });
