@@ -40,6 +40,11 @@ export class Rtnl {
     this.sock.close();
   }
 
+  /** The underlying socket, for verb families kept in their own files (tc.ts). */
+  get socket(): NlSocket {
+    return this.sock;
+  }
+
   // ---- links ----
 
   /** All links of the socket's netns. */
@@ -87,8 +92,15 @@ export class Rtnl {
     this.newLink(`addVxlan ${o.name}`, [...linkBasics(o), formatLinkInfo('vxlan', formatVxlanData(o))]);
   }
 
-  private newLink(op: string, attrs: Uint8Array[]): void {
-    this.sock.request(op, RTM_NEWLINK, createFlags(), formatIfinfo({}, attrs));
+  /** Creates an ifb device, up when `up` (flags in the creating message, so it never exists down). EEXIST if `name` exists. */
+  addIfb(o: { name: string; mtu?: number; mac?: string; txqlen?: number; up?: boolean }): void {
+    const attrs = [...linkBasics(o), formatLinkInfo('ifb')];
+    if (o.txqlen !== undefined) attrs.push(attrU32(IFLA_TXQLEN, o.txqlen));
+    this.newLink(`addIfb ${o.name}`, attrs, o.up === true ? IFF_UP : 0);
+  }
+
+  private newLink(op: string, attrs: Uint8Array[], flags = 0): void {
+    this.sock.request(op, RTM_NEWLINK, createFlags(), formatIfinfo({ flags, change: flags }, attrs));
   }
 
   private setLink(op: string, index: number, attrs: Uint8Array[], flags = 0, change = 0): void {

@@ -1,9 +1,9 @@
 // DEL: put back what ADD saved, then forget it. Forgiving: no state, no netns or no link is success,
 // and a value the kernel refuses is logged, never returned (DEL must not block a runtime's cleanup).
-// A config of the wrong shape is refused (code 7) as on every verb; ADD's value checks are not made.
+// Only the data dir is read, from a config ADD would refuse too: DEL never blocks cleanup.
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
-import { validateConfig } from '../../lib/cni/validate.ts';
+import { decodeForDel } from '../../lib/cni/validate.ts';
 import { validate } from '../../gen/validators/tuning.js';
 import { dataDirOf } from './config.ts';
 import { restoreTuning } from './link-state.ts';
@@ -12,7 +12,8 @@ import { readState, removeState, statePath } from './state.ts';
 
 /** DEL, in the pod netns when it still exists. */
 export function cmdDel(a: CmdArgs): void {
-  const c = validateConfig<{ dataDir?: string }>(validate, a.config);
+  // Keys decoded as ADD decodes them (case-insensitive), no checks: a wrong type elsewhere must not keep the state.
+  const c = decodeForDel(validate, a.config);
   let path: string;
   try {
     path = statePath(dataDirOf(c), a.containerId, a.ifName);

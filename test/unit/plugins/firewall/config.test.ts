@@ -53,10 +53,19 @@ describe('firewall config', () => {
 });
 
 describe('firewall DEL config', () => {
-  it('a DEL with a value ADD refuses still names its network; a config of the wrong shape is code 7', () => {
+  it('a DEL with a config ADD refuses still names its network (DEL never blocks cleanup)', () => {
     assert.equal(delNetwork({ config: { ...base, ingressPolicy: 'bogus' } as never }), 'podman');
     assert.equal(delNetwork({ config: { ...base, iptablesAdminChainName: 'bad name' } as never }), 'podman');
-    assert.equal(code(() => delNetwork({ config: { cniVersion: '1.0.0', type: 'firewall', ingressPolicy: 'bogus' } as never })), 7);
-    assert.equal(code(() => delNetwork({ config: { ...base, backend: 5 } as never })), 7);
+    assert.equal(delNetwork({ config: { ...base, backend: 5 } as never }), 'podman');
+    assert.equal(delNetwork({ config: { ...base, NAME: 'x', name: undefined } as never }), 'x');
+    assert.equal(delNetwork({ config: { cniVersion: '1.0.0', type: 'firewall', ingressPolicy: 'bogus' } as never }), '');
+  });
+});
+
+describe('firewall config decoding (Go encoding/json semantics)', () => {
+  it('matches keys case-insensitively, exact spelling preferred', () => {
+    assert.equal(parse({ IngressPolicy: 'same-bridge' }).ingressPolicy, 'same-bridge');
+    assert.equal(parse({ IPTABLESADMINCHAINNAME: 'X-ADMIN' }).adminChain, 'X-ADMIN');
+    assert.equal(parse({ ingresspolicy: 'open', ingressPolicy: 'same-bridge' }).ingressPolicy, 'same-bridge');
   });
 });

@@ -46,3 +46,12 @@ describe('tuning config', () => {
     assert.equal(dataDirOf({ dataDir: '/var/run/x' }), '/var/run/x');
   });
 });
+
+describe('tuning config decoding (Go encoding/json semantics)', () => {
+  it('matches keys case-insensitively (containerd-style capitalised keys)', () => {
+    const c = parse({ MTU: 1400, SysCtl: { 'net.ipv4.ip_forward': '1' }, RuntimeConfig: { Mac: '02:00:00:00:00:07' } });
+    assert.equal(c.mtu, 1400);
+    assert.deepEqual(c.sysctls.map((s) => s.name), ['net/ipv4/ip_forward']);
+    assert.equal(c.mac, '02:00:00:00:00:07');
+  });
+});
