@@ -1,7 +1,6 @@
 // The pod interface's tunables read and set over rtnetlink, and sysctls through /proc/sys, all in
 // the pod's netns (the Rtnl socket was opened there; sysctl calls must run inside withNetns).
 import { invalidConfig } from '../../lib/cni/errors.ts';
-import { IFLA_TXQLEN } from '../../lib/netlink/constants.ts';
 import { IFF_ALLMULTI, IFF_PROMISC, type Link } from '../../lib/netlink/link.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { readSysctl, writeSysctl } from '../../lib/netns/sysctl.ts';
@@ -17,11 +16,10 @@ export interface LinkTunables {
   txQLen?: number;
 }
 
-/** Reads the tunables from a listed link (IFLA_TXQLEN is kept raw in `extra`). Pure. */
+/** Reads the tunables from a listed link. Pure. */
 export function tunablesOf(link: Link): LinkTunables {
-  const tx = link.extra.find((x) => x.type === IFLA_TXQLEN);
   const out: LinkTunables = { mac: link.mac, mtu: link.mtu, promisc: (link.flags & IFF_PROMISC) !== 0, allmulti: (link.flags & IFF_ALLMULTI) !== 0 };
-  if (tx !== undefined && tx.data.length >= 4) out.txQLen = Buffer.from(tx.data).readUInt32LE(0);
+  if (link.txqlen !== undefined) out.txQLen = link.txqlen;
   return out;
 }
 
