@@ -9,6 +9,7 @@ import { benchBridge } from './bridge.ts';
 import { benchHostLocal } from './host-local.ts';
 import { benchWeftd } from './weftd.ts';
 import { benchPortmap } from './portmap.ts';
+import { benchBandwidth } from './bandwidth.ts';
 import { benchFirewall } from './firewall.ts';
 import { benchTuning } from './tuning.ts';
 import { benchDataplane } from './dataplane.ts';
@@ -23,6 +24,7 @@ const BENCHES: Record<string, Bench> = {
   'host-local': () => benchHostLocal(),
   weftd: () => benchWeftd(),
   portmap: () => benchPortmap(),
+  bandwidth: () => benchBandwidth(),
   firewall: () => benchFirewall(),
   tuning: () => benchTuning(),
   dataplane: () => benchDataplane(),
