@@ -73,7 +73,8 @@ describe('validateConfig with Go decoding (generated bridge validator)', () => {
   const base = '"cniVersion":"1.0.0","name":"n","type":"bridge","ipam":{"type":"host-local"}';
   const check = (text: string): unknown => validateConfig<Record<string, unknown>>(bridgeValidate, JSON.parse(`{${base},${text}}`));
   it('a later key wins, but a wrong type under an overridden key is still refused (as Go reports it)', () => {
-    assert.equal((check('"MTU":"x","mtu":1400') as { mtu: number }).mtu, 1400);
+    assert.equal((check('"MTU":1300,"mtu":1400') as { mtu: number }).mtu, 1400);
+    assert.throws(() => check('"MTU":"x","mtu":1400'), (e: unknown) => e instanceof CniError && e.code === 7);
     assert.throws(() => check('"mtu":"x","MTU":1400'), (e: unknown) => e instanceof CniError && e.code === 7 && /mtu must be integer/.test(e.msg));
     assert.throws(() => check('"ipam":"x","IPAM":{"type":"host-local"}'), (e: unknown) => e instanceof CniError && /ipam must be object/.test(e.msg));
     assert.equal((check('"mtu":1300,"MTU":null') as { mtu: number }).mtu, 1300);
