@@ -70,9 +70,8 @@ function decodeConfig(plugin: Plugin, command: Command, bytes: Buffer): { config
   if (bytes.length > MAX_STDIN_BYTES) {
     throw invalidConfig('network configuration too large', `more than ${MAX_STDIN_BYTES} bytes on stdin`);
   }
-  let doc = parseJson(bytes);
-  // DEL of a JSON document that is not an object: nothing to read, but still nothing to refuse.
-  if (command === 'DEL' && (typeof doc !== 'object' || doc === null || Array.isArray(doc))) doc = {};
+  // Not JSON, or JSON but not an object: the one refusal DEL keeps (it names no network to clean up).
+  const doc = parseJson(bytes);
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw decodeFailure('error decoding network configuration', 'stdin must hold a JSON object');
   }

@@ -60,6 +60,19 @@ function delConfig(a: CmdArgs): DelConfig {
   }
 }
 
+/**
+ * The pod addresses of prevResult when it is this attachment's result (its interface `ifName` in the
+ * pod netns): the masquerade elements are then deleted by key. Any other prevResult (missing, foreign)
+ * gives undefined, and the elements are found by their comment instead, so another pod's are never hit.
+ */
+function ownIps(a: CmdArgs): string[] | undefined {
+  const prev = a.prevResult;
+  const mine = prev?.interfaces?.findIndex((i) => i.name === a.ifName && i.sandbox !== undefined && i.sandbox !== '' && (a.netns === '' || i.sandbox === a.netns));
+  if (prev === undefined || mine === undefined || mine < 0) return undefined;
+  const ips = (prev.ips ?? []).filter((ip) => ip.interface === mine).map((ip) => ip.address);
+  return ips.length > 0 ? ips : undefined;
+}
+
 // A step whose kernel objects may not exist (a config that never enabled it, no nf_tables): best effort.
 function bestEffort(what: string, fn: () => void): void {
   try {
@@ -75,7 +88,7 @@ export async function cmdDel(a: CmdArgs): Promise<void> {
   const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName };
   // Elements are found by their comment, so they go even when the config now says ipMasq/macspoofchk
   // false (changed since ADD): before IPAM DEL, since a freed address may be taken by the next ADD.
-  const prevIps = a.prevResult?.ips?.map((ip) => ip.address);
+  const prevIps = ownIps(a);
   const masq = (): void => teardownMasq(prevIps !== undefined && prevIps.length > 0 ? { ...spec, podCidrs: prevIps } : spec);
   if (cfg.ipMasq) masq();
   else bestEffort('masquerade elements', masq);
