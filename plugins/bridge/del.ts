@@ -1,6 +1,7 @@
 // DEL: forgiving on purpose. Works without CNI_NETNS, without prevResult, after the netns is gone and
 // after an ADD killed at any point: each step treats "already gone" as done.
 import { CniError } from '../../lib/cni/errors.ts';
+import { validatePluginType } from '../../lib/cni/find-plugin.ts';
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { IpamConf } from '../../lib/cni/types.ts';
@@ -54,7 +55,12 @@ function delConfig(a: CmdArgs): DelConfig {
   } catch (e) {
     if (!(e instanceof CniError)) throw e;
     const doc = decodeForDel(validate, a.config);
-    const type = stringAt(doc, 'ipam', 'type');
+    let type = stringAt(doc, 'ipam', 'type');
+    try {
+      if (type !== undefined) validatePluginType(type);
+    } catch {
+      type = undefined; // no plugin can be found under such a name: nothing it could hold
+    }
     log.warn('DEL with a config ADD would refuse: releasing what can be found', { error: e.msg, details: e.details });
     return { name: stringAt(doc, 'name') ?? '', ipMasq: false, macSpoofChk: false, ipam: type === undefined ? undefined : { type } };
   }

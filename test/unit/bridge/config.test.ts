@@ -33,7 +33,7 @@ test('invalid values are code 7 naming the field; unsupported keys are code 2', 
   assert.equal(code(() => parse({ mtu: 10 })), 7);
   assert.equal(code(() => parse({ bridge: 'this-name-is-too-long' })), 7);
   assert.equal(code(() => parse({ hairpinMode: true, promiscMode: true })), 7);
-  assert.equal(code(() => parse({ ipMasqBackend: 'iptables' })), 2);
+  assert.equal(parse({ ipMasqBackend: 'iptables' }).ipMasq, false); // accepted: weft masquerades with nftables either way
   assert.equal(code(() => parse({ vlanTrunk: [{ id: 5 }] })), 2);
 });
 
