@@ -1,5 +1,5 @@
-// Bandwidth configuration: stdin -> typed BandwidthConfig. Keys folded as Go does (decode.ts), the
-// schema (code 7 naming the field), then the reference's rules: the top-level entry wins over
+// Bandwidth configuration: stdin -> typed BandwidthConfig. Keys decoded as Go does and the schema
+// checked by lib/cni's validateConfig (code 7 naming the field), then the reference's rules: the top-level entry wins over
 // runtimeConfig.bandwidth, rate and burst come in pairs, un/shapedSubnets exclude each other.
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
@@ -7,7 +7,6 @@ import type { NetConf } from '../../lib/cni/types.ts';
 import { validateConfig } from '../../lib/cni/validate.ts';
 import { canonicalCidr, parseCidr, type Cidr } from '../../lib/ip/cidr.ts';
 import { validate } from '../../gen/validators/bandwidth.js';
-import { BANDWIDTH_SHAPE, foldKeys } from './decode.ts';
 
 /** One direction's limit: bits per second and bucket size in bits, as the config gives them. */
 export interface Limit {
@@ -52,7 +51,7 @@ const MIN_RATE = 8n;
 
 /** Decodes and checks the config: code 7 naming the bad value. Also valid for DEL's lenient path (see del.ts). */
 export function parseBandwidthConfig(a: Pick<CmdArgs, 'config' | 'cniVersion'>): BandwidthConfig {
-  const c = validateConfig<BandwidthNetConf>(validate, foldKeys(a.config, BANDWIDTH_SHAPE));
+  const c = validateConfig<BandwidthNetConf>(validate, a.config);
   const e = selectEntry(c);
   const ingress = parseLimit(e, 'ingress');
   const egress = parseLimit(e, 'egress');
