@@ -141,17 +141,17 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     }),
   },
   {
-    name: 'flannel-vxlan', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [7, 100], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'flannel-vxlan', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => (await import('../../plugins/flannel-vxlan/plugin.ts')).flannelVxlanPlugin,
     baseConfig: (ctx) => flannelConfig('flannel-vxlan', ctx),
   },
   {
-    name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [7, 100], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => (await import('../../plugins/flannel-cni/plugin.ts')).flannelPlugin,
     baseConfig: (ctx) => flannelConfig('flannel', ctx),
   },
   {
-    name: 'host-gw', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [7, 100], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'host-gw', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => (await import('../../plugins/host-gw/plugin.ts')).hostGwPlugin,
     baseConfig: (ctx) => flannelConfig('host-gw', ctx),
   },

@@ -1,10 +1,11 @@
 // DEL never blocks cleanup: for every plugin, ADD with a good config, then DEL with one key mutated
 // (unknown or unsupported keys, out-of-range values, wrong types, missing netns, missing, foreign or
 // broken prevResult, odd cniVersion). DEL must exit 0 and leave nothing of the pod: no address file,
-// no veth, no nft element naming the container, lo down (when DEL is told the netns). The network
-// name and ipam.type/dataDir are not mutated: they say where the pod's state is.
+// no veth, no nft element naming the container, lo down (when DEL is told the netns), no stored flannel
+// delegate. The network name and ipam.type/dataDir (flannel: dataDir) are not mutated: they say where
+// the pod's state is.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -82,8 +83,21 @@ const PER_PLUGIN: Record<string, Mutation[]> = {
   loopback: [],
 };
 
+const FLANNEL_TYPES = ['flannel', 'flannel-vxlan', 'host-gw', 'flannel-udp'];
+const FLANNEL_MUTATIONS: Mutation[] = [
+  { name: 'subnetFile wrong type', conf: set('subnetFile', 5) },
+  { name: 'subnetFile missing file', conf: set('subnetFile', '/nonexistent/subnet.env') },
+  { name: 'delegate wrong type', conf: set('delegate', 'bridge') },
+  { name: 'delegate.type number', conf: set('delegate', { type: 5 }) },
+  { name: 'delegate with name and ipam', conf: set('delegate', { name: 'x', ipam: {} }) },
+  { name: 'delegate now macvlan', conf: set('delegate', { type: 'macvlan' }) },
+  { name: 'ipam wrong type', conf: set('ipam', 'x') },
+];
+for (const t of FLANNEL_TYPES) PER_PLUGIN[t] = FLANNEL_MUTATIONS;
+
 let node: TestNetns;
 let dataDir: string;
+let flannelDir: string;
 let serial = 0;
 
 function bridgeConf(): Record<string, unknown> {
@@ -125,6 +139,11 @@ async function exercise(plugin: string, m: Mutation): Promise<string | undefined
         cniVersion: '1.0.0', name: NET, type: 'portmap', capabilities: { portMappings: true },
         runtimeConfig: { portMappings: [{ hostPort: 18080, containerPort: 80, protocol: 'tcp' }, { hostPort: 18053, containerPort: 53, protocol: 'udp' }] }, prevResult: br.json,
       };
+    } else if (FLANNEL_TYPES.includes(plugin)) {
+      conf = {
+        cniVersion: '1.0.0', name: NET, type: plugin, subnetFile: join(flannelDir, 'subnet.env'), dataDir: join(flannelDir, 'delegates'),
+        delegate: { bridge: 'cnifl0', isDefaultGateway: true, hairpinMode: true }, ipam: { dataDir },
+      };
     } else if (plugin === 'host-local') {
       conf = { cniVersion: '1.0.0', name: NET, type: 'host-local', ipam: { type: 'host-local', ranges: [[{ subnet: '10.95.0.0/24' }]], dataDir } };
     } else {
@@ -143,13 +162,17 @@ async function exercise(plugin: string, m: Mutation): Promise<string | undefined
     const problems: string[] = [];
     if (del.code !== 0) problems.push(`DEL exit ${String(del.code)}: ${del.stdout.trim()}`);
     problems.push(...(await leftovers(id)));
+    if (FLANNEL_TYPES.includes(plugin)) {
+      const stored = (() => { try { return readdirSync(join(flannelDir, 'delegates')); } catch { return []; } })();
+      if (stored.includes(id)) problems.push('stored delegate config');
+    }
     if (plugin === 'loopback' && netns === pod.path) {
       const lo = await ipJson<Array<{ flags?: string[] }>>(pod, ['link', 'show', 'lo']);
       if (lo[0]?.flags?.includes('UP') === true) problems.push('lo still up');
     }
     if (problems.length === 0) return undefined;
     // Leave nothing for the next case, whatever happened.
-    if (plugin !== 'loopback') await run(plugin === 'portmap' ? 'portmap' : plugin, 'DEL', id, pod.path, JSON.stringify(conf), ifName);
+    if (plugin !== 'loopback') await run(plugin, 'DEL', id, pod.path, JSON.stringify(conf), ifName);
     if (plugin === 'portmap' || plugin === 'bridge') await run('bridge', 'DEL', id, pod.path, JSON.stringify(bridgeConf()));
     return problems.join('; ');
   } finally {
@@ -161,13 +184,19 @@ describe('DEL never blocks cleanup', rootOnly(), () => {
   before(async () => {
     node = await createTestNetns('weft-delnode');
     dataDir = mkdtempSync(join(tmpdir(), 'weft-del-'));
+    flannelDir = mkdtempSync(join(tmpdir(), 'weft-delfl-'));
+    writeFileSync(join(flannelDir, 'subnet.env'), 'FLANNEL_NETWORK=10.96.0.0/16\nFLANNEL_SUBNET=10.96.5.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=false\n');
+    // flannel-udp needs weftd's TUN device up; a persistent one stands in for it.
+    await node.exec(['ip', 'tuntap', 'add', 'flannel0', 'mode', 'tun']);
+    await node.exec(['ip', 'link', 'set', 'flannel0', 'up']);
   });
   after(async () => {
     await node.destroy();
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(flannelDir, { recursive: true, force: true });
   });
 
-  for (const plugin of ['bridge', 'host-local', 'portmap', 'loopback']) {
+  for (const plugin of ['bridge', 'host-local', 'portmap', 'loopback', ...FLANNEL_TYPES]) {
     test(`${plugin}: ADD, then DEL with each key mutated: exit 0, nothing left`, { timeout: 300_000 }, async (t) => {
       const mutations = [...COMMON, ...(PER_PLUGIN[plugin] ?? [])];
       const failures: string[] = [];
