@@ -157,8 +157,9 @@ export async function runPlugin(plugin: Plugin, input: RunInput): Promise<Plugin
       try {
         a.prevResult = parseResult(config.prevResult, cniVersion, 'prevResult');
       } catch (e) {
-        // DEL never blocks cleanup: a prevResult it cannot read is one it does not have.
-        if (command !== 'DEL') throw e;
+        // DEL never blocks cleanup: a prevResult it cannot read is one it does not have. Plugins whose
+        // reference config has no prevResult field (host-local) ignore it as the reference does.
+        if (command !== 'DEL' && plugin.prevResultOptional !== true) throw e;
       }
     }
     return { stdout: await dispatch(plugin, a), stderr: '', exitCode: 0 };

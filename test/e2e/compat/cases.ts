@@ -82,6 +82,16 @@ const bridgeCases: Case[] = [
   { plugin: 'bridge', name: 'duplicate mtu: string then number', raw: dup('"mtu":"x","MTU":1400') },
   { plugin: 'bridge', name: 'duplicate mtu: number then string', raw: dup('"MTU":1400,"mtu":"x"') },
   { plugin: 'bridge', name: 'null mtu', conf: { mtu: null } },
+  { plugin: 'bridge', name: 'duplicate ipam objects merge', raw: (b) => `${JSON.stringify({ ...b, ipam: { type: 'host-local', dataDir: (b['ipam'] as Record<string, unknown>)['dataDir'] } }).slice(0, -1)},"IPAM":{"subnet":"10.77.0.0/24"}}` },
+  { plugin: 'bridge', name: 'duplicate ipam: wrong type first', raw: (b) => `{"IPAM":"x",${JSON.stringify(b).slice(1)}` },
+  { plugin: 'bridge', name: 'exact duplicate key: wrong type first', raw: (b) => `{"ipam":"x",${JSON.stringify(b).slice(1)}`, divergence: 'JSON.parse keeps only the last of two identically spelled keys, so weft never sees the first; Go type-checks both' },
+  { plugin: 'bridge', name: 'KELVIN SIGN in a key (\u212a)', raw: dup('"\u212aEEP":1,"isGateway":true') },
+  { plugin: 'bridge', name: 'isDefaultGateway case variant', conf: { ISDEFAULTGATEWAY: true } },
+  { plugin: 'bridge', name: 'forceAddress wrong type', conf: { forceAddress: 'no' } },
+  { plugin: 'bridge', name: 'enabledad wrong type', conf: { enabledad: 0 } },
+  { plugin: 'bridge', name: 'macspoofchk key MacSpoofChk', conf: { MacSpoofChk: true } },
+  { plugin: 'bridge', name: 'dns.nameservers wrong type', conf: { dns: { nameservers: '10.0.0.10' } } },
+  { plugin: 'bridge', name: 'prevResult wrong type on ADD', conf: { prevResult: 'x' } },
   { plugin: 'bridge', name: 'vlanTrunk set', conf: { vlanTrunk: [{ id: 5 }] }, divergence: 'weft refuses newer-reference keys it does not implement (code 2); reference 1.1.1 does not know them' },
 ];
 
@@ -106,6 +116,12 @@ const hostLocalCases: Case[] = [
   { plugin: 'host-local', name: 'duplicate ranges: later wins', raw: (b) => dup('"IPAM":{"ranges":[[{"subnet":"10.80.0.0/24"}]]}')(b) },
   { plugin: 'host-local', name: 'CNI_ARGS IP= with unknown key', args: 'IP=10.78.0.44;FOO=1' },
   { plugin: 'host-local', name: 'CNI_ARGS IgnoreUnknown', args: 'IgnoreUnknown=1;IP=10.78.0.45;K8S_POD_NAME=x' },
+  { plugin: 'host-local', name: 'ranges elements merge with a later Ranges', raw: (b) => dup('"IPAM":{"Ranges":[[{"rangeStart":"10.78.0.50"}]]}')(b) },
+  { plugin: 'host-local', name: 'top-level type number (no such field)', conf: { type: 5 } },
+  { plugin: 'host-local', name: 'prevResult garbage (no such field)', conf: { prevResult: 'x' } },
+  { plugin: 'host-local', name: 'routes gw wrong type', conf: { ipam: { type: 'host-local', ranges: [[{ subnet: '10.78.0.0/24' }]], routes: [{ dst: '0.0.0.0/0', gw: 5 }] } } },
+  { plugin: 'host-local', name: 'resolvConf wrong type', conf: { ipam: { type: 'host-local', ranges: [[{ subnet: '10.78.0.0/24' }]], resolvConf: [] } } },
+  { plugin: 'host-local', name: 'runtimeConfig.ips wrong type', conf: { runtimeConfig: { ips: '10.78.0.46' } } },
 ];
 
 const pm = (m: Record<string, unknown>): Record<string, unknown> => ({ runtimeConfig: { portMappings: [m] } });
@@ -133,6 +149,10 @@ const portmapCases: Case[] = [
   { plugin: 'portmap', name: 'conditionsV4 wrong type', conf: { conditionsV4: '-s 1.2.3.4' } },
   { plugin: 'portmap', name: 'backend nftables', conf: { backend: 'nftables' } },
   { plugin: 'portmap', name: 'masqAll', conf: { MasqAll: true } },
+  { plugin: 'portmap', name: 'masqAll wrong type', conf: { masqAll: 'yes' }, divergence: 'masqAll is a key of newer reference releases (checked as they type it); reference 1.1.1 does not know it' },
+  { plugin: 'portmap', name: 'two mappings, mixed spellings', conf: { runtimeConfig: { portMappings: [{ HostPort: 18080, ContainerPort: 80, Protocol: 'tcp' }, { hostPort: 18053, containerPort: 53, protocol: 'udp' }] } } },
+  { plugin: 'portmap', name: 'duplicate portMappings: later wins', raw: (b) => dup('"RuntimeConfig":{"PortMappings":[{"HostPort":18081,"ContainerPort":81,"Protocol":"tcp"}]}')(b) },
+  { plugin: 'portmap', name: 'hostIP wrong type', conf: pm({ hostPort: 18080, containerPort: 80, protocol: 'tcp', hostIP: 5 }) },
 ];
 
 const loopbackCases: Case[] = [...common('loopback')];

@@ -199,4 +199,13 @@ describe('skel: Go-style decoding of its own keys, cniVersion "" and DEL forgive
     }
     await expectError(fakePlugin(), addEnv({ CNI_COMMAND: 'DEL' }), Buffer.from('[1]'), 6);
   });
+
+  it('a plugin with prevResultOptional ignores a malformed prevResult on ADD; others refuse it (6)', async () => {
+    const bad = conf({ prevResult: { cniVersion: '1.1.0', ips: 'x' } });
+    const lenient = fakePlugin({ prevResultOptional: true });
+    const out = await runPlugin(lenient, { env: addEnv(), stdin: bad });
+    assert.equal(out.exitCode, 0, out.stdout);
+    assert.equal(lenient.calls[0]?.prevResult, undefined);
+    await expectError(fakePlugin(), addEnv(), bad, 6);
+  });
 });
