@@ -4,7 +4,7 @@ import { NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE } from './constants.ts';
 import type { Rtnl } from './rtnl.ts';
 import type { NlSocket } from './socket.ts';
 import {
-  RTM_DELQDISC, RTM_DELTFILTER, RTM_GETQDISC, RTM_GETTCLASS, RTM_GETTFILTER, RTM_NEWQDISC, RTM_NEWTCLASS, RTM_NEWTFILTER,
+  RTM_DELQDISC, RTM_GETQDISC, RTM_GETTCLASS, RTM_GETTFILTER, RTM_NEWQDISC, RTM_NEWTCLASS, RTM_NEWTFILTER,
   filterInfo, formatKindOptions, formatTcHandle, formatTcmsg, parseTcObject, type TcObject,
 } from './tc-msg.ts';
 
@@ -74,12 +74,6 @@ export class Tc {
   addFilter(f: TcFilterSpec): void {
     this.sock.request(`addFilter ${f.kind} ${formatTcHandle(f.parent)} dev ${f.ifindex}`, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL,
       formatTcmsg({ ifindex: f.ifindex, handle: 0, parent: f.parent, info: filterInfo(f.prio, f.protocol) }, formatKindOptions(f.kind, f.options)));
-  }
-
-  /** Deletes every filter of priority `prio` under `parent` (all of them when prio is 0). */
-  delFilters(o: { ifindex: number; parent: number; prio?: number }): void {
-    this.sock.request(`delFilters ${formatTcHandle(o.parent)} dev ${o.ifindex}`, RTM_DELTFILTER, 0,
-      formatTcmsg({ ifindex: o.ifindex, handle: 0, parent: o.parent, info: filterInfo(o.prio ?? 0, 0) }));
   }
 
   /** Filters attached to the qdisc `parent` of one link (u32 also dumps its hash-table entries). */

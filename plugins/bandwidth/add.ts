@@ -11,7 +11,7 @@ import { setupIfb, teardownIfb } from './ifb.ts';
 import { ifbName } from './names.ts';
 import { planShaping } from './plan.ts';
 import { bucketParams, readTickInUsec } from './shaping.ts';
-import { setupRedirect, setupShaping, teardownRedirect, teardownShaping } from './tc-steps.ts';
+import { clearShaping, setupRedirect, setupShaping, teardownRedirect, teardownShaping } from './tc-steps.ts';
 
 /** ADD: returns prevResult, with the ifb appended as a host interface when egress is shaped (as the reference does). */
 export function cmdAdd(a: CmdArgs): Result {
@@ -24,7 +24,7 @@ export function cmdAdd(a: CmdArgs): Result {
     const veth = findHostVeth(host, prev, pod, a.ifName);
     const tc = new Tc(host);
     const ifb = ifbName(cfg.name, a.containerId);
-    removeShaping(host, tc, veth.index, ifb); // what an ADD of this attachment killed earlier left
+    clearShaping(tc, veth.index); // what an ADD of this attachment killed earlier left (setupIfb replaces a stale ifb)
     try {
       const made = applyShaping(host, tc, cfg, veth, ifb);
       return made === null ? prev : { ...prev, interfaces: [...(prev.interfaces ?? []), { name: made.name, mac: made.mac }] };

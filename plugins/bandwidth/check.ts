@@ -30,8 +30,9 @@ export function shapingProblems(dev: DeviceTc, plan: ShapingPlan): string[] {
   if (root?.handle !== ROOT_HANDLE || root.kind !== plan.kind) return [`${dev.name}: no ${plan.kind} root qdisc 1: (found ${root ? `${root.kind} ${root.handle.toString(16)}` : 'none'})`];
   if (plan.kind === 'tbf') {
     const t = parseTbfOptions(root.options);
-    const want = { rate: b.rateBytes, limit: b.limit, buffer: tbfDumpedBuffer(b.buffer) };
-    if (t === null || t.rate !== want.rate || t.limit !== want.limit || t.buffer !== want.buffer) {
+    const want = { rate: b.rateBytes, limit: b.limit, buffer: b.buffer };
+    const bufferOk = t !== null && (t.buffer === b.buffer || t.buffer === tbfDumpedBuffer(b.buffer));
+    if (t === null || t.rate !== want.rate || t.limit !== want.limit || !bufferOk) {
       return [`${dev.name}: tbf is ${t ? `rate ${t.rate} limit ${t.limit} buffer ${t.buffer}` : 'unreadable'}, expected rate ${want.rate} limit ${want.limit} buffer ${want.buffer}`];
     }
     return [];

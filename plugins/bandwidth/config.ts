@@ -1,8 +1,10 @@
-// Bandwidth configuration: stdin -> typed BandwidthConfig. Keys decoded as Go does and the schema
-// checked by lib/cni's validateConfig (code 7 naming the field), then the reference's rules: the top-level entry wins over
-// runtimeConfig.bandwidth, rate and burst come in pairs, un/shapedSubnets exclude each other.
+// Bandwidth configuration: stdin -> typed BandwidthConfig. Keys decoded as Go does (lib/cni/decode.ts,
+// inside validateConfig), the schema (code 7 naming the field), then the reference's rules: the
+// top-level entry wins over runtimeConfig.bandwidth, rate and burst come in pairs, un/shapedSubnets
+// exclude each other.
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
+import { fieldFor } from '../../lib/cni/decode.ts';
 import type { NetConf } from '../../lib/cni/types.ts';
 import { validateConfig } from '../../lib/cni/validate.ts';
 import { canonicalCidr, parseCidr, type Cidr } from '../../lib/ip/cidr.ts';
@@ -52,7 +54,7 @@ const MIN_RATE = 8n;
 /** Decodes and checks the config: code 7 naming the bad value. Also valid for DEL's lenient path (see del.ts). */
 export function parseBandwidthConfig(a: Pick<CmdArgs, 'config' | 'cniVersion'>): BandwidthConfig {
   const c = validateConfig<BandwidthNetConf>(validate, a.config);
-  const e = selectEntry(c);
+  const e = hasTopLevelEntry(a.config) ? c : (c.runtimeConfig?.bandwidth ?? {});
   const ingress = parseLimit(e, 'ingress');
   const egress = parseLimit(e, 'egress');
   const unshaped = e.unshapedSubnets ?? [];
@@ -73,10 +75,15 @@ export function parseBandwidthConfig(a: Pick<CmdArgs, 'config' | 'cniVersion'>):
   };
 }
 
-/** The top-level entry when the config has any of its keys (Go allocates the embedded struct then), else runtimeConfig.bandwidth. */
-export function selectEntry(c: BandwidthNetConf): Entry {
-  if (ENTRY_KEYS.some((k) => Object.hasOwn(c, k))) return c;
-  return c.runtimeConfig?.bandwidth ?? {};
+/**
+ * Whether the raw config names any key of the top-level entry (in any case, even with null): Go
+ * allocates the embedded *BandwidthEntry then, and the reference ignores runtimeConfig.bandwidth.
+ * Read before decoding, which drops nulls as Go leaves null fields unset.
+ */
+export function hasTopLevelEntry(raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
+  const fields = validate.fields.p ?? {};
+  return Object.keys(raw).some((k) => (ENTRY_KEYS as readonly string[]).includes(fieldFor(fields, k) ?? ''));
 }
 
 function parseLimit(e: Entry, dir: 'ingress' | 'egress'): Limit | null {

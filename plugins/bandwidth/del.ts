@@ -4,6 +4,8 @@
 import { CniError, ErrorCode } from '../../lib/cni/errors.ts';
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
+import { decodeForDel, stringAt } from '../../lib/cni/validate.ts';
+import { validate } from '../../gen/validators/bandwidth.js';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { Tc } from '../../lib/netlink/tc.ts';
 import { removeShaping } from './add.ts';
@@ -17,8 +19,8 @@ export function delNetworkName(a: Pick<CmdArgs, 'config' | 'cniVersion'>): strin
     return parseBandwidthConfig(a).name;
   } catch (e) {
     if (!(e instanceof CniError) || e.code !== ErrorCode.invalidConfig) throw e;
-    const name = a.config.name;
-    return typeof name === 'string' && name !== '' ? name : null;
+    const name = stringAt(decodeForDel(validate, a.config), 'name');
+    return name !== undefined && name !== '' ? name : null;
   }
 }
 

@@ -1,13 +1,8 @@
 // Names the bandwidth plugin derives: the ifb device of an attachment (the reference's name, so a
 // DEL finds what either implementation created) and the MAC that tags weft's ifbs per network.
-import { createHash } from 'node:crypto';
-
+import { sha512Hex } from '../../lib/hash/sha512.ts';
 /** Every ifb the reference and weft create starts with this. */
 export const IFB_PREFIX = 'bwp';
-
-function sha512Hex(s: string): string {
-  return createHash('sha512').update(s, 'utf8').digest('hex');
-}
 
 /** `bwp` + the first 12 hex digits of sha512(network + containerID): 15 bytes, the reference's ifb name. */
 export function ifbName(network: string, containerId: string): string {

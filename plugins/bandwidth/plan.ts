@@ -46,7 +46,7 @@ export function subnetKeys(c: Cidr, field: PeerField): U32Key[] {
     const shift = bits - 32n * BigInt(i + 1);
     const m = Number((mask >> shift) & 0xffffffffn);
     if (m === 0) continue; // the reference leaves out words the mask ignores
-    keys.push({ mask: m, val: Number((c.addr.value >> shift) & 0xffffffffn) & m, off: base + 4 * i });
+    keys.push({ mask: m, val: (Number((c.addr.value >> shift) & 0xffffffffn) & m) >>> 0, off: base + 4 * i });
   }
   return keys;
 }

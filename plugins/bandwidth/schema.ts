@@ -1,5 +1,5 @@
 // JSON Schema of the bandwidth plugin's config: the reference's keys (top level and
-// runtimeConfig.bandwidth, kubelet's pod annotations); lib/cni/decode.ts matches their spelling as Go does.
+// runtimeConfig.bandwidth, kubelet's pod annotations) after decode.ts folded their case.
 import { netConfProperties, netConfRequired } from '../../lib/cni/schema-common.ts';
 
 // Go decodes these into uint64: negative or fractional numbers are refused, null leaves them 0.

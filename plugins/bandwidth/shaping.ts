@@ -62,7 +62,7 @@ export function bucketParams(l: Limit, tickInUsec: number): BucketParams {
   return { rateBytes, burstBytes, buffer: bufferTicks(rateBytes, burstBytes, tickInUsec), limit: tbfLimit(rateBytes, burstBytes) };
 }
 
-/** The buffer a tbf dumps back: the kernel keeps it as u32 nanoseconds (tbf_change caps ticks << 6 at ~0U). */
+/** The buffer a tbf dumps back on kernels that keep it as u32 nanoseconds (ticks << 6 capped at ~0U); newer ones dump what was sent. */
 export function tbfDumpedBuffer(buffer: number): number {
   return Math.min(buffer, Math.floor(U32_MAX / 64));
 }

@@ -1,8 +1,7 @@
 // Applying and removing shaping with rtnetlink tc messages, in the node netns: the root qdisc of a
 // device (tbf, or htb + classes + filters), and the redirect of a host veth's incoming traffic
 // (what the pod sends) to its ifb. No tc process.
-import { isNotFound } from '../../lib/netlink/errors.ts';
-import { NetlinkError } from '../../lib/netlink/errors.ts';
+import { NetlinkError, isNotFound } from '../../lib/netlink/errors.ts';
 import { formatHtbClassOptions, formatHtbQdiscOptions } from '../../lib/netlink/tc-htb.ts';
 import { TCA_EGRESS_REDIR, TC_ACT_STOLEN, formatU32Options } from '../../lib/netlink/tc-filter.ts';
 import { ETH_P_ALL, TC_H_INGRESS, TC_H_INGRESS_QDISC, TC_H_ROOT, tcHandle } from '../../lib/netlink/tc-msg.ts';
@@ -48,6 +47,14 @@ export function setupRedirect(tc: Tc, vethIndex: number, ifbIndex: number): void
 /** Removes the host veth's ingress qdisc and with it the redirect filter. Idempotent. */
 export function teardownRedirect(tc: Tc, vethIndex: number): void {
   ignoreAbsent(() => tc.delQdisc({ ifindex: vethIndex, parent: TC_H_INGRESS, handle: TC_H_INGRESS_QDISC }));
+}
+
+/** Removes our root qdisc and the ingress qdisc when one dump shows them: no failed request on a clean device (ADD's fast path). */
+export function clearShaping(tc: Tc, ifindex: number): void {
+  for (const q of tc.listQdiscs(ifindex)) {
+    if (q.parent === TC_H_ROOT && q.handle === ROOT_HANDLE) teardownShaping(tc, ifindex);
+    else if (q.parent === TC_H_INGRESS && q.kind === 'ingress') teardownRedirect(tc, ifindex);
+  }
 }
 
 // Deleting a qdisc that is not there: ENOENT (nothing attached, or only the default with handle 0)

@@ -1,7 +1,8 @@
 // Shared pieces of the bandwidth end-to-end tests: the conflist, iperf3 between namespaces, and the
 // node's tc/ifb state as `tc -j` and `ip -j` report it (the tests read the kernel with the real tools).
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { ConfList } from '../../harness/cni-runner.ts';
+import { execPlugin, type ConfList, type PluginRun } from '../../harness/cni-runner.ts';
 import { nsExec, nsRun, type Topology } from '../../harness/topology.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -61,4 +62,34 @@ export async function nodeIfbs(nodeNs: string): Promise<string[]> {
 /** The IPv4 address (without prefix) of a CNI result's first ip. */
 export function resultIp(res: Record<string, unknown>): string {
   return ((res['ips'] as Array<{ address: string }>)[0]?.address ?? '').split('/')[0] ?? '';
+}
+
+/** Runs dist/bin/bandwidth (or `bin`) once inside `nodeNetns` with the given stdin object and env. */
+export function runBandwidth(nodeNetns: string, o: {
+  command: 'ADD' | 'DEL' | 'CHECK' | 'GC'; stdin: Record<string, unknown>; containerId?: string; netns?: string; bin?: string; killAfterMs?: number;
+}): Promise<PluginRun & { signal?: string }> {
+  const env: NodeJS.ProcessEnv = { CNI_COMMAND: o.command, CNI_IFNAME: 'eth0', CNI_PATH: BIN_DIR };
+  if (o.containerId !== undefined) env['CNI_CONTAINERID'] = o.containerId;
+  if (o.netns !== undefined && o.netns !== '') env['CNI_NETNS'] = o.netns;
+  const bin = o.bin ?? join(BIN_DIR, 'bandwidth');
+  if (o.killAfterMs === undefined) return execPlugin(bin, env, JSON.stringify(o.stdin), { binDirs: [BIN_DIR], nodeNetns });
+  return killedRun(bin, env, JSON.stringify(o.stdin), nodeNetns, o.killAfterMs);
+}
+
+// `ip netns exec` execs the plugin in place (same pid), so SIGKILL reaches the plugin itself.
+function killedRun(bin: string, env: NodeJS.ProcessEnv, stdin: string, nodeNetns: string, ms: number): Promise<PluginRun & { signal?: string }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn('ip', ['netns', 'exec', nodeNetns, bin], { env: { PATH: process.env.PATH, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr: '', json: undefined, ms: performance.now() - started, ...(signal === null ? {} : { signal }) });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(stdin);
+  });
 }

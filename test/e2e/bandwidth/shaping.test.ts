@@ -1,6 +1,7 @@
 // The built bandwidth chained after bridge + host-local through the libcni-style runner in a
 // simulated node: iperf3 through a shaped pod lands within 10% of the configured rate each way,
-// CHECK passes, unshapedSubnets lets a listed peer through at full speed, DEL leaves no qdisc or ifb.
+// CHECK passes, unshapedSubnets lets a listed peer through at full speed, shapedSubnets shapes only the
+// listed peer, DEL leaves no qdisc or ifb.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
@@ -85,4 +86,21 @@ describe('bandwidth chained after bridge (built binaries, iperf3)', { skip, time
     assert.deepEqual(await nodeQdiscs(node()), []);
     assert.deepEqual(await nodeIfbs(node()), []);
   });
+
+  it('shapedSubnets: only the listed peer is shaped (within 10%), the node is not', async (t) => {
+    const c = bandwidthConfList('bwnet', '', '', { shapedSubnets: [`${peerIp}/32`], egressRate: EGRESS, egressBurst: EGRESS / 10 });
+    const listed = new CniRunner({ ...conf, plugins: [conf.plugins[0] ?? { type: 'bridge' }, c.plugins[1] ?? { type: 'bandwidth' }] }, { binDirs: [BIN_DIR], nodeNetns: node() });
+    const a = { containerId: 'listed', netns: shaped.path, ifName: 'eth0' };
+    await listed.add(a);
+    await listed.check(a);
+    const toPeer = await iperf(topo, peer.netns, shaped.netns, peerIp, { port: 5205 });
+    const toNode = await iperf(topo, node(), shaped.netns, '10.77.0.1', { port: 5206, seconds: 2 });
+    t.diagnostic(`egress to the listed peer ${mbit(toPeer)} (configured ${mbit(EGRESS)}), to the unlisted node ${mbit(toNode)}`);
+    assert.ok(within10(toPeer, EGRESS), `egress to a shaped subnet ${mbit(toPeer)} not within 10% of ${mbit(EGRESS)}`);
+    assert.ok(toNode > 5 * EGRESS, `egress outside shapedSubnets limited: ${mbit(toNode)}`);
+    await listed.del(a);
+    assert.deepEqual(await nodeQdiscs(node()), []);
+    assert.deepEqual(await nodeIfbs(node()), []);
+  });
 });
+
