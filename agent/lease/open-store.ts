@@ -1,11 +1,12 @@
 // One entry point from weftd's flags to a LeaseStore: `--store file:DIR` (default) or
 // `--etcd-endpoints URL[,URL]` with `--etcd-prefix`. The net-conf comes from --net-conf when given,
 // otherwise from <prefix>/config in etcd (flannel's behaviour); the file store needs --net-conf.
+// Each store's module is imported only when that store is chosen.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
-import { DEFAULT_ETCD_PREFIX } from './etcd-client.ts';
-import { openEtcdLeaseStore } from './etcd-store.ts';
+import { loadEtcdStore } from './etcd-chunk.ts';
 import { FileLeaseStore } from './file-store.ts';
+import { DEFAULT_ETCD_PREFIX } from './lease-json.ts';
 import type { LeaseStore } from './store.ts';
 
 /** The store-related flags as the CLI parsed them (strings as typed). */
@@ -48,6 +49,8 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const netConf = readNetConfFile(f.netConfPath);
   const common = f.onError ? { onError: f.onError } : {};
   if (sel.kind === 'etcd') {
+    // Loaded only when chosen: the etcd client (grpc, protobufjs) is most of an idle weftd's memory.
+    const { openEtcdLeaseStore } = await loadEtcdStore();
     return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
   }
   if (!netConf) throw new Error('--net-conf is required with the file store');
