@@ -1,6 +1,6 @@
 // weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
 import { Command } from 'commander';
-import { normalizeStoreFlags } from './lease/open-store.ts';
+import { normalizeStoreFlags, type StoreFlags } from './lease/open-store.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
 import type { WeftdOptions } from './weftd.ts';
@@ -19,6 +19,11 @@ export interface RawFlags {
   resyncInterval: string;
   logLevel?: string;
   leaseTtl?: string;
+  kubeSubnetMgr?: boolean;
+  kubeconfigFile?: string;
+  kubeApiUrl?: string;
+  kubeAnnotationPrefix?: string;
+  netConfigPath?: string;
 }
 
 /** Builds the commander program (no parsing yet). */
@@ -37,16 +42,24 @@ export function weftdCommand(version: string): Command {
     .option('--metrics-addr <host:port>', 'serve /metrics and /healthz here')
     .option('--resync-interval <ms>', 'safety-net reconcile period in ms (events act sooner)', '1000')
     .option('--lease-ttl <seconds>', 'lease TTL (default 86400, flannel\'s 24 h)')
-    .option('--log-level <level>', 'debug, info, warn or error', 'info');
+    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .option('--kube-subnet-mgr', 'leases are Kubernetes Nodes (podCIDR + annotations), node name from NODE_NAME')
+    .option('--kubeconfig-file <path>', 'kubeconfig for --kube-subnet-mgr (default: in-cluster service account)')
+    .option('--kube-api-url <url>', 'Kubernetes API server URL (overrides the kubeconfig\'s server)')
+    .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
+    .option('--net-config-path <path>', 'net-conf.json for --kube-subnet-mgr (flanneld\'s name for --net-conf)');
 }
 
 /** Validates the parsed flags; throws an Error naming the flag and value. */
-export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {
+export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = process.env): WeftdOptions {
+  if (f.netConf !== undefined && f.netConfigPath !== undefined) throw new Error('--net-conf and --net-config-path name the same file: give one');
+  const netConf = f.netConf ?? f.netConfigPath;
   const storeFlags = {
     ...(f.store !== undefined ? { store: f.store } : {}),
     ...(f.etcdEndpoints !== undefined ? { etcdEndpoints: f.etcdEndpoints } : {}),
     ...(f.etcdPrefix !== undefined ? { etcdPrefix: f.etcdPrefix } : {}),
-    ...(f.netConf !== undefined ? { netConfPath: f.netConf } : {}),
+    ...(netConf !== undefined ? { netConfPath: netConf } : {}),
+    ...kubeStoreFlags(f, env),
   };
   normalizeStoreFlags(storeFlags);
   const resyncMs = Number(f.resyncInterval);
@@ -72,5 +85,15 @@ export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {
     // Coalesces a burst of notifications (our own writes echo back too) into one pass.
     debounceMs: 20,
     log,
+  };
+}
+
+/** The --kube-subnet-mgr part of the store flags (NODE_NAME read only in that mode). */
+function kubeStoreFlags(f: RawFlags, env: NodeJS.ProcessEnv): Partial<StoreFlags> {
+  return {
+    ...(f.kubeSubnetMgr === true ? { kubeSubnetMgr: true, ...(env.NODE_NAME ? { nodeName: env.NODE_NAME } : {}) } : {}),
+    ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}),
+    ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}),
+    ...(f.kubeAnnotationPrefix !== undefined ? { kubeAnnotationPrefix: f.kubeAnnotationPrefix } : {}),
   };
 }

@@ -1,11 +1,12 @@
-// One entry point from weftd's flags to a LeaseStore: `--store file:DIR` (default) or
-// `--etcd-endpoints URL[,URL]` with `--etcd-prefix`. The net-conf comes from --net-conf when given,
+// One entry point from weftd's flags to a LeaseStore: `--store file:DIR` (default),
+// `--etcd-endpoints URL[,URL]` with `--etcd-prefix`, or `--kube-subnet-mgr` (nodes of a Kubernetes API). The net-conf comes from --net-conf when given,
 // otherwise from <prefix>/config in etcd (flannel's behaviour); the file store needs --net-conf.
 // Each store's module is imported only when that store is chosen.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
 import { loadEtcdStore } from './etcd-chunk.ts';
 import { FileLeaseStore } from './file-store.ts';
+import { DEFAULT_ANNOTATION_PREFIX } from '../kube/node-lease.ts';
 import { DEFAULT_ETCD_PREFIX } from './lease-json.ts';
 import type { LeaseStore } from './store.ts';
 
@@ -15,13 +16,29 @@ export interface StoreFlags {
   etcdEndpoints?: string;
   etcdPrefix?: string;
   netConfPath?: string;
+  /** --kube-subnet-mgr and its options; nodeName comes from NODE_NAME. */
+  kubeSubnetMgr?: boolean;
+  kubeconfigFile?: string;
+  kubeApiUrl?: string;
+  kubeAnnotationPrefix?: string;
+  nodeName?: string;
   /** Test knobs; defaults are flannel's (24 h TTL). */
   ttlSeconds?: number;
   onError?: (err: Error) => void;
 }
 
 /** Which store the flags select; throws naming the flag when they are contradictory or malformed. */
-export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } {
+export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } | { kind: 'kube'; nodeName: string; prefix: string } {
+  if (f.kubeSubnetMgr === true) {
+    if (f.store !== undefined || f.etcdEndpoints !== undefined) throw new Error('--kube-subnet-mgr and --store/--etcd-endpoints are mutually exclusive');
+    if (!f.nodeName) throw new Error('--kube-subnet-mgr needs the node name in NODE_NAME');
+    const prefix = f.kubeAnnotationPrefix ?? DEFAULT_ANNOTATION_PREFIX;
+    if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(\/[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)?$/.test(prefix)) throw new Error(`--kube-annotation-prefix ${JSON.stringify(prefix)} is not a DNS-style prefix such as flannel.alpha.coreos.com`);
+    return { kind: 'kube', nodeName: f.nodeName, prefix };
+  }
+  for (const [flag, v] of [['--kubeconfig-file', f.kubeconfigFile], ['--kube-api-url', f.kubeApiUrl], ['--kube-annotation-prefix', f.kubeAnnotationPrefix]] as const) {
+    if (v !== undefined) throw new Error(`${flag} needs --kube-subnet-mgr`);
+  }
   if (f.etcdEndpoints !== undefined) {
     if (f.store !== undefined) throw new Error(`--store ${JSON.stringify(f.store)} and --etcd-endpoints are mutually exclusive`);
     const endpoints = f.etcdEndpoints.split(',').map((s) => s.trim()).filter(Boolean);
@@ -48,6 +65,13 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const sel = normalizeStoreFlags(f);
   const netConf = readNetConfFile(f.netConfPath);
   const common = f.onError ? { onError: f.onError } : {};
+  if (sel.kind === 'kube') {
+    if (!netConf) throw new Error('--net-config-path (or --net-conf) is required with --kube-subnet-mgr');
+    const { KubeLeaseStore } = await import('./kube-store.ts');
+    const { resolveKubeConn } = await import('../kube/config.ts');
+    const conn = resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
+    return new KubeLeaseStore({ conn, nodeName: sel.nodeName, annotationPrefix: sel.prefix, netConf, ...common });
+  }
   if (sel.kind === 'etcd') {
     // Loaded only when chosen: the etcd client (grpc, protobufjs) is most of an idle weftd's memory.
     const { openEtcdLeaseStore } = await loadEtcdStore();
