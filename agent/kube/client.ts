@@ -65,9 +65,7 @@ export class KubeClient {
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = null;
-          try { parsed = text ? JSON.parse(text) : null; } catch { parsed = null; }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
+          resolve({ status: res.statusCode ?? 0, body: parseJson(text) });
         });
         res.on('error', reject);
       });
@@ -94,9 +92,7 @@ export class KubeClient {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
-            let b: unknown = null;
-            try { b = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { b = null; }
-            resolve({ error: new KubeApiError(res.statusCode ?? 0, 'GET', path, b) });
+            resolve({ error: new KubeApiError(res.statusCode ?? 0, 'GET', path, parseJson(Buffer.concat(chunks).toString('utf8'))) });
           });
           return;
         }
@@ -124,5 +120,14 @@ export class KubeClient {
   /** Closes idle connections. */
   close(): void {
     this.agent.destroy();
+  }
+}
+
+/** JSON body or null (empty, or not JSON such as a proxy's HTML error page). */
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) as unknown : null;
+  } catch {
+    return null;
   }
 }
