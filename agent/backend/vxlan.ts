@@ -4,9 +4,10 @@
 // UDP/TCP checksum unfilled (flannel#1279, the "checksum bug"), and rtnetlink has no knob for it.
 import { execFile } from 'node:child_process';
 import type { Link, Rtnl } from '../../lib/netlink/index.ts';
-import { ensureVtep, vtepMac, vtepName, vtepSpecPath, writeVtepSpec, type VtepSpec } from '../../plugins/flannel/vtep.ts';
+import { vtepName } from '../../lib/flannel/devices.ts';
+import { ensureVtep, vtepMac, vtepSpecPath, writeVtepSpec, type VtepSpec } from '../../lib/flannel/vtep.ts';
 import type { BackendConf } from '../config/backend-conf.ts';
-import { formatIPv4, parseCidr4 } from '../config/cidr4.ts';
+import { formatIPv4, parseCidr4 } from '../../lib/ip/ipv4.ts';
 import type { BackendData, Lease } from '../lease/store.ts';
 import type { AgentLog } from '../log.ts';
 import type { DevIndexes } from '../reconcile/diff.ts';

@@ -3,7 +3,7 @@
 import type { Plugin } from '../../lib/cni/plugin.ts';
 import { Rtnl } from '../../lib/netlink/index.ts';
 import { makeFlannelPlugin } from '../flannel/commands.ts';
-import { ensureVtep, readVtepSpec, vtepSpecPath } from '../flannel/vtep.ts';
+import { ensureVtep, readVtepSpec, vtepSpecPath } from '../../lib/flannel/vtep.ts';
 
 /** Idempotent, in the runtime's (node's) netns: the VTEP weftd described exists and is up. */
 function ensureVtepFromSpec(subnetFile: string): void {

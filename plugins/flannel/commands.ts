@@ -7,7 +7,7 @@ import { ioFailure, tryAgainLater, unknownContainer } from '../../lib/cni/errors
 import type { CmdArgs, Plugin } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
-import { parseSubnetEnv, type SubnetEnv } from '../../agent/subnet-env.ts';
+import { parseSubnetEnv, type SubnetEnv } from '../../lib/flannel/subnet-env.ts';
 import { hostLocalPlugin } from '../../ipam/host-local/plugin.ts';
 import { bridgePlugin } from '../bridge/plugin.ts';
 import { normalizeFlannelConfig, type FlannelConfig } from './config.ts';

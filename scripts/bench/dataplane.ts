@@ -3,7 +3,7 @@
 // learning off, permanent neighbour + FDB + onlink route; or a plain route for host-gw) on the same
 // underlay. Runs alternate weft/hand-built so machine load hits both alike; medians are compared.
 import { execFileSync } from 'node:child_process';
-import { vtepMac } from '../../plugins/flannel/vtep.ts';
+import { vtepMac } from '../../lib/flannel/vtep.ts';
 import { Cluster } from '../../test/harness/cluster.ts';
 import { Topology, nsRun } from '../../test/harness/topology.ts';
 import { createIperf } from './iperf.ts';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatSubnetEnv, parseSubnetEnv, writeSubnetEnv } from '../../../agent/subnet-env.ts';
+import { formatSubnetEnv, parseSubnetEnv, writeSubnetEnv } from '../../../../lib/flannel/subnet-env.ts';
 
 const input = { network: '10.244.0.0/16', leaseSubnet: '10.244.3.0/24', mtu: 1450, ipMasq: true };
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readVtepSpec, vtepMac, vtepName, vtepSpecPath, writeVtepSpec, type VtepSpec } from '../../../plugins/flannel/vtep.ts';
+import { vtepName } from '../../../../lib/flannel/devices.ts';
+import { readVtepSpec, vtepMac, vtepSpecPath, writeVtepSpec, type VtepSpec } from '../../../../lib/flannel/vtep.ts';
 
 void describe('VTEP helpers', () => {
   it('derives a stable, locally administered unicast MAC per public IP and VNI', () => {

@@ -3,8 +3,8 @@
 // address with the lease's prefix length (the bridge gateway), e.g. 10.244.3.1/24.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { writeFileAtomicSync } from '../lib/fs/atomic-write.ts';
-import { formatCidr4, formatIPv4, parseCidr4, parseCidr4Loose, prefixSize, containsIPv4 } from './config/cidr4.ts';
+import { writeFileAtomicSync } from '../fs/atomic-write.ts';
+import { formatCidr4, formatIPv4, maskIPv4, parseCidr4, parseCidr4Loose, prefixSize, containsIPv4 } from '../ip/ipv4.ts';
 
 /** The content of subnet.env, with the subnet in its gateway form ("10.244.3.1/24"). */
 export interface SubnetEnv {
@@ -22,14 +22,26 @@ export interface SubnetEnvInput {
   ipMasq: boolean;
 }
 
+/** Network form -> gateway form: "10.244.3.0/24" -> "10.244.3.1/24" (FLANNEL_SUBNET); throws on a non-network prefix. */
+export function gatewayForm(leaseSubnet: string): string {
+  const sn = parseCidr4(leaseSubnet);
+  if (sn === null) throw new Error(`subnet.env: lease subnet ${JSON.stringify(leaseSubnet)} is not an IPv4 network`);
+  return `${formatIPv4(sn.ip + 1)}/${sn.prefix}`;
+}
+
+/** Gateway form -> network form: FLANNEL_SUBNET "10.244.3.1/24" -> the node subnet "10.244.3.0/24"; null when not an IPv4 prefix. */
+export function networkForm(flannelSubnet: string): string | null {
+  const c = parseCidr4Loose(flannelSubnet);
+  return c === null ? null : formatCidr4({ ip: maskIPv4(c.ip, c.prefix), prefix: c.prefix });
+}
+
 /** Renders subnet.env text from the lease; throws on a subnet that is not a network prefix. */
 export function formatSubnetEnv(input: SubnetEnvInput): string {
-  const sn = parseCidr4(input.leaseSubnet);
-  if (sn === null) throw new Error(`subnet.env: lease subnet ${JSON.stringify(input.leaseSubnet)} is not an IPv4 network`);
+  const subnet = gatewayForm(input.leaseSubnet);
   if (!Number.isInteger(input.mtu) || input.mtu < 68) throw new Error(`subnet.env: MTU ${input.mtu} is not a valid MTU`);
   return [
     `FLANNEL_NETWORK=${input.network}`,
-    `FLANNEL_SUBNET=${formatIPv4(sn.ip + 1)}/${sn.prefix}`,
+    `FLANNEL_SUBNET=${subnet}`,
     `FLANNEL_MTU=${input.mtu}`,
     `FLANNEL_IPMASQ=${input.ipMasq}`,
     '',

@@ -4,8 +4,8 @@
 // same device when it finds it missing (weftd not started yet on this boot, or the device deleted).
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Link, Rtnl } from '../../lib/netlink/index.ts';
-import { isExists, isNotFound } from '../../lib/netlink/index.ts';
+import type { Link, Rtnl } from '../netlink/index.ts';
+import { isExists, isNotFound } from '../netlink/index.ts';
 
 /** Everything that defines the VTEP; weftd computes it, the plugin replays it. */
 export interface VtepSpec {
@@ -22,11 +22,6 @@ export interface VtepSpec {
   mtu: number;
   /** The lease's network address as a /32 ("10.244.3.0/32"), as flannel assigns it. */
   address: string;
-}
-
-/** The device name flannel uses for a VNI. */
-export function vtepName(vni: number): string {
-  return `flannel.${vni}`;
 }
 
 /**

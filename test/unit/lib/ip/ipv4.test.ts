@@ -1,9 +1,9 @@
-// IPv4 helpers used by the agent's config and allocator.
+// lib/ip/ipv4.ts: IPv4 prefixes as numbers (flannel contract, weftd).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseIPv4, formatIPv4, parseCidr4, parseCidr4Loose, overlapsCidr4, containsIPv4, lastIPv4 } from '../../../../agent/config/cidr4.ts';
+import { parseIPv4, formatIPv4, parseCidr4, parseCidr4Loose, overlapsCidr4, containsIPv4, lastIPv4 } from '../../../../lib/ip/ipv4.ts';
 
-void describe('cidr4', () => {
+void describe('lib/ip ipv4', () => {
   void it('parses and formats addresses, refusing malformed ones', () => {
     assert.equal(parseIPv4('10.244.3.0'), 0x0af40300);
     assert.equal(formatIPv4(0xffffffff), '255.255.255.255');

@@ -1,6 +1,7 @@
-// IPv4 CIDR arithmetic for the agent, on plain numbers (an IPv4 address fits a double exactly).
-// lib/ip/ (bigint, IPv4+IPv6) was not there yet when this was written; the agent only needs
-// IPv4 and these few helpers, so they live here. TODO(issue 5): switch to lib/ip once it lands.
+// IPv4 prefixes as plain numbers (an IPv4 address fits a double exactly), for the IPv4-only flannel
+// contract and weftd (leases, routes, the udp forwarder's peer table), where arithmetic on numbers
+// is simpler than on bigint. Text is parsed by addr.ts, so there is one address parser in the project.
+import { parseIp } from './addr.ts';
 
 /** An IPv4 prefix: `ip` is the network address as an unsigned 32-bit number. */
 export interface Cidr4 {
@@ -8,20 +9,10 @@ export interface Cidr4 {
   prefix: number;
 }
 
-const OCTET = /^(0|[1-9][0-9]{0,2})$/;
-
 /** Parses a dotted-quad IPv4 address to an unsigned number; null when it is not one (leading zeros are refused, as Go's net.ParseIP does, since some tools read them as octal). */
 export function parseIPv4(s: string): number | null {
-  const parts = s.split('.');
-  if (parts.length !== 4) return null;
-  let n = 0;
-  for (const p of parts) {
-    if (!OCTET.test(p)) return null;
-    const v = Number(p);
-    if (v > 255) return null;
-    n = n * 256 + v;
-  }
-  return n;
+  const a = parseIp(s);
+  return a !== null && a.family === 4 ? Number(a.value) : null;
 }
 
 /** Formats an unsigned 32-bit number as a dotted quad. */
