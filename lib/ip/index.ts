@@ -4,6 +4,7 @@ export type { Family, IpAddr } from './addr.ts';
 export {
   compareIp,
   familyBits,
+  familyOfText,
   formatIp,
   ipAddr,
   ipEqual,
@@ -20,6 +21,7 @@ export {
   canonicalCidr,
   cidrContains,
   cidrOverlaps,
+  broadcastOf,
   cidrSize,
   formatCidr,
   hasHostBits,
@@ -27,6 +29,7 @@ export {
   maskValue,
   networkOf,
   parseCidr,
+  subnetOf,
 } from './cidr.ts';
 export type { Cidr4 } from './ipv4.ts';
 export {

@@ -1,4 +1,5 @@
 // weftd --ip-masq: masquerade traffic from the cluster Network to outside it; never pod to pod, multicast, or kube-proxy-marked traffic.
+import { familyOfText } from '../ip/addr.ts';
 import { NftBatch } from './batch.ts';
 import { nftExpr } from './expr.ts';
 import { WEFT_TABLE } from './table.ts';
@@ -25,8 +26,8 @@ export interface IpMasqSpec {
 export function ensureIpMasq(spec: IpMasqSpec, opts: NftRunOptions = {}): void {
   const net4 = spec.network4 === undefined ? undefined : formatAddress('network4', spec.network4);
   const net6 = spec.network6 === undefined ? undefined : formatAddress('network6', spec.network6);
-  if (spec.network4 !== undefined && (net4 === undefined || net4.includes(':'))) throw invalidValue('network4', spec.network4, 'expected an IPv4 CIDR');
-  if (spec.network6 !== undefined && (net6 === undefined || !net6.includes(':'))) throw invalidValue('network6', spec.network6, 'expected an IPv6 CIDR');
+  if (spec.network4 !== undefined && (net4 === undefined || familyOfText(net4) !== 4)) throw invalidValue('network4', spec.network4, 'expected an IPv4 CIDR');
+  if (spec.network6 !== undefined && (net6 === undefined || familyOfText(net6) !== 6)) throw invalidValue('network6', spec.network6, 'expected an IPv6 CIDR');
   const b = new NftBatch(WEFT_TABLE)
     .ensureTable()
     .ensureChain(IPMASQ_CHAIN, { type: 'nat', hook: 'postrouting', priority: 'srcnat', policy: 'accept' })

@@ -2,6 +2,8 @@
 // that match sets of pod addresses; an attachment is one set element commented `<containerID>/<ifname>`.
 // Steady state (the network's sets exist): ADD and DEL are one nf_tables transaction over netlink,
 // in-process, with no process spawned; `nft -f -` sets the network up on its first ADD and is the fallback.
+import { familyOfText } from '../../lib/ip/addr.ts';
+import { subnetOf } from '../../lib/ip/cidr.ts';
 import { NftBatch } from '../../lib/netfilter/batch.ts';
 import { NftError } from '../../lib/netfilter/errors.ts';
 import { nftExpr } from '../../lib/netfilter/expr.ts';
@@ -27,21 +29,7 @@ const MULTICAST4 = '224.0.0.0/4';
 const MULTICAST6 = 'ff00::/8';
 
 function isV6(cidr: string): boolean {
-  return cidr.includes(':');
-}
-
-/** The subnet of a pod address: host bits cleared ("10.1.2.3/24" -> "10.1.2.0/24"). */
-export function subnetOf(cidr: string): string {
-  const [addr = '', len = ''] = cidr.split('/');
-  const prefix = Number(len);
-  if (!isV6(addr)) {
-    const v = addr.split('.').reduce((acc, o) => (acc << 8) + Number(o), 0) >>> 0;
-    const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-    const n = (v & mask) >>> 0;
-    return `${[24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.')}/${prefix}`;
-  }
-  // IPv6: nft accepts a prefix with host bits set and masks it itself; keep the text as given.
-  return `${addr}/${prefix}`;
+  return familyOfText(cidr) === 6;
 }
 
 /**

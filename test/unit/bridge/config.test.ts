@@ -4,8 +4,7 @@ import assert from 'node:assert/strict';
 import { CniError } from '../../../lib/cni/errors.ts';
 import { parseBridgeConfig } from '../../../plugins/bridge/config.ts';
 import { attachmentAlias, elementComment, fnv1a32, hostVethName, isHostVethName, masqNames, vethNetworkPrefix } from '../../../plugins/bridge/names.ts';
-import { subnetOf } from '../../../plugins/bridge/masquerade.ts';
-import { broadcastOf } from '../../../plugins/bridge/pod-iface.ts';
+import { broadcastOf, subnetOf } from '../../../lib/ip/cidr.ts';
 import { Rollback } from '../../../plugins/bridge/rollback.ts';
 
 const base = { cniVersion: '1.0.0', name: 'net', type: 'bridge', ipam: { type: 'host-local' } };
