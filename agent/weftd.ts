@@ -3,7 +3,7 @@
 // event, on relevant netlink events and periodically. Stopping leaves the data plane and the lease.
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { ensureIpMasq } from '../lib/netfilter/index.ts';
+import { ensureIpMasq } from './ip-masq.ts';
 import { Rtnl, RtnlEvents, type RtnlEvent } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
 import { createBackend, type Backend } from './backend/index.ts';

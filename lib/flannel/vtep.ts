@@ -2,8 +2,10 @@
 // a MAC that is stable across restarts, and an idempotent ensure. Runs in the node's netns (the
 // Rtnl socket's). weftd writes the spec next to subnet.env so the plugin can recreate the exact
 // same device when it finds it missing (weftd not started yet on this boot, or the device deleted).
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { writeFileAtomicSync } from '../fs/atomic-write.ts';
+import { FNV32_OFFSET, FNV32_PRIME, fnv1a32Step } from '../hash/fnv.ts';
 import type { Link, Rtnl } from '../netlink/index.ts';
 import { isExists, isNotFound } from '../netlink/index.ts';
 
@@ -25,15 +27,16 @@ export interface VtepSpec {
 }
 
 /**
- * A locally administered unicast MAC derived from the public IP and VNI (FNV-1a), so a restart or
- * reboot keeps the VtepMAC that peers already hold in their FDB and neighbour tables.
+ * A locally administered unicast MAC derived from the public IP and VNI, so a restart or reboot keeps
+ * the VtepMAC that peers already hold in their FDB and neighbour tables. 48 bits from two FNV-1a
+ * lanes: the plain hash, and a second lane seeded with the prime and stirred by the first.
  */
 export function vtepMac(publicIp: string, vni: number): string {
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193;
+  let h1 = FNV32_OFFSET;
+  let h2 = FNV32_PRIME;
   for (const c of `${publicIp}/${vni}`) {
-    h1 = Math.imul(h1 ^ c.charCodeAt(0), 0x01000193) >>> 0;
-    h2 = Math.imul(h2 ^ c.charCodeAt(0), 0x01000193) >>> 0;
+    h1 = fnv1a32Step(h1, c.charCodeAt(0));
+    h2 = fnv1a32Step(h2, c.charCodeAt(0));
     h2 = (h2 ^ (h1 >>> 7)) >>> 0;
   }
   // First octet: bit 1 set = locally administered, bit 0 clear = unicast (IEEE 802 / RFC 7042).
@@ -107,15 +110,7 @@ export function vtepSpecPath(subnetFile: string): string {
 
 /** Writes the spec atomically (temp file + rename) so a plugin never reads half of it. */
 export function writeVtepSpec(path: string, spec: VtepSpec): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    const fd = openSync(tmp, 'w', 0o644);
-    try { writeSync(fd, `${JSON.stringify(spec)}\n`); fsyncSync(fd); } finally { closeSync(fd); }
-    renameSync(tmp, path);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
+  writeFileAtomicSync(path, `${JSON.stringify(spec)}\n`, { mode: 0o644 });
 }
 
 /** Reads the spec weftd wrote; null when there is none (weftd never ran with vxlan on this node). */

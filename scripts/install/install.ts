@@ -4,7 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { lstatSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { atomicWriteFile, ensureDirs } from './atomic-write.ts';
+import { publishFileSync } from '../../lib/fs/atomic-write.ts';
+import { ensureDirs } from '../../lib/fs/ensure-dirs.ts';
 import { backupDir, readManifest, sha256, writeManifest, type Manifest, type ManifestEntry } from './manifest.ts';
 import { usesWeftd, type InstallOptions } from './options.ts';
 import { planInstall } from './plan.ts';
@@ -54,7 +55,7 @@ export function install(opts: InstallOptions): InstallReport {
       if (mode !== undefined) {
         // Named by the path's hash: distinct paths never share a backup, even across re-installs.
         const name = `${sha256(f.path).slice(0, 16)}-${basename(f.path)}`;
-        atomicWriteFile(join(backupDir(opts.stateDir), name), readFileSync(f.path), 0o600);
+        publishFileSync(join(backupDir(opts.stateDir), name), readFileSync(f.path), 0o600);
         Object.assign(entry, { backup: name, backupMode: mode });
         report.backedUp.push(f.path);
       }
@@ -75,7 +76,7 @@ export function install(opts: InstallOptions): InstallReport {
   };
   // Recorded before anything is replaced: an interrupted install can still be uninstalled.
   writeManifest(opts.stateDir, manifest);
-  for (const f of plan) atomicWriteFile(f.path, f.data, f.mode);
+  for (const f of plan) publishFileSync(f.path, f.data, f.mode);
   for (const e of stale) report.retired.push(removeEntry(opts.stateDir, e, false));
   writeManifest(opts.stateDir, { ...manifest, files: entries });
   if (usesWeftd(opts.backend)) {

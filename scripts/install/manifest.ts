@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { atomicWriteFile } from './atomic-write.ts';
+import { publishFileSync } from '../../lib/fs/atomic-write.ts';
 
 /** One file written by the installer. */
 export interface ManifestEntry {
@@ -52,7 +52,7 @@ export function readManifest(stateDir: string): Manifest | undefined {
 
 /** Writes the manifest atomically (a crash leaves the previous one or the new one). */
 export function writeManifest(stateDir: string, m: Manifest): void {
-  atomicWriteFile(manifestPath(stateDir), `${JSON.stringify(m, null, 2)}\n`, 0o600);
+  publishFileSync(manifestPath(stateDir), `${JSON.stringify(m, null, 2)}\n`, 0o600);
 }
 
 /** sha256 (hex) of bytes. */

@@ -3,7 +3,7 @@
 // install (by an admin or another tool) is kept unless forced; directories we created go when empty.
 import { readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { atomicWriteFile, fsyncDir } from './atomic-write.ts';
+import { fsyncDir, publishFileSync } from '../../lib/fs/atomic-write.ts';
 import { backupDir, fileSha256, manifestPath, readManifest, sha256, type ManifestEntry } from './manifest.ts';
 
 /** What happened to one recorded file. */
@@ -33,7 +33,7 @@ export function removeEntry(stateDir: string, e: ManifestEntry, force: boolean):
     action = 'kept-modified';
   } else if (backup !== undefined) {
     // Atomic too: the restored plugin may be exec'd by a runtime right now.
-    atomicWriteFile(e.path, backup, e.backupMode ?? 0o644);
+    publishFileSync(e.path, backup, e.backupMode ?? 0o644);
     action = 'restored';
   } else if (current !== undefined) {
     rmSync(e.path, { force: true });
@@ -61,7 +61,7 @@ export function uninstall(stateDir: string, opts: { force?: boolean; dryRun?: bo
   if (kept.length > 0) {
     // Keep the manifest (and the backups of kept files) so a later --force can finish the job.
     const keptPaths = new Set(kept.map((k) => k.path));
-    atomicWriteFile(manifestPath(stateDir), `${JSON.stringify({ ...m, files: m.files.filter((e) => keptPaths.has(e.path)) }, null, 2)}\n`, 0o600);
+    publishFileSync(manifestPath(stateDir), `${JSON.stringify({ ...m, files: m.files.filter((e) => keptPaths.has(e.path)) }, null, 2)}\n`, 0o600);
     return report;
   }
   rmSync(manifestPath(stateDir), { force: true });

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CniError } from '../../../lib/cni/errors.ts';
 import { parseBridgeConfig } from '../../../plugins/bridge/config.ts';
-import { attachmentAlias, elementComment, fnv1a32, hostVethName, isHostVethName, masqNames, vethNetworkPrefix } from '../../../plugins/bridge/names.ts';
+import { fnv1a32 } from '../../../lib/hash/fnv.ts';
+import { attachmentAlias, elementComment, hostVethName, isHostVethName, masqNames, vethNetworkPrefix } from '../../../plugins/bridge/names.ts';
 import { broadcastOf, subnetOf } from '../../../lib/ip/cidr.ts';
 import { Rollback } from '../../../plugins/bridge/rollback.ts';
 

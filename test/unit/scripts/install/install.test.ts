@@ -1,11 +1,12 @@
 // install()/uninstall() in-process on temp dirs with a fake build (no dist/, no root): manifest,
-// backups, idempotency, retiring files of another backend, atomicWriteFile's mode and temp files.
+// backups, idempotency, retiring files of another backend, publishFileSync's mode and temp files.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { atomicWriteFile, ensureDirs } from '../../../../scripts/install/atomic-write.ts';
+import { publishFileSync } from '../../../../lib/fs/atomic-write.ts';
+import { ensureDirs } from '../../../../lib/fs/ensure-dirs.ts';
 import { install } from '../../../../scripts/install/install.ts';
 import { readManifest } from '../../../../scripts/install/manifest.ts';
 import { normalizeInstallOptions, type InstallOptions } from '../../../../scripts/install/options.ts';
@@ -112,17 +113,17 @@ describe('install / uninstall (in-process)', () => {
   });
 });
 
-describe('atomicWriteFile', () => {
+describe('publishFileSync', () => {
   test('exact mode despite the umask, no temp file left, replaces in place', () => {
     const t = mkdtempSync(join(tmpdir(), 'weft-aw-'));
     temps.push(t);
     const p = join(t, 'f');
     const old = process.umask(0o077);
     try {
-      atomicWriteFile(p, 'one', 0o755);
+      publishFileSync(p, 'one', 0o755);
       assert.equal(statSync(p).mode & 0o777, 0o755);
       const ino = statSync(p).ino;
-      atomicWriteFile(p, 'two', 0o644);
+      publishFileSync(p, 'two', 0o644);
       assert.equal(readFileSync(p, 'utf8'), 'two');
       assert.notEqual(statSync(p).ino, ino, 'a new inode: readers holding the old one keep reading it whole');
     } finally {

@@ -1,11 +1,11 @@
 // weftd --ip-masq: masquerade traffic from the cluster Network to outside it; never pod to pod, multicast, or kube-proxy-marked traffic.
-import { familyOfText } from '../ip/addr.ts';
-import { NftBatch } from './batch.ts';
-import { nftExpr } from './expr.ts';
-import { WEFT_TABLE } from './table.ts';
-import { formatAddress } from './validate.ts';
-import { invalidValue } from './errors.ts';
-import type { NftRunOptions } from './types.ts';
+import { familyOfText } from '../lib/ip/addr.ts';
+import { NftBatch } from '../lib/netfilter/batch.ts';
+import { nftExpr } from '../lib/netfilter/expr.ts';
+import { WEFT_TABLE } from '../lib/netfilter/table.ts';
+import { formatAddress } from '../lib/netfilter/validate.ts';
+import { invalidValue } from '../lib/netfilter/errors.ts';
+import type { NftRunOptions } from '../lib/netfilter/types.ts';
 
 /** Base chain owned by weftd alone (nat postrouting, srcnat), so it may be flushed and rebuilt. */
 export const IPMASQ_CHAIN = 'ipmasq-postrouting';
