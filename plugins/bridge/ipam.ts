@@ -1,14 +1,12 @@
-// IPAM delegation per the spec (plugin `ipam.type` from CNI_PATH, same env and stdin); host-local runs
-// in-process when the file found is our own bundle, saving a second Node start-up.
-import { delegateAdd, delegateCheck, delegateDel, registerInProcess } from '../../lib/cni/delegate.ts';
+// IPAM delegation per the spec (plugin `ipam.type` from CNI_PATH, same env and stdin); a plugin that
+// main.ts registered in-process (host-local) runs here when the file found is our own bundle, saving
+// a second Node start-up.
+import { delegateAdd, delegateCheck, delegateDel } from '../../lib/cni/delegate.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
-import { hostLocalPlugin } from '../../ipam/host-local/plugin.ts';
 import type { BridgeConfig } from './config.ts';
 import { BridgeError } from './errors.ts';
 import { CniError, invalidConfig } from '../../lib/cni/errors.ts';
-
-registerInProcess('host-local', hostLocalPlugin);
 
 function ipamType(cfg: BridgeConfig): string {
   if (cfg.ipam === undefined) throw invalidConfig('invalid configuration: ipam is required', 'the bridge plugin needs an IPAM plugin for pod addresses');
