@@ -1,8 +1,8 @@
 // normalizeInstallOptions (defaults, absolute dirs, errors naming the option) and the rendered files.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULTS, InstallOptionError, normalizeInstallOptions } from '../../../../scripts/install/options.ts';
-import { conflistTypes, renderConflist, renderNetConf, renderWeftdUnit } from '../../../../scripts/install/render.ts';
+import { DEFAULTS, InstallOptionError, normalizeInstallOptions } from '../../../../cli/install/options.ts';
+import { conflistTypes, renderConflist, renderNetConf, renderWeftdUnit } from '../../../../cli/install/render.ts';
 
 describe('normalizeInstallOptions', () => {
   test('defaults are the paths a node uses', () => {

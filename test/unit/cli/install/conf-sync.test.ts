@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DEFAULTS } from '../../../../scripts/install/options.ts';
-import { renderConflist } from '../../../../scripts/install/render.ts';
+import { DEFAULTS } from '../../../../cli/install/options.ts';
+import { renderConflist } from '../../../../cli/install/render.ts';
 
 const CONF = join(import.meta.dirname, '..', '..', '..', '..', 'conf');
 const defaults = { networkName: DEFAULTS.networkName, network: DEFAULTS.network };
