@@ -4,8 +4,8 @@
 // underlay. Runs alternate weft/hand-built so machine load hits both alike; medians are compared.
 import { execFileSync } from 'node:child_process';
 import { vtepMac } from '../../lib/flannel/vtep.ts';
-import { Cluster } from '../../test/harness/cluster.ts';
-import { Topology, nsRun } from '../../test/harness/topology.ts';
+import { Cluster } from '../../testkit/cluster.ts';
+import { Topology, nsRun } from '../../testkit/topology.ts';
 import { createIperf } from './iperf.ts';
 import { median, round, type BenchResult } from './util.ts';
 

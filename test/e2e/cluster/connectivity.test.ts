@@ -2,8 +2,8 @@
 // every other pod, pods reach nodes and nodes reach pods (3 nodes x 2 pods, built binaries).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, type ClusterNode } from '../../harness/cluster.ts';
-import { pingMatrix } from '../../harness/probe.ts';
+import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
+import { pingMatrix } from '../../../testkit/probe.ts';
 import { allProbes, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from './helpers.ts';
 
 const combos = [

@@ -2,8 +2,8 @@
 // pod-to-pod traffic keeps the pod's address; one nftables table holds the rules.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { nsExec, nsRun } from '../../harness/topology.ts';
+import { Cluster, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { skipReason } from './helpers.ts';
 
 const SERVER = "require('net').createServer((s)=>s.end(s.remoteAddress)).listen(9999,'0.0.0.0')";

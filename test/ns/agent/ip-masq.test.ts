@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { IPMASQ_CHAIN, ensureIpMasq, teardownIpMasq } from '../../../agent/ip-masq.ts';
 import { WEFT_TABLE, listTable } from '../../../lib/netfilter/index.ts';
 import type { NftRunOptions } from '../../../lib/netfilter/index.ts';
-import { createTestNetns, rootOnly, type TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
 describe('weftd ip-masq', rootOnly(), () => {
   let ns: TestNetns;

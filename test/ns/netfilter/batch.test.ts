@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NftBatch, NftError, deleteTable, findElementsByComment, listSet, listTable, nftExpr } from '../../../lib/netfilter/index.ts';
 import type { NftRunOptions } from '../../../lib/netfilter/index.ts';
-import { createTestNetns, rootOnly, type TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
 const T = { family: 'inet', name: 'weft' } as const;
 const MASQ_CHAIN = 'masq-post';

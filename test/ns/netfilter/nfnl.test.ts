@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NfnlBatchError, NfnlElemBatch, NfnlSocket, findSetElemsByComment, formatKeyBytes, listSetElems, parseKeyBytes, prefixElems } from '../../../lib/netfilter/nfnl/index.ts';
 import { openNetns, withNetns } from '../../../lib/netns/index.ts';
-import { createTestNetns, rootOnly, run, type TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, rootOnly, run, type TestNetns } from '../../../testkit/netns.ts';
 
 const T = { family: 'inet', name: 'weft' } as const;
 const SCRIPT = `

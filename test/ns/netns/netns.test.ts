@@ -15,8 +15,8 @@ import {
 } from '../../../lib/netns/index.ts';
 import type { NetnsHandle } from '../../../lib/netns/index.ts';
 import { sys } from '../../../lib/sys/index.ts';
-import { createTestNetns, ipJson, rootOnly, run, withTestNetns } from '../../helpers/netns.ts';
-import type { TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, ipJson, rootOnly, run, withTestNetns } from '../../../testkit/netns.ts';
+import type { TestNetns } from '../../../testkit/netns.ts';
 import { NETLINK_ROUTE, dumpLinkNames } from '../sys/raw-rtnl.ts';
 
 function threadNetns(): string {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createTestNetns, ipJson, rootOnly, run, sweepStaleTestNetns, withTestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, ipJson, rootOnly, run, sweepStaleTestNetns, withTestNetns } from '../../../testkit/netns.ts';
 
 async function netnsExists(name: string): Promise<boolean> {
   const res = await run(['ip', 'netns', 'list']);
@@ -39,7 +39,7 @@ test('withTestNetns deletes the namespace when fn throws', rootOnly(), async () 
 });
 
 test('a killed test process cleans up; a crashed one is swept by the next run', rootOnly(), async () => {
-  const helper = fileURLToPath(new URL('../../helpers/netns.ts', import.meta.url));
+  const helper = fileURLToPath(new URL('../../../testkit/netns.ts', import.meta.url));
   const child = async (ending: string): Promise<string> => {
     const script =
       `const { createTestNetns } = await import(${JSON.stringify(helper)});` +

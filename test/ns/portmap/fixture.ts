@@ -8,7 +8,7 @@ import type { CmdArgs } from '../../../lib/cni/plugin.ts';
 import { parseResult } from '../../../lib/cni/result-parse.ts';
 import type { Result } from '../../../lib/cni/types.ts';
 import { openNetns, withNetns } from '../../../lib/netns/index.ts';
-import { createTestNetns, run, type TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, run, type TestNetns } from '../../../testkit/netns.ts';
 
 export const NODE4 = '192.0.2.1';
 export const NODE6 = 'fd00:2::1';

@@ -11,7 +11,7 @@ import { cmdDel } from '../../../plugins/portmap/del.ts';
 import { cmdGc } from '../../../plugins/portmap/gc.ts';
 import { findRouteIface, hostIfaceOf } from '../../../plugins/portmap/localnet.ts';
 import { ELEMENT_SETS, elementComment } from '../../../plugins/portmap/names.ts';
-import { rootOnly, run } from '../../helpers/netns.ts';
+import { rootOnly, run } from '../../../testkit/netns.ts';
 import { BRIDGE4, CLIENT4, NODE4, NODE6, PortmapLab, cmdArgs, fetchFrom, fetchRaw, udpAsk, type Pod } from './fixture.ts';
 
 const HTTP = { hostPort: 8080, containerPort: 80, protocol: 'tcp' };

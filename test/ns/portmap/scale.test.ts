@@ -8,7 +8,7 @@ import { cmdAdd } from '../../../plugins/portmap/add.ts';
 import { cmdDel } from '../../../plugins/portmap/del.ts';
 import { ELEMENT_SETS } from '../../../plugins/portmap/names.ts';
 import { parseResult } from '../../../lib/cni/result-parse.ts';
-import { createTestNetns, rootOnly, run, type TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, rootOnly, run, type TestNetns } from '../../../testkit/netns.ts';
 import { cmdArgs, ensureValidators } from './fixture.ts';
 
 const PODS = 20;

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sys } from '../../../lib/sys/index.ts';
-import { createTestNetns, ipJson, rootOnly, run } from '../../helpers/netns.ts';
-import type { TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, ipJson, rootOnly, run } from '../../../testkit/netns.ts';
+import type { TestNetns } from '../../../testkit/netns.ts';
 import { NETLINK_ROUTE, RTM_NEWLINK, RTNLGRP_LINK, dumpLinkNames, getLinkDump, splitMessages } from './raw-rtnl.ts';
 
 const ADDON = fileURLToPath(new URL('../../../lib/sys/build/Release/weft_sys.node', import.meta.url));

@@ -9,7 +9,7 @@ import { CniRunner, type ConfList } from './cni-runner.ts';
 import { EtcdServer } from './etcd.ts';
 import { Topology, nsExec, type SimNode, type SimPod } from './topology.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..');
 /** The flannel plugin executable of each backend. */
 const PLUGIN: Record<ClusterOptions['backend'], string> = { vxlan: 'flannel-vxlan', 'host-gw': 'host-gw', udp: 'flannel-udp' };
 

@@ -2,13 +2,14 @@
 // containers.conf, CNI bin and conf dirs, busybox rootfs) run inside a node namespace of the test
 // with `nsenter --net=...` (not `ip netns exec`, whose private /sys remount hides the cgroup mounts
 // runc needs). podman 4.3's CNI backend is libcni, the library containerd and CRI-O use.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { run } from './exec.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..');
 const BUSYBOX = '/bin/busybox';
 /** libcni's result cache (podman 4.3 gives no way to move it): `<net>-<containerID>-<ifname>`. */
 export const CNI_RESULTS_DIR = '/var/lib/cni/results';
@@ -35,28 +36,7 @@ export interface PodmanEnvOptions {
 
 /** Spawns argv with env; never rejects on a non-zero exit (a timeout kills it and reports code 124). */
 export function spawnCollect(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<PodmanResult> {
-  const [file, ...args] = argv;
-  if (file === undefined) return Promise.reject(new Error('spawnCollect: empty argv'));
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: timedOut ? 124 : (code ?? 128), stdout, stderr: timedOut ? `${stderr}\n(timed out after ${timeoutMs} ms)` : stderr });
-    });
-  });
+  return run(argv, { env, timeoutMs });
 }
 
 /** Builds a minimal rootfs: a static busybox with a symlink per applet, /www/index.html for httpd. */

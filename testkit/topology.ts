@@ -1,11 +1,14 @@
 // A simulated cluster's wiring on one machine: an underlay namespace holding a bridge, node
 // namespaces attached to it by veth (uplink `eth0`), and pod namespaces. Everything it makes is
 // removed by destroy(), on process exit and on Ctrl-C; the machine's root namespace is never touched.
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { run, type ExecResult } from './exec.ts';
+
+export type { ExecResult };
 
 export interface SimNode {
   /** 1-based node number. */
@@ -27,11 +30,6 @@ export interface SimPod {
   node: SimNode;
 }
 
-export interface ExecResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 const live = new Set<Topology>();
 let hooked = false;
@@ -52,13 +50,7 @@ function hookCleanup(): void {
 
 /** Runs a command inside a namespace (`ip netns exec`); resolves with its output, never rejects on exit code. */
 export function nsExec(netns: string, cmd: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<ExecResult> {
-  return new Promise((resolve) => {
-    const child = execFile('ip', ['netns', 'exec', netns, ...cmd], { timeout: opts.timeoutMs ?? 30_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null;
-      resolve({ code, stdout, stderr });
-    });
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-  });
+  return run(['ip', 'netns', 'exec', netns, ...cmd], { timeoutMs: opts.timeoutMs ?? 30_000, ...(opts.input !== undefined ? { input: opts.input } : { closeStdin: false }) });
 }
 
 /** Like nsExec, but throws with the command's stderr when it fails. */

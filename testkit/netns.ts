@@ -1,17 +1,12 @@
 // Test utilities for root-only tests: throwaway network namespaces with unique names, cleaned up
 // even on failure, plus `ip -j` queries inside them. Never touches the root network namespace.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants } from 'node:os';
 import { after } from 'node:test';
 import type { TestContext } from 'node:test';
+import { run, type ExecResult } from './exec.ts';
 
-/** Outcome of a command; a non-zero exit is reported, not thrown. */
-export interface ExecResult {
-  stdout: string;
-  stderr: string;
-  code: number;
-}
+export { run, type ExecResult };
 
 /** A namespace created by this test process (`ip netns add`, so it lives at /run/netns/<name>). */
 export interface TestNetns {
@@ -28,27 +23,6 @@ const LOUD_SKIP =
 
 // Every namespace this process created and has not destroyed yet.
 const created = new Set<string>();
-
-/** Runs a command (no shell) and collects its output; never rejects on a non-zero exit. */
-export function run(cmd: string[], input?: string): Promise<ExecResult> {
-  const [file, ...args] = cmd;
-  if (file === undefined) return Promise.reject(new Error('run: empty command'));
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    // Killed by a signal: the shell convention 128 + signal number (SIGABRT -> 134).
-    child.on('close', (code, signal) =>
-      resolve({ stdout, stderr, code: code ?? 128 + (signal !== null ? (constants.signals[signal] ?? 0) : 0) }),
-    );
-    // A child that exits without reading stdin (ip netns add) makes the write fail with EPIPE: ignore it.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input ?? '');
-  });
-}
 
 /** True when running as root (needed to create namespaces). */
 export function isRoot(): boolean {
