@@ -6,7 +6,7 @@ import { build } from 'esbuild';
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildAddon, embedAddonPlugin } from './build/addon.ts';
+import { ADDON_PATHS, buildAddon, embedAddonPlugin } from './build/addon.ts';
 import { etcd3ProtosPlugin } from './build/etcd3-protos.ts';
 import { formatCodeCachedBundle } from './build/code-cache.ts';
 import { BUNDLE_OPTIONS } from './build/esbuild-options.ts';
@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const codeCache = !args.includes('--no-code-cache');
   const started = performance.now();
   await generateValidators();
-  const addonPath = await buildAddon();
+  await buildAddon();
   const outDir = join(root, 'dist', 'bin');
   mkdirSync(outDir, { recursive: true });
   // The repository's package.json says "type": "module"; without this marker Node would load the
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
         ...BUNDLE_OPTIONS,
         // import.meta.url is only read on the source-tree path of lib/sys (never in a bundle).
         logOverride: { 'empty-import-meta': 'silent' },
-        plugins: [embedAddonPlugin(addonPath), etcd3ProtosPlugin()],
+        plugins: [embedAddonPlugin(entry.packetIo === true ? ADDON_PATHS.full : ADDON_PATHS.lean), etcd3ProtosPlugin()],
         ...(entry.external ? { external: entry.external } : {}),
       });
       const body = res.outputFiles.find((f) => f.path === outfile)?.text;
