@@ -4,7 +4,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
-import { formatCidr4, formatIPv4, maskIPv4, parseCidr4, parseCidr4Loose, prefixSize, containsIPv4 } from '../ip/ipv4.ts';
+import { canonicalCidr, formatCidr, parseCidr } from '../ip/cidr.ts';
+import { formatCidr4, formatIPv4, parseCidr4, parseCidr4Loose, prefixSize, containsIPv4 } from '../ip/ipv4.ts';
 
 /** The content of subnet.env, with the subnet in its gateway form ("10.244.3.1/24"). */
 export interface SubnetEnv {
@@ -29,10 +30,10 @@ export function gatewayForm(leaseSubnet: string): string {
   return `${formatIPv4(sn.ip + 1)}/${sn.prefix}`;
 }
 
-/** Gateway form -> network form: FLANNEL_SUBNET "10.244.3.1/24" -> the node subnet "10.244.3.0/24"; null when not an IPv4 prefix. */
+/** Gateway form -> network form: FLANNEL_SUBNET "10.244.3.1/24" -> the node subnet "10.244.3.0/24" (either family); null when not a prefix. */
 export function networkForm(flannelSubnet: string): string | null {
-  const c = parseCidr4Loose(flannelSubnet);
-  return c === null ? null : formatCidr4({ ip: maskIPv4(c.ip, c.prefix), prefix: c.prefix });
+  const c = parseCidr(flannelSubnet);
+  return c === null ? null : formatCidr(canonicalCidr(c));
 }
 
 /** Renders subnet.env text from the lease; throws on a subnet that is not a network prefix. */

@@ -1,4 +1,4 @@
-// The project's one stable name hash: FNV-1a (32-bit) over UTF-8 bytes, used wherever a name must be
+// The project's one stable name hash: FNV-1a over UTF-8 bytes (32-bit, and 64-bit in stableId), used wherever a name must be
 // derived from arbitrary text (host veth names, nftables object names and element comments, the VTEP
 // MAC). Not cryptographic: it only has to be stable across releases and collision-unlikely among a
 // node's networks and attachments, and it avoids loading node:crypto (4-20 ms) on every plugin ADD.
@@ -18,4 +18,18 @@ export function fnv1a32(text: string): string {
   let h = FNV32_OFFSET;
   for (const byte of Buffer.from(text, 'utf8')) h = fnv1a32Step(h, byte);
   return h.toString(16).padStart(8, '0');
+}
+
+/**
+ * 64-bit FNV-1a of the UTF-8 text as `hexLen` hex digits, for names that want more bits than
+ * fnv1a32 gives (nftables object names and rule tags derived from arbitrary text).
+ */
+export function stableId(text: string, hexLen = 12): string {
+  let h = 0xcbf29ce484222325n;
+  const prime = 0x100000001b3n;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    h ^= BigInt(byte);
+    h = (h * prime) & 0xffffffffffffffffn;
+  }
+  return h.toString(16).padStart(16, '0').slice(0, hexLen);
 }

@@ -1,5 +1,6 @@
 // Public surface of weft's rtnetlink layer: verbs (Rtnl), notifications (RtnlEvents), errors and codecs.
 export { Rtnl } from './rtnl.ts';
+export { Tc, type TcFilterSpec, type TcSpec } from './tc.ts';
 export { RtnlEvents, parseRtnlEvent, type RtnlEvent, type RtnlGroup } from './events.ts';
 export { NetlinkError, isExists, isNotFound } from './errors.ts';
 export type { Link } from './link.ts';

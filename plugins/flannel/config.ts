@@ -1,5 +1,6 @@
 // The flannel CNI config as flannel's own plugin reads it: subnetFile, dataDir, delegate, ipam.
 // Runtime-injected keys (runtimeConfig, args, prevResult) are passed on to the delegate untouched.
+import { normalizeKeys, type FieldTree } from '../../lib/cni/decode.ts';
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import { validateContainerId } from '../../lib/cni/ids.ts';
 import type { NetConf } from '../../lib/cni/types.ts';
@@ -23,6 +24,9 @@ export interface FlannelConfig {
   raw: NetConf;
 }
 
+/** flannel's NetConf fields (flannel.go): matched case-insensitively as Go does; delegate and ipam are Go maps, kept as written. */
+const FLANNEL_FIELDS: FieldTree = { p: { subnetFile: {}, dataDir: {}, delegate: {}, ipam: {}, runtimeConfig: {} } };
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -37,11 +41,16 @@ function absPath(conf: NetConf, key: string, dflt: string): string {
 }
 
 /** Validates the keys flannel's plugin knows; errors are code 7 naming the key and value. */
-export function normalizeFlannelConfig(conf: NetConf, cniVersion: string): FlannelConfig {
+export function normalizeFlannelConfig(input: NetConf, cniVersion: string): FlannelConfig {
+  const conf = normalizeKeys(input, FLANNEL_FIELDS) as NetConf;
   const delegate = conf['delegate'] ?? {};
   if (!isPlainObject(delegate)) throw invalidConfig('invalid delegate', `${JSON.stringify(delegate)} must be an object`);
+  // Messages as flannel's plugin words them (flannel.go, cmdAdd).
   if (delegate['type'] !== undefined && typeof delegate['type'] !== 'string') {
-    throw invalidConfig('invalid delegate.type', `${JSON.stringify(delegate['type'])} must be a plugin name`);
+    throw invalidConfig("'delegate' dictionary, if present, must have (string) 'type' field", `delegate.type is ${JSON.stringify(delegate['type'])}`);
+  }
+  for (const k of ['name', 'ipam']) {
+    if (delegate[k] !== undefined) throw invalidConfig(`'delegate' dictionary must not have '${k}' field, it'll be set by flannel`, `delegate.${k} is ${JSON.stringify(delegate[k])}`);
   }
   const ipam = conf.ipam ?? {};
   if (!isPlainObject(ipam)) throw invalidConfig('invalid ipam', `${JSON.stringify(ipam)} must be an object`);
@@ -54,6 +63,13 @@ export function normalizeFlannelConfig(conf: NetConf, cniVersion: string): Flann
     ipam: { ...ipam },
     raw: conf,
   };
+}
+
+/** DEL's view of the config: only where the stored delegate lives; never throws (DEL must not block cleanup). */
+export function delDataDir(input: NetConf): string | null {
+  const v = (normalizeKeys(input, FLANNEL_FIELDS) as NetConf)['dataDir'];
+  if (v === undefined) return DEFAULT_DATA_DIR;
+  return typeof v === 'string' && v.startsWith('/') && !v.includes('\0') ? v : null;
 }
 
 /** The container ID as a file name under dataDir (validated by the skeleton, checked again here). */

@@ -1,35 +1,23 @@
 // Renders the delegate config from subnet.env as flannel's CNI plugin does: bridge + host-local,
 // isGateway, ipMasq = !FLANNEL_IPMASQ (weftd masquerades when it is true), mtu = FLANNEL_MTU,
 // the node subnet as the only range and a route to the cluster Network.
-import { networkForm, type SubnetEnv } from '../../lib/flannel/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
+import { renderIpam } from './ipam.ts';
+import type { FlannelEnv } from '../../lib/flannel/subnet-file.ts';
 
 /** The delegate's type when the config names none (flannel's default). */
 export const DEFAULT_DELEGATE = 'bridge';
 
-/** FLANNEL_SUBNET ("10.244.3.1/24", the gateway form) -> the node subnet ("10.244.3.0/24"). */
-export function nodeSubnet(env: SubnetEnv): string {
-  const net = networkForm(env.subnet);
-  if (net === null) throw new Error(`FLANNEL_SUBNET ${env.subnet} is not an IPv4 prefix`);
-  return net;
-}
-
 /** The delegate network config (a JSON object) for one invocation; keys set in `delegate` win, as in flannel. */
-export function renderDelegate(cfg: FlannelConfig, env: SubnetEnv): Record<string, unknown> {
+export function renderDelegate(cfg: FlannelConfig, env: FlannelEnv): Record<string, unknown> {
   const d: Record<string, unknown> = { ...cfg.delegate };
   d['name'] = cfg.name;
-  d['cniVersion'] = cfg.cniVersion;
+  if (cfg.cniVersion !== '') d['cniVersion'] = cfg.cniVersion;
   if (d['type'] === undefined) d['type'] = DEFAULT_DELEGATE;
   if (d['ipMasq'] === undefined) d['ipMasq'] = !env.ipMasq;
   if (d['mtu'] === undefined) d['mtu'] = env.mtu;
   if (d['type'] === 'bridge' && d['isGateway'] === undefined) d['isGateway'] = true;
-  const userRoutes = Array.isArray(cfg.ipam['routes']) ? (cfg.ipam['routes'] as unknown[]) : [];
-  d['ipam'] = {
-    type: 'host-local',
-    ...cfg.ipam,
-    ranges: [[{ subnet: nodeSubnet(env) }]],
-    routes: [...userRoutes, { dst: env.network }],
-  };
+  d['ipam'] = renderIpam(cfg, env);
   // Runtime-injected capability values belong to the delegate (portMappings are for portmap, but
   // ips/mac/bandwidth reach bridge and host-local this way, as with flannel).
   for (const k of ['runtimeConfig', 'args'] as const) if (cfg.raw[k] !== undefined) d[k] = cfg.raw[k];

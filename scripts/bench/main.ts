@@ -9,6 +9,7 @@ import { benchBridge } from './bridge.ts';
 import { benchHostLocal } from './host-local.ts';
 import { benchWeftd } from './weftd.ts';
 import { benchPortmap } from './portmap.ts';
+import { benchBandwidth } from './bandwidth.ts';
 import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
 import { ROOT, type BenchResult } from './util.ts';
@@ -21,6 +22,7 @@ const BENCHES: Record<string, Bench> = {
   'host-local': () => benchHostLocal(),
   weftd: () => benchWeftd(),
   portmap: () => benchPortmap(),
+  bandwidth: () => benchBandwidth(),
   dataplane: () => benchDataplane(),
   udp: () => benchUdp(),
 };

@@ -1,52 +1,95 @@
+// The `flannel` type's rendering against flannel's cni-plugin contract (flannel.go, flannel_linux.go).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizeFlannelConfig } from '../../../../plugins/flannel/config.ts';
-import { nodeSubnet, renderDelegate } from '../../../../plugins/flannel/render.ts';
-import type { SubnetEnv } from '../../../../lib/flannel/subnet-env.ts';
-import type { NetConf } from '../../../../lib/cni/types.ts';
 import { CniError } from '../../../../lib/cni/errors.ts';
+import type { NetConf } from '../../../../lib/cni/types.ts';
+import { delDataDir, normalizeFlannelConfig } from '../../../../plugins/flannel/config.ts';
+import { renderDelegate } from '../../../../plugins/flannel/render.ts';
+import { parseFlannelSubnetFile } from '../../../../lib/flannel/subnet-file.ts';
+import { specIsCurrent } from '../../../../plugins/flannel/vtep-replay.ts';
 
-const env: SubnetEnv = { network: '10.244.0.0/16', subnet: '10.244.3.1/24', mtu: 1450, ipMasq: true };
+const V4 = parseFlannelSubnetFile('FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n', 'f');
+const DUAL = parseFlannelSubnetFile('FLANNEL_NETWORK=10.42.0.0/16\nFLANNEL_SUBNET=10.42.1.1/24\nFLANNEL_IPV6_NETWORK=2001:cafe:42::/56\n' +
+  'FLANNEL_IPV6_SUBNET=2001:cafe:42:1::1/64\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=false\n', 'f');
 
-void describe('flannel delegate rendering', () => {
-  it('renders bridge + host-local as flannel does', () => {
-    const cfg = normalizeFlannelConfig({ cniVersion: '1.0.0', name: 'weft', type: 'flannel-vxlan' }, '1.0.0');
-    assert.equal(cfg.subnetFile, '/run/flannel/subnet.env');
-    assert.equal(cfg.dataDir, '/var/lib/cni/flannel');
-    assert.deepEqual(renderDelegate(cfg, env), {
-      name: 'weft', cniVersion: '1.0.0', type: 'bridge', ipMasq: false, mtu: 1450, isGateway: true,
+function render(conf: Record<string, unknown>, env = V4): Record<string, unknown> {
+  const raw = { cniVersion: '0.3.1', name: 'cbr0', type: 'flannel', ...conf } as NetConf;
+  return renderDelegate(normalizeFlannelConfig(raw, '0.3.1'), env);
+}
+
+void describe('flannel delegate rendering (flannel cni-plugin contract)', () => {
+  it("kube-flannel's cni-conf.json: bridge, flannel's defaults filled in, delegate keys passed through", () => {
+    assert.deepEqual(render({ delegate: { hairpinMode: true, isDefaultGateway: true } }), {
+      hairpinMode: true, isDefaultGateway: true, name: 'cbr0', cniVersion: '0.3.1', type: 'bridge', ipMasq: false, mtu: 1450, isGateway: true,
       ipam: { type: 'host-local', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '10.244.0.0/16' }] },
     });
   });
 
-  it('delegate keys win; ipam keys merge (dataDir, extra routes first); runtimeConfig passes on', () => {
-    const raw: NetConf = {
-      cniVersion: '0.4.0', name: 'n', type: 'host-gw', subnetFile: '/x/subnet.env', dataDir: '/x/flannel',
-      delegate: { type: 'bridge', ipMasq: true, mtu: 1400, isGateway: false, bridge: 'weft0' },
-      ipam: { type: 'host-local', dataDir: '/x/ipam', routes: [{ dst: '0.0.0.0/0' }] },
-      runtimeConfig: { ips: ['10.244.3.9/24'] },
-    };
-    const d = renderDelegate(normalizeFlannelConfig(raw, '0.4.0'), { ...env, ipMasq: false });
+  it('defaults apply only when absent: ipMasq, mtu, isGateway kept as configured (even false/0)', () => {
+    const d = render({ delegate: { ipMasq: true, mtu: 0, isGateway: false, forceAddress: true, bridge: 'kube-bridge' } }, DUAL);
     assert.equal(d['ipMasq'], true);
-    assert.equal(d['mtu'], 1400);
+    assert.equal(d['mtu'], 0);
     assert.equal(d['isGateway'], false);
-    assert.equal(d['bridge'], 'weft0');
-    assert.deepEqual(d['ipam'], { type: 'host-local', dataDir: '/x/ipam', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '0.0.0.0/0' }, { dst: '10.244.0.0/16' }] });
-    assert.deepEqual(d['runtimeConfig'], { ips: ['10.244.3.9/24'] });
+    assert.equal(d['forceAddress'], true);
+    assert.equal(d['bridge'], 'kube-bridge');
+    assert.equal(render({}, DUAL)['ipMasq'], true, 'FLANNEL_IPMASQ=false: the delegate masquerades');
   });
 
-  it('rejects bad keys with code 7 naming them', () => {
-    for (const [conf, re] of [
-      [{ delegate: 'bridge' }, /delegate/], [{ ipam: [] }, /ipam/], [{ subnetFile: 'rel' }, /subnetFile/], [{ dataDir: 3 }, /dataDir/],
-      [{ delegate: { type: 5 } }, /delegate.type/],
+  it('isGateway is added for the bridge type only; another type keeps exactly its keys', () => {
+    const d = render({ delegate: { type: 'ipvlan', master: 'eth0' } });
+    assert.equal(d['isGateway'], undefined);
+    assert.equal(d['type'], 'ipvlan');
+    assert.equal(d['master'], 'eth0');
+  });
+
+  it('dual-stack: one range set per family, a route to every network', () => {
+    assert.deepEqual(render({}, DUAL)['ipam'], {
+      type: 'host-local',
+      ranges: [[{ subnet: '10.42.1.0/24' }], [{ subnet: '2001:cafe:42:1::/64' }]],
+      routes: [{ dst: '10.42.0.0/16' }, { dst: '2001:cafe:42::/56' }],
+    });
+  });
+
+  it('ipam merges as flannel does: type kept if set, ranges replaced, configured routes first', () => {
+    const d = render({ ipam: { type: 'other-ipam', ranges: [[{ subnet: '1.2.3.0/24' }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: '/x' } });
+    assert.deepEqual(d['ipam'], { type: 'other-ipam', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '0.0.0.0/0' }, { dst: '10.244.0.0/16' }], dataDir: '/x' });
+  });
+
+  it('runtimeConfig reaches the delegate; an empty cniVersion is not written', () => {
+    const rc = { portMappings: [{ HostPort: 8080, ContainerPort: 80, Protocol: 'tcp' }] };
+    assert.deepEqual(render({ runtimeConfig: rc })['runtimeConfig'], rc);
+    const d = renderDelegate(normalizeFlannelConfig({ cniVersion: '', name: 'n', type: 'flannel' }, ''), V4);
+    assert.equal('cniVersion' in d, false);
+  });
+
+  it("refuses delegate.name, delegate.ipam and a non-string type with flannel's messages (code 7)", () => {
+    for (const [delegate, msg] of [
+      [{ name: 'x' }, "'delegate' dictionary must not have 'name' field, it'll be set by flannel"],
+      [{ ipam: {} }, "'delegate' dictionary must not have 'ipam' field, it'll be set by flannel"],
+      [{ type: 1 }, "'delegate' dictionary, if present, must have (string) 'type' field"],
     ] as const) {
-      assert.throws(() => normalizeFlannelConfig({ cniVersion: '1.0.0', name: 'n', type: 't', ...conf } as NetConf, '1.0.0'),
-        (e: unknown) => e instanceof CniError && e.code === 7 && re.test(e.message));
+      assert.throws(() => render({ delegate }), (e: unknown) => e instanceof CniError && e.code === 7 && e.msg === msg);
     }
   });
 
-  it('nodeSubnet turns the gateway form into the network', () => {
-    assert.equal(nodeSubnet({ ...env, subnet: '10.244.3.1/24' }), '10.244.3.0/24');
-    assert.equal(nodeSubnet({ ...env, subnet: '10.1.0.129/25' }), '10.1.0.128/25');
+  it("flannel's own keys match case-insensitively, as Go decodes them; delegate keys stay as written", () => {
+    const cfg = normalizeFlannelConfig({ cniVersion: '1.0.0', name: 'n', type: 'flannel', SubnetFile: '/s/env', DATADIR: '/d', Delegate: { HairpinMode: true } } as NetConf, '1.0.0');
+    assert.equal(cfg.subnetFile, '/s/env');
+    assert.equal(cfg.dataDir, '/d');
+    assert.deepEqual(cfg.delegate, { HairpinMode: true });
+    assert.equal(delDataDir({ cniVersion: '1.0.0', name: 'n', type: 'flannel', DataDir: '/x' }), '/x');
+  });
+
+  it('DEL finds dataDir without validating anything else (default, custom, unusable)', () => {
+    assert.equal(delDataDir({ cniVersion: '1.0.0', name: 'n', type: 'flannel' }), '/var/lib/cni/flannel');
+    assert.equal(delDataDir({ cniVersion: '1.0.0', name: 'n', type: 'flannel', dataDir: '/d', delegate: 5 }), '/d');
+    assert.equal(delDataDir({ cniVersion: '1.0.0', name: 'n', type: 'flannel', dataDir: 7 }), null);
+  });
+
+  it('replays a VTEP spec only while it matches the lease and MTU in subnet.env', () => {
+    const spec = { name: 'flannel.1', vni: 1, port: 8472, local: '192.0.2.11', uplink: 'eth0', mac: '02:00:00:00:00:01', mtu: 1450, address: '10.244.3.0/32' };
+    assert.equal(specIsCurrent(spec, V4), true);
+    assert.equal(specIsCurrent({ ...spec, mtu: 1500 }, V4), false, 'host-gw now: pods use the uplink MTU');
+    assert.equal(specIsCurrent({ ...spec, address: '10.244.9.0/32' }, V4), false, 'another lease');
   });
 });
