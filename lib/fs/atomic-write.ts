@@ -4,7 +4,7 @@
 // one step, so a reader (or a runtime exec'ing the path) sees the old file or the new one, never half.
 // Imports only node:fs and node:path: this runs in every plugin bundle's start-up (lib/sys/loader.ts),
 // where node:crypto would cost 4-20 ms, so temp names are pid + time + counter instead of random bytes.
-import { closeSync, constants, fchmodSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** How a file is written; every field optional (see the defaults on each). */
@@ -112,4 +112,21 @@ export function fsyncDir(dir: string): void {
  */
 export function publishFileSync(dest: string, data: Uint8Array | string, mode: number): void {
   writeFileAtomicSync(dest, data, { mode, exactMode: true, hidden: true, tempTag: 'weft-tmp', fsyncDir: true });
+}
+
+/**
+ * Makes `dest` a hard link to `target` atomically: the link is made under a hidden temp name in the
+ * same directory and renamed over `dest` (directory fsynced), so a runtime exec'ing `dest` finds the
+ * old file or the new one, never none. Both must be on one filesystem (EXDEV otherwise).
+ */
+export function linkFileAtomicSync(target: string, dest: string): void {
+  const tmp = join(dirname(dest), `.${basename(dest)}.weft-tmp-${process.pid}-${Date.now().toString(36)}-${(tmpSeq++).toString(36)}`);
+  linkSync(target, tmp);
+  try {
+    renameSync(tmp, dest);
+  } catch (e) {
+    removeQuietly(tmp);
+    throw e;
+  }
+  fsyncDir(dirname(dest));
 }

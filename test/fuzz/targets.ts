@@ -35,6 +35,8 @@ export interface FuzzTarget {
   opensNetns: boolean;
   /** Plugin-specific (100+) codes a schema-valid but semantically odd config may produce. */
   extraCodes?: readonly number[];
+  /** Codes DEL may still answer with a mutated config (100: its IPAM plugin is not on CNI_PATH). */
+  delCodes?: readonly number[];
   /**
    * False when a mutated config could make the plugin write outside the test's temp dirs (e.g. an
    * `ipam` without our dataDir falls back to /var/lib/cni/networks on the real filesystem, which
@@ -123,6 +125,7 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     name: 'bridge', schema: 'bridge', opensNetns: true, confined: ipamConfined,
     // 100: the IPAM type names no plugin on CNI_PATH; 110: a name or address taken by something else.
     extraCodes: [100, 110],
+    delCodes: [100],
     load: async () => { await registerLikeMain(false); return (await import('../../plugins/bridge/plugin.ts')).bridgePlugin; },
     baseConfig: (ctx) => ({
       cniVersion: '1.0.0', name: 'fuzz-br', type: 'bridge', bridge: 'fuzzbr0', isGateway: true, ipMasq: true,
@@ -145,17 +148,43 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     }),
   },
   {
-    name: 'flannel-vxlan', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'firewall', schema: 'firewall', opensNetns: false,
+    // 131: same-bridge/isolated with a prevResult whose first interface is not a usable bridge name.
+    extraCodes: [131],
+    load: async () => (await import('../../plugins/firewall/plugin.ts')).firewallPlugin,
+    baseConfig: (ctx) => ({
+      cniVersion: '1.0.0', name: 'fuzz-fw', type: 'firewall', backend: 'iptables',
+      prevResult: {
+        cniVersion: '1.0.0',
+        interfaces: [{ name: `fzfw${ctx.octet}`, mac: '02:00:00:00:00:02' }, { name: 'eth0', mac: '02:00:00:00:00:01', sandbox: ctx.podNetns }],
+        ips: [{ address: `10.${ctx.octet}.0.2/24`, gateway: `10.${ctx.octet}.0.1`, interface: 1 }],
+      },
+    }),
+  },
+  {
+    name: 'tuning', schema: 'tuning', opensNetns: true,
+    // 140/141: CHECK mismatch, no such interface in the pod (the fuzz pod has only lo).
+    extraCodes: [140, 141],
+    // The default dataDir is /run/cni/tuning on the host: only cases keeping ours run.
+    confined: (config, ctx) => (config as { dataDir?: unknown } | null)?.dataDir === join(ctx.scratch, 'tuning'),
+    load: async () => (await import('../../plugins/tuning/plugin.ts')).tuningPlugin,
+    baseConfig: (ctx) => ({
+      cniVersion: '1.0.0', name: 'fuzz-tn', type: 'tuning', dataDir: join(ctx.scratch, 'tuning'), sysctl: { 'net.ipv4.conf.all.arp_notify': '1' },
+      prevResult: { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', mac: '02:00:00:00:00:01', sandbox: ctx.podNetns }], ips: [] },
+    }),
+  },
+  {
+    name: 'flannel-vxlan', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => { await registerLikeMain(true); return (await import('../../plugins/flannel-vxlan/plugin.ts')).flannelVxlanPlugin; },
     baseConfig: (ctx) => flannelConfig('flannel-vxlan', ctx),
   },
   {
-    name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => { await registerLikeMain(true); return (await import('../../plugins/flannel-cni/plugin.ts')).flannelPlugin; },
     baseConfig: (ctx) => flannelConfig('flannel', ctx),
   },
   {
-    name: 'host-gw', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'host-gw', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => { await registerLikeMain(true); return (await import('../../plugins/host-gw/plugin.ts')).hostGwPlugin; },
     baseConfig: (ctx) => flannelConfig('host-gw', ctx),
   },

@@ -7,6 +7,9 @@ import { fnv1a32 } from '../../../../lib/hash/fnv.ts';
 import { attachmentAlias, elementComment, hostVethName, isHostVethName, masqNames, vethNetworkPrefix } from '../../../../plugins/bridge/names.ts';
 import { broadcastOf, subnetOf } from '../../../../lib/ip/cidr.ts';
 import { Rollback } from '../../../../plugins/bridge/rollback.ts';
+import { normalizeKeys } from '../../../../lib/cni/decode.ts';
+import { parseValidAttachments } from '../../../../plugins/bridge/gc.ts';
+import { validate as bridgeValidate } from '../../../../gen/validators/bridge.js';
 
 const base = { cniVersion: '1.0.0', name: 'net', type: 'bridge', ipam: { type: 'host-local' } };
 const parse = (extra: Record<string, unknown>, args = '') => parseBridgeConfig({ config: { ...base, ...extra }, args, cniVersion: '1.0.0' });
@@ -33,7 +36,7 @@ test('invalid values are code 7 naming the field; unsupported keys are code 2', 
   assert.equal(code(() => parse({ mtu: 10 })), 7);
   assert.equal(code(() => parse({ bridge: 'this-name-is-too-long' })), 7);
   assert.equal(code(() => parse({ hairpinMode: true, promiscMode: true })), 7);
-  assert.equal(code(() => parse({ ipMasqBackend: 'iptables' })), 2);
+  assert.equal(parse({ ipMasqBackend: 'iptables' }).ipMasq, false); // accepted: weft masquerades with nftables either way
   assert.equal(code(() => parse({ vlanTrunk: [{ id: 5 }] })), 2);
 });
 
@@ -83,4 +86,10 @@ test('rollback runs undo actions newest first, keeps going past a failing one, r
     (e) => e === boom,
   );
   assert.deepEqual(order, ['c', 'a']);
+});
+
+test('GC reads cni.dev/valid-attachments with Go-style keys (ContainerID, IfName)', () => {
+  const doc = normalizeKeys({ 'CNI.DEV/VALID-ATTACHMENTS': [{ ContainerID: 'c1', IfName: 'eth0' }] }, bridgeValidate.fields);
+  assert.deepEqual(parseValidAttachments(doc), [{ containerId: 'c1', ifName: 'eth0' }]);
+  assert.throws(() => parseValidAttachments(normalizeKeys({}, bridgeValidate.fields)), /valid-attachments/);
 });
