@@ -1,6 +1,7 @@
 // Renders the delegate config from subnet.env as flannel's CNI plugin does: bridge + host-local,
 // isGateway, ipMasq = !FLANNEL_IPMASQ (weftd masquerades when it is true), mtu = FLANNEL_MTU,
-// the node subnet as the only range and a route to the cluster Network.
+// the node subnet as the only range and a route to the cluster Network. Unlike flannel, a bridge
+// delegate also gets weftMasqExempt = the cluster Network(s): pod-to-pod traffic is never masqueraded.
 import { formatCidr4, maskIPv4, parseCidr4Loose } from '../../agent/config/cidr4.ts';
 import type { SubnetEnv } from '../../agent/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
@@ -24,6 +25,7 @@ export function renderDelegate(cfg: FlannelConfig, env: SubnetEnv): Record<strin
   if (d['ipMasq'] === undefined) d['ipMasq'] = !env.ipMasq;
   if (d['mtu'] === undefined) d['mtu'] = env.mtu;
   if (d['type'] === 'bridge' && d['isGateway'] === undefined) d['isGateway'] = true;
+  if (d['type'] === 'bridge' && d['weftMasqExempt'] === undefined) d['weftMasqExempt'] = [env.network, ...(env.ipv6Network === undefined ? [] : [env.ipv6Network])];
   const userRoutes = Array.isArray(cfg.ipam['routes']) ? (cfg.ipam['routes'] as unknown[]) : [];
   d['ipam'] = {
     type: 'host-local',

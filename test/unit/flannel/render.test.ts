@@ -14,7 +14,7 @@ void describe('flannel delegate rendering', () => {
     assert.equal(cfg.subnetFile, '/run/flannel/subnet.env');
     assert.equal(cfg.dataDir, '/var/lib/cni/flannel');
     assert.deepEqual(renderDelegate(cfg, env), {
-      name: 'weft', cniVersion: '1.0.0', type: 'bridge', ipMasq: false, mtu: 1450, isGateway: true,
+      name: 'weft', cniVersion: '1.0.0', type: 'bridge', ipMasq: false, mtu: 1450, isGateway: true, weftMasqExempt: ['10.244.0.0/16'],
       ipam: { type: 'host-local', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '10.244.0.0/16' }] },
     });
   });
@@ -33,6 +33,13 @@ void describe('flannel delegate rendering', () => {
     assert.equal(d['bridge'], 'weft0');
     assert.deepEqual(d['ipam'], { type: 'host-local', dataDir: '/x/ipam', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '0.0.0.0/0' }, { dst: '10.244.0.0/16' }] });
     assert.deepEqual(d['runtimeConfig'], { ips: ['10.244.3.9/24'] });
+  });
+
+  it('weftMasqExempt: the cluster Network and the IPv6 one when subnet.env has it; a delegate value wins; bridge only', () => {
+    const cfg = (delegate: Record<string, unknown>) => normalizeFlannelConfig({ cniVersion: '1.0.0', name: 'n', type: 'flannel-vxlan', delegate }, '1.0.0');
+    assert.deepEqual(renderDelegate(cfg({}), { ...env, ipv6Network: 'fd00:42::/56' })['weftMasqExempt'], ['10.244.0.0/16', 'fd00:42::/56']);
+    assert.deepEqual(renderDelegate(cfg({ weftMasqExempt: [] }), env)['weftMasqExempt'], []);
+    assert.equal(renderDelegate(cfg({ type: 'macvlan' }), env)['weftMasqExempt'], undefined);
   });
 
   it('rejects bad keys with code 7 naming them', () => {
