@@ -4,7 +4,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeFileAtomicSync } from '../lib/fs/atomic-write.ts';
-import { canonicalCidr, formatCidr, parseCidr } from '../lib/ip/index.ts';
 import { formatCidr4, formatIPv4, parseCidr4, parseCidr4Loose, prefixSize, containsIPv4 } from './config/cidr4.ts';
 
 /** The content of subnet.env, with the subnet in its gateway form ("10.244.3.1/24"). */
@@ -13,8 +12,6 @@ export interface SubnetEnv {
   subnet: string;
   mtu: number;
   ipMasq: boolean;
-  /** FLANNEL_IPV6_NETWORK when the file has it (a dual-stack flanneld writes it; weftd does not yet). */
-  ipv6Network?: string;
 }
 
 /** What weftd knows when it writes the file: the lease's subnet in network form ("10.244.3.0/24"). */
@@ -49,7 +46,7 @@ export function writeSubnetEnv(path: string, input: SubnetEnvInput): void {
 
 const LINE = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
 
-/** Parses subnet.env text; tolerates comments, blank lines and unknown keys (e.g. FLANNEL_IPV6_SUBNET), rejects anything else. */
+/** Parses subnet.env text; tolerates comments, blank lines and unknown keys (e.g. FLANNEL_IPV6_*), rejects anything else. */
 export function parseSubnetEnv(text: string): SubnetEnv {
   const vars = new Map<string, string>();
   text.split(/\r?\n/).forEach((rawLine, i) => {
@@ -80,12 +77,5 @@ export function parseSubnetEnv(text: string): SubnetEnv {
   if (!/^[0-9]+$/.test(mtuText) || mtu < 68 || mtu > 65535) throw new Error(`subnet.env: FLANNEL_MTU ${JSON.stringify(mtuText)} is not an MTU`);
   const masqText = need('FLANNEL_IPMASQ');
   if (masqText !== 'true' && masqText !== 'false') throw new Error(`subnet.env: FLANNEL_IPMASQ ${JSON.stringify(masqText)} must be true or false`);
-  const env: SubnetEnv = { network: formatCidr4(network), subnet: subnetText, mtu, ipMasq: masqText === 'true' };
-  const v6Text = vars.get('FLANNEL_IPV6_NETWORK');
-  if (v6Text !== undefined && v6Text !== '') {
-    const v6 = parseCidr(v6Text);
-    if (v6 === null || v6.addr.family !== 6) throw new Error(`subnet.env: FLANNEL_IPV6_NETWORK ${JSON.stringify(v6Text)} is not an IPv6 network`);
-    env.ipv6Network = formatCidr(canonicalCidr(v6));
-  }
-  return env;
+  return { network: formatCidr4(network), subnet: subnetText, mtu, ipMasq: masqText === 'true' };
 }

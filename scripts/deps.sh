@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(iproute2 iputils-ping iptables nftables iperf3 ethtool conntrack util-linux procps
-  containernetworking-plugins etcd-server etcd-client podman runc busybox-static
+  containernetworking-plugins etcd-server etcd-client podman runc containerd busybox-static
   python3 make g++ curl)
 
 missing=()
@@ -23,8 +23,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
   fi
 fi
 
-# npm packages: install from the lock file when node_modules is missing or older than it.
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# npm packages: install from the lock file when node_modules is missing or older than it. A
+# node_modules that is a symlink is a shared install (git worktrees): npm ci would empty its target.
+if [ ! -L node_modules ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   echo "weft: installing npm packages (npm ci)" >&2
   npm ci --no-audit --no-fund >&2
+fi
+
+# crictl and the busybox image for the containerd end-to-end tests (cached under /var/cache/weft).
+# CI must not go on without them: the containerd suites would fail later with less to go on.
+if [ "$(id -u)" -eq 0 ]; then
+  bash scripts/cri-setup.sh || { echo "weft: scripts/cri-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
 fi

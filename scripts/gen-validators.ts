@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
+import { fieldTreeOf } from '../lib/cni/decode.ts';
 import { schemas } from './schemas.ts';
 import type { SchemaEntry } from './schemas.ts';
 
@@ -29,7 +30,13 @@ export interface Validator {
   (data: unknown): boolean;
   errors?: ValidationError[] | null;
 }
-export declare const validate: Validator;
+/** The schema's field names, for lib/cni/decode.ts (Go-style key matching before validation). */
+export interface FieldTree {
+  p?: Readonly<Record<string, FieldTree>>;
+  i?: FieldTree;
+  m?: FieldTree;
+}
+export declare const validate: Validator & { fields: FieldTree };
 export default validate;
 `;
 
@@ -62,7 +69,9 @@ export function generateValidator(entry: SchemaEntry): string {
     code: { source: true, esm: true, lines: true, optimize: true },
   });
   const validate = ajv.compile(entry.schema as object);
-  return `${HEADER}\n${hoistRequires(standaloneCode(ajv, validate))}\n`;
+  // The field names ride on the validator, so lib/cni/validate.ts normalises keys with the same schema.
+  const fields = `validate.fields = ${JSON.stringify(fieldTreeOf(entry.schema))};`;
+  return `${HEADER}\n${hoistRequires(standaloneCode(ajv, validate))}\n${fields}\n`;
 }
 
 function writeIfChanged(path: string, text: string): boolean {

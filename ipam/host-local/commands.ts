@@ -1,9 +1,9 @@
 // host-local ADD, DEL and CHECK. They run in the runtime's netns and never enter the pod's
 // (CNI_NETNS is not needed: IPAM only touches files under the data dir).
 import type { CmdArgs } from '../../lib/cni/skel.ts';
-import { unknownContainer } from '../../lib/cni/errors.ts';
+import { CniError, unknownContainer } from '../../lib/cni/errors.ts';
 import type { Result } from '../../lib/cni/types.ts';
-import { validateConfig } from '../../lib/cni/validate.ts';
+import { decodeForDel, stringAt, validateConfig } from '../../lib/cni/validate.ts';
 import { validateNetworkName } from '../../lib/cni/ids.ts';
 import { formatIp, normalizeIp, parseCidr } from '../../lib/ip/index.ts';
 import { validate } from '../../gen/validators/host-local.js';
@@ -57,15 +57,36 @@ export function cmdAdd(args: CmdArgs, open: OpenStore): Result {
  * Nothing held, or no directory at all, is success; nothing is created then.
  */
 export function cmdDel(args: CmdArgs, open: OpenStore): void {
-  const conf = validateConfig<HostLocalNetConf>(validate, args.config);
-  const name = validateNetworkName(conf.name);
-  const dataDir = conf.ipam.dataDir ?? DEFAULT_DATA_DIR;
+  const { name, dataDir } = delLocation(args);
+  if (name === undefined) return; // no network name: no store to look in
   const store = open(dataDir, name, false);
   if (store === null) return;
   try {
     releaseAttachment(store, attachment(args));
   } finally {
     store.close();
+  }
+}
+
+/**
+ * Where DEL looks: the network name and ipam.dataDir as ADD reads them, or, when ADD would refuse the
+ * config (DEL never blocks cleanup), whatever of the two still reads as a string.
+ */
+function delLocation(args: CmdArgs): { name: string | undefined; dataDir: string } {
+  try {
+    const conf = validateConfig<HostLocalNetConf>(validate, args.config);
+    return { name: validateNetworkName(conf.name), dataDir: conf.ipam.dataDir ?? DEFAULT_DATA_DIR };
+  } catch (e) {
+    if (!(e instanceof CniError)) throw e;
+    const doc = decodeForDel(validate, args.config);
+    let name = stringAt(doc, 'name');
+    try {
+      if (name !== undefined) name = validateNetworkName(name);
+    } catch {
+      name = undefined; // not a name a store could have been made under
+    }
+    const dir = stringAt(doc, 'ipam', 'dataDir');
+    return { name, dataDir: dir !== undefined && dir.startsWith('/') ? dir : DEFAULT_DATA_DIR };
   }
 }
 

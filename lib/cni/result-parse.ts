@@ -1,11 +1,31 @@
 // Parsing of a result in any supported version's wire form into the internal (1.1.0) form.
 // Used for prevResult and for delegate output; a malformed document is a decode failure (code 6)
-// naming the offending field.
+// naming the offending field. Keys are matched as the reference's Go structs match them (decode.ts).
+import { normalizeKeys } from './decode.ts';
+import type { FieldTree } from './decode.ts';
 import { decodeFailure, incompatibleVersion } from './errors.ts';
 import { SUPPORTED_VERSIONS } from './types.ts';
 import type { Dns, Interface, IpConfig, Result, Route } from './types.ts';
 
 type Obj = Record<string, unknown>;
+
+const leaf: FieldTree = {};
+const routeFields: FieldTree = { p: { dst: leaf, gw: leaf, mtu: leaf, advmss: leaf, priority: leaf, table: leaf, scope: leaf } };
+const dnsFields: FieldTree = { p: { nameservers: leaf, domain: leaf, search: leaf, options: leaf } };
+const legacyIpFields: FieldTree = { p: { ip: leaf, gateway: leaf, routes: { i: routeFields } } };
+
+/** Every key of every result version (types/100 and types/020 in the reference). */
+const RESULT_FIELDS: FieldTree = {
+  p: {
+    cniVersion: leaf,
+    interfaces: { i: { p: { name: leaf, mac: leaf, mtu: leaf, sandbox: leaf, socketPath: leaf, pciID: leaf } } },
+    ips: { i: { p: { version: leaf, address: leaf, gateway: leaf, interface: leaf } } },
+    routes: { i: routeFields },
+    dns: dnsFields,
+    ip4: legacyIpFields,
+    ip6: legacyIpFields,
+  },
+};
 
 function isObj(v: unknown): v is Obj {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -130,7 +150,8 @@ function parseLegacy(doc: Obj, path: string): Result {
  * Parse a result of any supported version into the internal form. The document's own cniVersion
  * wins; `fallbackVersion` (the config's) is used when it has none. `path` names it in errors.
  */
-export function parseResult(doc: unknown, fallbackVersion?: string, path = 'result'): Result {
+export function parseResult(raw: unknown, fallbackVersion?: string, path = 'result'): Result {
+  const doc = normalizeKeys(raw, RESULT_FIELDS);
   if (!isObj(doc)) return bad(path, 'must be an object', doc);
   const version = typeof doc['cniVersion'] === 'string' ? doc['cniVersion'] : fallbackVersion;
   if (version === undefined) return bad(`${path}.cniVersion`, 'must be a string', doc['cniVersion']);

@@ -4,6 +4,8 @@
 import { writeSync } from 'node:fs';
 import { checkNotOwnNetns, isCommand, readCmdEnv } from './cmd-env.ts';
 import { CniError, decodeFailure, incompatibleVersion, invalidConfig, invalidEnv, ioFailure, toCniError } from './errors.ts';
+import { normalizeKeys } from './decode.ts';
+import type { FieldTree } from './decode.ts';
 import { configureLog, log } from './log.ts';
 import { MAX_STDIN_BYTES, readStdinSync } from './stdin.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './types.ts';
@@ -38,11 +40,20 @@ function parseJson(bytes: Buffer): unknown {
   }
 }
 
+/** The keys the skeleton itself reads, matched as the reference's Go structs match them (decode.ts). */
+const SKEL_FIELDS: FieldTree = { p: { cniVersion: {}, name: {}, type: {}, prevResult: {} } };
+
+/** The cniVersion a config document declares ('' and absent mean 0.1.0, as in the reference). */
+function declaredVersion(doc: unknown): unknown {
+  const v = (normalizeKeys(doc, SKEL_FIELDS) as { cniVersion?: unknown } | null)?.cniVersion;
+  return v === undefined || v === '' ? '0.1.0' : v;
+}
+
 /** The cniVersion to label errors with: the config's if it is one we speak, else the newest. */
 function errorVersion(bytes: Buffer | undefined): string {
   if (!bytes || bytes.length === 0 || bytes.length > MAX_STDIN_BYTES) return CURRENT_VERSION;
   try {
-    const v = (JSON.parse(bytes.toString('utf8')) as { cniVersion?: unknown } | null)?.cniVersion;
+    const v = declaredVersion(JSON.parse(bytes.toString('utf8')));
     return isSupportedVersion(v) ? v : CURRENT_VERSION;
   } catch {
     return CURRENT_VERSION;
@@ -59,16 +70,23 @@ function decodeConfig(plugin: Plugin, command: Command, bytes: Buffer): { config
   if (bytes.length > MAX_STDIN_BYTES) {
     throw invalidConfig('network configuration too large', `more than ${MAX_STDIN_BYTES} bytes on stdin`);
   }
-  const doc = parseJson(bytes);
+  let doc = parseJson(bytes);
+  // DEL of a JSON document that is not an object: nothing to read, but still nothing to refuse.
+  if (command === 'DEL' && (typeof doc !== 'object' || doc === null || Array.isArray(doc))) doc = {};
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw decodeFailure('error decoding network configuration', 'stdin must hold a JSON object');
   }
-  const raw = (doc as { cniVersion?: unknown }).cniVersion;
+  const config = normalizeKeys(doc, SKEL_FIELDS) as NetConf;
+  const raw = command === 'DEL' && typeof config.cniVersion !== 'string' ? undefined : (config.cniVersion as unknown);
   if (raw !== undefined && typeof raw !== 'string') {
     throw decodeFailure('error decoding network configuration', 'cniVersion must be a string');
   }
-  // A config without cniVersion is 0.1.0, as the reference decodes it (pkg/version).
-  const cniVersion = raw ?? '0.1.0';
+  // A config without cniVersion, or with "" (libcni's value for a .conf without one), is 0.1.0, as the
+  // reference decodes it (pkg/version ConfigDecoder); the config carries it from here on.
+  let cniVersion = raw === undefined || raw === '' ? '0.1.0' : raw;
+  // DEL never blocks cleanup: a version we do not speak still releases, under the newest we do.
+  if (command === 'DEL' && !isSupportedVersion(cniVersion, plugin.supportedVersions)) cniVersion = CURRENT_VERSION;
+  config.cniVersion = cniVersion;
   if (!isSupportedVersion(cniVersion, plugin.supportedVersions)) {
     throw incompatibleVersion(
       'incompatible CNI versions',
@@ -81,7 +99,7 @@ function decodeConfig(plugin: Plugin, command: Command, bytes: Buffer): { config
   if ((command === 'GC' || command === 'STATUS') && !versionAtLeast(cniVersion, '1.1.0')) {
     throw incompatibleVersion(`config version does not allow ${command}`, `cniVersion ${cniVersion} < 1.1.0`);
   }
-  return { config: doc as NetConf, cniVersion };
+  return { config, cniVersion };
 }
 
 async function dispatch(plugin: Plugin, a: CmdArgs): Promise<string> {
@@ -137,7 +155,12 @@ export async function runPlugin(plugin: Plugin, input: RunInput): Promise<Plugin
     checkNotOwnNetns(ce.netns, env);
     const a: CmdArgs = { command, ...ce, stdinData: bytes, config, cniVersion, env };
     if (config.prevResult !== undefined && config.prevResult !== null) {
-      a.prevResult = parseResult(config.prevResult, cniVersion, 'prevResult');
+      try {
+        a.prevResult = parseResult(config.prevResult, cniVersion, 'prevResult');
+      } catch (e) {
+        // DEL never blocks cleanup: a prevResult it cannot read is one it does not have.
+        if (command !== 'DEL') throw e;
+      }
     }
     return { stdout: await dispatch(plugin, a), stderr: '', exitCode: 0 };
   } catch (e) {

@@ -1,4 +1,6 @@
 // Config validation with build-time generated ajv validators (gen/validators/<name>.js): no ajv at run time.
+import { normalizeKeys } from './decode.ts';
+import type { FieldTree } from './decode.ts';
 import { invalidConfig } from './errors.ts';
 
 /** One ajv error, the fields we use (ajv's ErrorObject is structurally compatible). */
@@ -13,6 +15,8 @@ export interface SchemaError {
 export interface GeneratedValidator {
   (data: unknown): boolean;
   errors?: SchemaError[] | null;
+  /** The schema's field names (set by the generator): keys are matched as Go's encoding/json does. */
+  fields?: FieldTree;
 }
 
 const MAX_SHOWN = 80;
@@ -73,12 +77,30 @@ export function formatSchemaError(err: SchemaError, root: unknown): string {
 }
 
 /**
- * Check `value` with a generated validator and return it typed as T; on failure throw code 7
+ * Decode `raw` as the Go reference does (keys matched to the schema's fields case-insensitively, see
+ * decode.ts), check it with a generated validator and return it typed as T; on failure throw code 7
  * ("invalid configuration") whose details name the first failing field and its value.
  */
-export function validateConfig<T>(validate: GeneratedValidator, value: unknown, what = 'configuration'): T {
+export function validateConfig<T>(validate: GeneratedValidator, raw: unknown, what = 'configuration'): T {
+  const value = validate.fields === undefined ? raw : normalizeKeys(raw, validate.fields);
   if (validate(value)) return value as T;
   const first = validate.errors?.[0];
   const why = first ? formatSchemaError(first, value) : 'schema validation failed';
   throw invalidConfig(`invalid ${what}: ${why}`, first ? `schema keyword "${first.keyword}"` : '');
+}
+
+/**
+ * DEL's reading of a config that validateConfig refuses: the same Go-style key decoding, no checks,
+ * so DEL can still find what ADD made (DEL never blocks cleanup). A non-object reads as {}.
+ */
+export function decodeForDel(validate: GeneratedValidator, raw: unknown): Record<string, unknown> {
+  const doc = validate.fields === undefined ? raw : normalizeKeys(raw, validate.fields);
+  return typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? (doc as Record<string, unknown>) : {};
+}
+
+/** A string at `path` of a decoded document, or undefined when absent or of another type. */
+export function stringAt(doc: unknown, ...path: string[]): string | undefined {
+  let v = doc;
+  for (const k of path) v = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>)[k] : undefined;
+  return typeof v === 'string' ? v : undefined;
 }

@@ -1,6 +1,11 @@
 // DEL: forgiving on purpose. Works without CNI_NETNS, without prevResult, after the netns is gone and
 // after an ADD killed at any point: each step treats "already gone" as done.
+import { CniError } from '../../lib/cni/errors.ts';
+import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
+import type { IpamConf } from '../../lib/cni/types.ts';
+import { decodeForDel, stringAt } from '../../lib/cni/validate.ts';
+import { validate } from '../../gen/validators/bridge.js';
 import { isNotFound } from '../../lib/netlink/errors.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { parseBridgeConfig } from './config.ts';
@@ -30,17 +35,52 @@ function teardownPodLink(netns: string, ifName: string): boolean {
   }
 }
 
+/** What DEL needs of the config; read leniently when ADD would refuse it. */
+interface DelConfig {
+  name: string;
+  ipMasq: boolean;
+  macSpoofChk: boolean;
+  ipam: IpamConf | undefined;
+}
+
+/**
+ * The config as DEL reads it: parsed as ADD parses it, or, when that refuses (unknown values, wrong
+ * types, out-of-range numbers), just the network name and ipam.type, so DEL never blocks cleanup.
+ */
+function delConfig(a: CmdArgs): DelConfig {
+  try {
+    const c = parseBridgeConfig(a);
+    return { name: c.name, ipMasq: c.ipMasq, macSpoofChk: c.macSpoofChk, ipam: c.ipam };
+  } catch (e) {
+    if (!(e instanceof CniError)) throw e;
+    const doc = decodeForDel(validate, a.config);
+    const type = stringAt(doc, 'ipam', 'type');
+    log.warn('DEL with a config ADD would refuse: releasing what can be found', { error: e.msg, details: e.details });
+    return { name: stringAt(doc, 'name') ?? '', ipMasq: false, macSpoofChk: false, ipam: type === undefined ? undefined : { type } };
+  }
+}
+
+// A step whose kernel objects may not exist (a config that never enabled it, no nf_tables): best effort.
+function bestEffort(what: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (e) {
+    log.warn(`DEL: ${what} not released`, { error: (e as Error).message });
+  }
+}
+
 /** DEL, run in the node netns: masquerade and macspoofchk elements, the veth pair, then the IPAM lease (so the address is freed last). */
 export async function cmdDel(a: CmdArgs): Promise<void> {
-  const cfg = parseBridgeConfig(a);
-  if (cfg.ipMasq) {
-    // Before IPAM DEL: once the address is free another ADD may take it and add its own element.
-    const prevIps = a.prevResult?.ips?.map((ip) => ip.address);
-    const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName };
-    teardownMasq(prevIps !== undefined && prevIps.length > 0 ? { ...spec, podCidrs: prevIps } : spec);
-  }
-  // Found by comment, so neither the netns nor prevResult is needed.
-  if (cfg.macSpoofChk) teardownMacSpoof({ network: cfg.name, containerId: a.containerId, ifName: a.ifName });
+  const cfg = delConfig(a);
+  const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName };
+  // Elements are found by their comment, so they go even when the config now says ipMasq/macspoofchk
+  // false (changed since ADD): before IPAM DEL, since a freed address may be taken by the next ADD.
+  const prevIps = a.prevResult?.ips?.map((ip) => ip.address);
+  const masq = (): void => teardownMasq(prevIps !== undefined && prevIps.length > 0 ? { ...spec, podCidrs: prevIps } : spec);
+  if (cfg.ipMasq) masq();
+  else bestEffort('masquerade elements', masq);
+  if (cfg.macSpoofChk) teardownMacSpoof(spec);
+  else bestEffort('macspoofchk elements', () => teardownMacSpoof(spec));
   const removed = a.netns !== '' && teardownPodLink(a.netns, a.ifName);
   if (!removed) {
     // No pod side to go through: find the host end by its computed name, then (veths of earlier builds,

@@ -10,7 +10,7 @@ import { CniError, invalidConfig } from '../../lib/cni/errors.ts';
 
 registerInProcess('host-local', hostLocalPlugin);
 
-function ipamType(cfg: BridgeConfig): string {
+function ipamType(cfg: Pick<BridgeConfig, 'ipam'>): string {
   if (cfg.ipam === undefined) throw invalidConfig('invalid configuration: ipam is required', 'the bridge plugin needs an IPAM plugin for pod addresses');
   return cfg.ipam.type;
 }
@@ -23,7 +23,7 @@ export async function ipamAdd(a: CmdArgs, cfg: BridgeConfig): Promise<Result> {
 }
 
 /** IPAM DEL (forgiving by contract: the IPAM plugin succeeds when nothing is allocated). */
-export async function ipamDel(a: CmdArgs, cfg: BridgeConfig): Promise<void> {
+export async function ipamDel(a: CmdArgs, cfg: Pick<BridgeConfig, 'ipam'>): Promise<void> {
   await delegateDel(ipamType(cfg), a.stdinData, a.env);
 }
 

@@ -1,18 +1,18 @@
 // ADD/DEL/CHECK of the flannel plugins (flannel-vxlan, host-gw): read subnet.env, render and store
 // the delegate config, delegate to it (in-process when it is our bundle); DEL replays the stored one.
 // Runs in the runtime's (node's) netns; the pod netns is only touched by the delegate.
-import { readFileSync } from 'node:fs';
 import { delegateAdd, delegateCheck, delegateDel, registerInProcess } from '../../lib/cni/delegate.ts';
-import { ioFailure, tryAgainLater, unknownContainer } from '../../lib/cni/errors.ts';
+import { unknownContainer } from '../../lib/cni/errors.ts';
+import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs, Plugin } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
-import { parseSubnetEnv, type SubnetEnv } from '../../agent/subnet-env.ts';
 import { hostLocalPlugin } from '../../ipam/host-local/plugin.ts';
 import { bridgePlugin } from '../bridge/plugin.ts';
-import { normalizeFlannelConfig, type FlannelConfig } from './config.ts';
+import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
+import { readFlannelSubnetFile, type FlannelEnv } from './subnet-file.ts';
 
 // Our bundle carries bridge and host-local: when CNI_PATH holds our builds of them they run here.
 registerInProcess('bridge', bridgePlugin);
@@ -20,25 +20,9 @@ registerInProcess('host-local', hostLocalPlugin);
 
 /** Backend-specific work before the delegate runs (flannel-vxlan: make sure the VTEP exists). */
 export interface FlannelHooks {
-  beforeAdd?: (cfg: FlannelConfig, env: SubnetEnv) => void;
-}
-
-/** Reads subnet.env; a missing file is code 11 (weftd has no lease yet: the runtime retries). */
-export function readSubnetFile(path: string): SubnetEnv {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw tryAgainLater(`${path} does not exist yet`, 'weftd writes it once it holds a subnet lease; is weftd running?', e);
-    }
-    throw ioFailure(`cannot read ${path}`, (e as Error).message, e);
-  }
-  try {
-    return parseSubnetEnv(text);
-  } catch (e) {
-    throw ioFailure(`cannot parse ${path}`, (e as Error).message, e);
-  }
+  beforeAdd?: (cfg: FlannelConfig, env: FlannelEnv) => void;
+  /** 'delegate' (default): CHECK replays the stored config through the delegate; 'none': success, as flannel's plugin. */
+  check?: 'delegate' | 'none';
 }
 
 function delegateType(conf: Record<string, unknown>): string {
@@ -55,7 +39,7 @@ function withPrevResult(stored: Buffer, a: CmdArgs): { type: string; bytes: Buff
 
 async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
   const cfg = normalizeFlannelConfig(a.config, a.cniVersion);
-  const env = readSubnetFile(cfg.subnetFile);
+  const env = readFlannelSubnetFile(cfg.subnetFile);
   hooks.beforeAdd?.(cfg, env);
   const conf = renderDelegate(cfg, env);
   // Stored before ADD so that a DEL after a crash mid-ADD still finds what to undo.
@@ -73,16 +57,35 @@ async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
 }
 
 async function cmdDel(a: CmdArgs): Promise<void> {
-  const cfg = normalizeFlannelConfig(a.config, a.cniVersion);
-  const stored = loadDelegateConf(cfg.dataDir, a.containerId);
-  if (stored === null) return; // never added, or deleted already: success, as in flannel
-  const { type, bytes } = withPrevResult(stored, a);
-  await delegateDel(type, bytes, a.env);
-  removeDelegateConf(cfg.dataDir, a.containerId);
+  const dataDir = delDataDir(a.config);
+  let stored: Buffer | null = null;
+  try {
+    stored = dataDir === null ? null : loadDelegateConf(dataDir, a.containerId);
+  } catch (e) {
+    log.warn('cannot read the stored delegate config; nothing to replay', { containerId: a.containerId, error: e });
+  }
+  if (dataDir === null || stored === null) return; // never added, or deleted already: success, as in flannel
+  let replay: { type: string; bytes: Buffer };
+  try {
+    replay = withPrevResult(stored, a);
+  } catch (e) {
+    // flannel's plugin too treats an unreadable stored config as done (the bridge port stays until reboot).
+    log.warn('stored delegate config is not JSON; removing it', { containerId: a.containerId, error: e });
+    removeDelegateConf(dataDir, a.containerId);
+    return;
+  }
+  try {
+    await delegateDel(replay.type, replay.bytes, a.env);
+  } catch (e) {
+    // DEL never blocks cleanup: the delegate released what it could, and a retry would fail the same way.
+    log.warn('delegate DEL failed; forgetting the stored config anyway', { containerId: a.containerId, type: replay.type, error: e });
+  }
+  removeDelegateConf(dataDir, a.containerId);
 }
 
-async function cmdCheck(a: CmdArgs): Promise<void> {
+async function cmdCheck(a: CmdArgs, hooks: FlannelHooks): Promise<void> {
   const cfg = normalizeFlannelConfig(a.config, a.cniVersion);
+  if (hooks.check === 'none') return;
   const stored = loadDelegateConf(cfg.dataDir, a.containerId);
   if (stored === null) throw unknownContainer(`no stored delegate config for ${a.containerId}`, `looked in ${cfg.dataDir}`);
   const { type, bytes } = withPrevResult(stored, a);
@@ -97,6 +100,6 @@ export function makeFlannelPlugin(name: string, hooks: FlannelHooks = {}): Plugi
     supportedVersions: SUPPORTED_VERSIONS,
     add: (a) => cmdAdd(a, hooks),
     del: cmdDel,
-    check: cmdCheck,
+    check: (a) => cmdCheck(a, hooks),
   };
 }

@@ -40,8 +40,12 @@ function absPath(conf: NetConf, key: string, dflt: string): string {
 export function normalizeFlannelConfig(conf: NetConf, cniVersion: string): FlannelConfig {
   const delegate = conf['delegate'] ?? {};
   if (!isPlainObject(delegate)) throw invalidConfig('invalid delegate', `${JSON.stringify(delegate)} must be an object`);
+  // Messages as flannel's plugin words them (flannel.go, cmdAdd).
   if (delegate['type'] !== undefined && typeof delegate['type'] !== 'string') {
-    throw invalidConfig('invalid delegate.type', `${JSON.stringify(delegate['type'])} must be a plugin name`);
+    throw invalidConfig("'delegate' dictionary, if present, must have (string) 'type' field", `delegate.type is ${JSON.stringify(delegate['type'])}`);
+  }
+  for (const k of ['name', 'ipam']) {
+    if (delegate[k] !== undefined) throw invalidConfig(`'delegate' dictionary must not have '${k}' field, it'll be set by flannel`, `delegate.${k} is ${JSON.stringify(delegate[k])}`);
   }
   const ipam = conf.ipam ?? {};
   if (!isPlainObject(ipam)) throw invalidConfig('invalid ipam', `${JSON.stringify(ipam)} must be an object`);
@@ -54,6 +58,13 @@ export function normalizeFlannelConfig(conf: NetConf, cniVersion: string): Flann
     ipam: { ...ipam },
     raw: conf,
   };
+}
+
+/** DEL's view of the config: only where the stored delegate lives; never throws (DEL must not block cleanup). */
+export function delDataDir(conf: NetConf): string | null {
+  const v = conf['dataDir'];
+  if (v === undefined) return DEFAULT_DATA_DIR;
+  return typeof v === 'string' && v.startsWith('/') && !v.includes('\0') ? v : null;
 }
 
 /** The container ID as a file name under dataDir (validated by the skeleton, checked again here). */

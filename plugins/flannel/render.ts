@@ -5,6 +5,8 @@
 import { formatCidr4, maskIPv4, parseCidr4Loose } from '../../agent/config/cidr4.ts';
 import type { SubnetEnv } from '../../agent/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
+import { clusterNetworks, renderIpam } from './ipam.ts';
+import type { FlannelEnv } from './subnet-file.ts';
 
 /** The delegate's type when the config names none (flannel's default). */
 export const DEFAULT_DELEGATE = 'bridge';
@@ -17,22 +19,16 @@ export function nodeSubnet(env: SubnetEnv): string {
 }
 
 /** The delegate network config (a JSON object) for one invocation; keys set in `delegate` win, as in flannel. */
-export function renderDelegate(cfg: FlannelConfig, env: SubnetEnv): Record<string, unknown> {
+export function renderDelegate(cfg: FlannelConfig, env: FlannelEnv): Record<string, unknown> {
   const d: Record<string, unknown> = { ...cfg.delegate };
   d['name'] = cfg.name;
-  d['cniVersion'] = cfg.cniVersion;
+  if (cfg.cniVersion !== '') d['cniVersion'] = cfg.cniVersion;
   if (d['type'] === undefined) d['type'] = DEFAULT_DELEGATE;
   if (d['ipMasq'] === undefined) d['ipMasq'] = !env.ipMasq;
   if (d['mtu'] === undefined) d['mtu'] = env.mtu;
   if (d['type'] === 'bridge' && d['isGateway'] === undefined) d['isGateway'] = true;
-  if (d['type'] === 'bridge' && d['weftMasqExempt'] === undefined) d['weftMasqExempt'] = [env.network, ...(env.ipv6Network === undefined ? [] : [env.ipv6Network])];
-  const userRoutes = Array.isArray(cfg.ipam['routes']) ? (cfg.ipam['routes'] as unknown[]) : [];
-  d['ipam'] = {
-    type: 'host-local',
-    ...cfg.ipam,
-    ranges: [[{ subnet: nodeSubnet(env) }]],
-    routes: [...userRoutes, { dst: env.network }],
-  };
+  if (d['type'] === 'bridge' && d['weftMasqExempt'] === undefined) d['weftMasqExempt'] = clusterNetworks(env);
+  d['ipam'] = renderIpam(cfg, env);
   // Runtime-injected capability values belong to the delegate (portMappings are for portmap, but
   // ips/mac/bandwidth reach bridge and host-local this way, as with flannel).
   for (const k of ['runtimeConfig', 'args'] as const) if (cfg.raw[k] !== undefined) d[k] = cfg.raw[k];

@@ -1,9 +1,9 @@
 // Portmap configuration: stdin config -> typed PortmapConfig with normalised port mappings. Schema first
 // (code 7 naming the field), then protocol/hostIP parsing and duplicate checks. Runs before anything is touched.
-import { invalidConfig, unsupportedField } from '../../lib/cni/errors.ts';
+import { CniError, invalidConfig } from '../../lib/cni/errors.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { NetConf } from '../../lib/cni/types.ts';
-import { validateConfig } from '../../lib/cni/validate.ts';
+import { decodeForDel, stringAt, validateConfig } from '../../lib/cni/validate.ts';
 import { formatIp, normalizeIp, parseIp } from '../../lib/ip/addr.ts';
 import { validate } from '../../gen/validators/portmap.js';
 
@@ -60,11 +60,17 @@ interface PortmapNetConf extends NetConf {
 
 const PROTOCOLS: readonly string[] = ['tcp', 'udp', 'sctp'];
 
-/** Parses and checks one invocation's config: code 7 for bad values, 2 for iptables-only reference keys. */
+/**
+ * Parses and checks one invocation's config: code 7 for bad values. Every key of the reference is
+ * accepted; markMasqBit, externalSetMarkChain, conditionsV4/V6 and backend change nothing (weft picks
+ * the flows to masquerade by set lookups, not packet marks or per-network iptables matches).
+ */
 export function parsePortmapConfig(a: Pick<CmdArgs, 'config' | 'cniVersion'>): PortmapConfig {
   const c = validateConfig<PortmapNetConf>(validate, a.config);
-  rejectUnsupported(c);
-  // markMasqBit is accepted and ignored: weft selects masqueraded flows by set lookups, not packet marks.
+  if (c.markMasqBit !== undefined && c.externalSetMarkChain !== undefined) {
+    // The reference refuses the pair too: the external chain sets its own mark.
+    throw invalidConfig('invalid configuration: cannot specify externalSetMarkChain and markMasqBit', `externalSetMarkChain ${JSON.stringify(c.externalSetMarkChain)}, markMasqBit ${c.markMasqBit}`);
+  }
   const raw = c.runtimeConfig?.portMappings ?? [];
   return {
     name: c.name,
@@ -113,14 +119,16 @@ function dedupe(list: PortMapping[]): PortMapping[] {
   return [...seen.values()];
 }
 
-function rejectUnsupported(c: PortmapNetConf): void {
-  for (const key of ['conditionsV4', 'conditionsV6'] as const) {
-    const v = c[key];
-    if (v !== undefined && v.length > 0) {
-      throw unsupportedField(`unsupported field: ${key}`, `${key} holds iptables match arguments; weft portmap uses one shared nftables rule set and cannot apply per-network conditions`);
-    }
-  }
-  if (c.externalSetMarkChain !== undefined && c.externalSetMarkChain !== '') {
-    throw unsupportedField('unsupported field: externalSetMarkChain', 'weft portmap does not use iptables mark chains');
+/**
+ * The config as DEL reads it: as ADD does, or, when ADD would refuse it, the network name alone
+ * (elements are found by their comment): DEL never blocks cleanup.
+ */
+export function parsePortmapDelConfig(a: Pick<CmdArgs, 'config' | 'cniVersion'>): PortmapConfig {
+  try {
+    return parsePortmapConfig(a);
+  } catch (e) {
+    if (!(e instanceof CniError)) throw e;
+    const name = stringAt(decodeForDel(validate, a.config), 'name') ?? '';
+    return { name, cniVersion: a.cniVersion, snat: true, masqAll: false, mappings: [], validAttachments: null };
   }
 }

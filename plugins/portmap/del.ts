@@ -6,7 +6,7 @@ import { listTable } from '../../lib/netfilter/list.ts';
 import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
 import type { NftAtom, NftRunOptions, NftTableState } from '../../lib/netfilter/types.ts';
 import { findElement, sameAtoms } from './conflict.ts';
-import { parsePortmapConfig, type PortmapConfig } from './config.ts';
+import { parsePortmapDelConfig, type PortmapConfig } from './config.ts';
 import { flushUdpConntrack } from './conntrack.ts';
 import { ELEMENT_SETS, elementComment, isDnatMap } from './names.ts';
 import { containerIps, planElements, type PlannedElement } from './plan.ts';
@@ -58,7 +58,7 @@ export function udpPodIpsOf(removed: readonly OwnedElement[]): string[] {
 
 /** DEL, in the node netns. Also works without CNI_NETNS and without prevResult. */
 export function cmdDel(a: CmdArgs): void {
-  const cfg = parsePortmapConfig(a);
+  const cfg = parsePortmapDelConfig(a);
   const state = listTable(WEFT_TABLE);
   removeOwned(findOwnedElements(state, elementComment(cfg.name, a.containerId, a.ifName), plannedFromPrev(a, cfg)));
 }

@@ -25,11 +25,14 @@ export const portmapSchema = {
     ...netConfProperties,
     snat: { type: 'boolean' },
     masqAll: { type: 'boolean' },
-    // Reference keys tied to iptables; config.ts refuses non-empty values with code 2.
+    // Reference keys of its iptables design: accepted with the reference's types and ranges, and
+    // without effect here (docs/portmap.md says why for each).
     markMasqBit: { type: 'integer', minimum: 0, maximum: 31 },
     externalSetMarkChain: { type: 'string' },
     conditionsV4: { type: 'array', items: { type: 'string' } },
     conditionsV6: { type: 'array', items: { type: 'string' } },
+    // The reference's iptables/nftables switch (newer releases); weft is nftables only.
+    backend: { type: 'string' },
     runtimeConfig: {
       type: 'object',
       properties: { portMappings: { type: 'array', maxItems: 4096, items: portMappingSchema } },

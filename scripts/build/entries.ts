@@ -15,6 +15,7 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'host-local', source: 'ipam/host-local/main.ts' },
   { name: 'bridge', source: 'plugins/bridge/main.ts' },
   { name: 'portmap', source: 'plugins/portmap/main.ts' },
+  { name: 'flannel', source: 'plugins/flannel-cni/main.ts' },
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
   { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
   { name: 'flannel-udp', source: 'plugins/flannel-udp/main.ts' },

@@ -9,7 +9,7 @@ const FLANNEL_TYPE: Record<Exclude<Backend, 'bridge'>, string> = { 'flannel-vxla
 /** The subnet.env weftd writes and the flannel plugins read (flannel's well-known path). */
 export const SUBNET_FILE = '/run/flannel/subnet.env';
 
-/** The CNI conflist for `opts.backend` (cniVersion 1.0.0, portmap chained for hostPorts). */
+/** The CNI conflist for `opts.backend` (cniVersion 1.0.0, portmap chained for hostPorts); `flannel` for the weftd backends. */
 export function renderConflist(opts: Pick<InstallOptions, 'backend' | 'networkName' | 'network'>): string {
   const portmap = { type: 'portmap', capabilities: { portMappings: true } };
   const first =
@@ -24,10 +24,9 @@ export function renderConflist(opts: Pick<InstallOptions, 'backend' | 'networkNa
           ipam: { type: 'host-local', ranges: [[{ subnet: opts.network }]] },
         }
       : {
-          // The plugin executable is named after the backend (flannel-vxlan, host-gw, flannel-udp).
-          type: opts.backend,
-          subnetFile: SUBNET_FILE,
-          dataDir: '/var/lib/cni/flannel',
+          // flannel's own type, as kube-flannel's cni-conf.json writes it: one conflist for every
+          // weftd backend (subnetFile and dataDir keep flannel's defaults, SUBNET_FILE among them).
+          type: 'flannel',
           delegate: { hairpinMode: true, isDefaultGateway: true },
         };
   return `${JSON.stringify({ cniVersion: '1.0.0', name: opts.networkName, plugins: [first, portmap] }, null, 2)}\n`;

@@ -30,6 +30,8 @@ export interface ClusterOptions {
   backendConf?: Record<string, unknown>;
   /** etcd store only: put net-conf.json at <prefix>/config and start weftd without --net-conf (flannel's way). */
   netConfInEtcd?: boolean;
+  /** 'flannel': wire pods with conf/10-flannel.conflist (flannel's own type, what `weft install` writes) instead of the backend's executable. */
+  conflist?: 'backend' | 'flannel';
   /** Keys merged into the flannel plugin's delegate (e.g. { ipMasq: false } for a NAT-free data plane). */
   delegate?: Record<string, unknown>;
   /** Extra weftd flags for every node. */
@@ -82,7 +84,7 @@ export class Cluster {
   /** Builds the cluster: namespaces, etcd (if chosen), weftd on every node, then the pods. */
   static async create(opts: ClusterOptions): Promise<Cluster> {
     const progress = opts.onProgress ?? (() => undefined);
-    for (const b of [PLUGIN[opts.backend], 'bridge', 'host-local', 'weftd']) {
+    for (const b of [opts.conflist === 'flannel' ? 'flannel' : PLUGIN[opts.backend], 'bridge', 'host-local', 'weftd']) {
       if (!existsSync(join(opts.binDir ?? join(ROOT, 'dist', 'bin'), b))) throw new Error(`dist/bin/${b} is missing: run npm run build`);
     }
     const topo = await Topology.create({ nodes: opts.nodes ?? 3 });
@@ -113,7 +115,7 @@ export class Cluster {
 
   /** The node's conflist (from conf/) with per-node paths, so nodes sharing one machine never share files. */
   private runnerFor(n: SimNode): CniRunner {
-    const file = join(ROOT, 'conf', `weft-${this.opts.backend}.conflist`);
+    const file = join(ROOT, 'conf', this.opts.conflist === 'flannel' ? '10-flannel.conflist' : `weft-${this.opts.backend}.conflist`);
     const conf = JSON.parse(readFileSync(file, 'utf8')) as ConfList;
     const plugins = conf.plugins.filter((p) => p.type !== 'portmap' || this.opts.portmap === true).map((p) =>
       p.type === 'portmap' ? p : {

@@ -74,7 +74,7 @@ describe('gen-validators', () => {
 
   it('accepts a good config and returns it typed', () => {
     const c = { cniVersion: '1.0.0', name: 'n', type: 't', mode: { a: 1 }, ipam: { ranges: [{ subnet: '10.0.0.0/8' }] } };
-    assert.equal(validateConfig<typeof c>(validate, c), c);
+    assert.deepStrictEqual(validateConfig<typeof c>(validate, c), c);
   });
 
   it('names a missing field', () => {

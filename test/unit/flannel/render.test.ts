@@ -35,13 +35,6 @@ void describe('flannel delegate rendering', () => {
     assert.deepEqual(d['runtimeConfig'], { ips: ['10.244.3.9/24'] });
   });
 
-  it('weftMasqExempt: the cluster Network and the IPv6 one when subnet.env has it; a delegate value wins; bridge only', () => {
-    const cfg = (delegate: Record<string, unknown>) => normalizeFlannelConfig({ cniVersion: '1.0.0', name: 'n', type: 'flannel-vxlan', delegate }, '1.0.0');
-    assert.deepEqual(renderDelegate(cfg({}), { ...env, ipv6Network: 'fd00:42::/56' })['weftMasqExempt'], ['10.244.0.0/16', 'fd00:42::/56']);
-    assert.deepEqual(renderDelegate(cfg({ weftMasqExempt: [] }), env)['weftMasqExempt'], []);
-    assert.equal(renderDelegate(cfg({ type: 'macvlan' }), env)['weftMasqExempt'], undefined);
-  });
-
   it('rejects bad keys with code 7 naming them', () => {
     for (const [conf, re] of [
       [{ delegate: 'bridge' }, /delegate/], [{ ipam: [] }, /ipam/], [{ subnetFile: 'rel' }, /subnetFile/], [{ dataDir: 3 }, /dataDir/],

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CniError } from '../../../lib/cni/errors.ts';
-import { mappingKey, parsePortmapConfig } from '../../../plugins/portmap/config.ts';
+import { mappingKey, parsePortmapConfig, parsePortmapDelConfig } from '../../../plugins/portmap/config.ts';
 
 const base = { cniVersion: '1.0.0', name: 'net1', type: 'portmap' };
 const parse = (extra: Record<string, unknown>) => parsePortmapConfig({ config: { ...base, ...extra }, cniVersion: '1.0.0' });
@@ -50,10 +50,28 @@ describe('parsePortmapConfig', () => {
     assert.throws(() => parse({ snat: 'yes' }), code(7, 'snat'));
   });
 
-  it('refuses iptables-only reference keys (code 2) but accepts empty conditions and markMasqBit', () => {
-    assert.throws(() => parse({ conditionsV4: ['-s', '1.2.3.4'] }), code(2, 'conditionsV4'));
-    assert.throws(() => parse({ externalSetMarkChain: 'KUBE-MARK-MASQ' }), code(2, 'externalSetMarkChain'));
+  it('accepts every reference key (iptables-only ones without effect); refuses what the reference refuses', () => {
+    const full = parse({ conditionsV4: ['-s', '1.2.3.4'], conditionsV6: ['!', '-d', '::1'], externalSetMarkChain: 'KUBE-MARK-MASQ', backend: 'iptables', snat: false, masqAll: true });
+    assert.equal(full.snat, false);
+    assert.equal(full.masqAll, true);
     assert.equal(parse({ conditionsV4: [], conditionsV6: [], markMasqBit: 13 }).snat, true);
+    assert.throws(() => parse({ markMasqBit: 13, externalSetMarkChain: 'KUBE-MARK-MASQ' }), code(7, 'markMasqBit'));
+    assert.throws(() => parse({ markMasqBit: 32 }), code(7, 'markMasqBit'));
+    assert.throws(() => parse({ externalSetMarkChain: 5 }), code(7, 'externalSetMarkChain'));
+  });
+
+  it('decodes keys as Go does: containerd 1.6 portMappings spelled HostPort/ContainerPort/Protocol/HostIP', () => {
+    const c = parse({ RuntimeConfig: { PortMappings: [{ HostPort: 8080, ContainerPort: 80, Protocol: 'TCP', HostIP: '' }] }, SNAT: false });
+    assert.deepEqual(c.mappings, [{ hostPort: 8080, containerPort: 80, protocol: 'tcp' }]);
+    assert.equal(c.snat, false);
+    assert.throws(() => parse({ runtimeConfig: { portMappings: [{ HostPort: '8080', ContainerPort: 80 }] } }), code(7, 'hostPort'));
+  });
+
+  it('DEL reads any config: the network name when ADD would refuse it', () => {
+    const del = (extra: Record<string, unknown>) => parsePortmapDelConfig({ config: { cniVersion: '1.0.0', name: 'net1', type: 'portmap', ...extra }, cniVersion: '1.0.0' });
+    assert.equal(del({ markMasqBit: 99, snat: 'yes' }).name, 'net1');
+    assert.deepEqual(del({ runtimeConfig: { portMappings: [{ hostPort: 0 }] } }).mappings, []);
+    assert.equal(del({ NAME: 'net2', masqAll: 1 }).name, 'net2');
   });
 
   it('reads GC valid attachments; refuses malformed ones (code 7)', () => {

@@ -53,11 +53,11 @@ describe('render', () => {
   });
 
   for (const [backend, type] of [['flannel-vxlan', 'vxlan'], ['host-gw', 'host-gw'], ['flannel-udp', 'udp']] as const) {
-    test(`${backend}: the plugin named after the backend reads subnet.env; net-conf Backend.Type ${type}`, () => {
+    test(`${backend}: flannel + portmap as kube-flannel writes them; net-conf Backend.Type ${type}`, () => {
       const text = renderConflist({ backend, networkName: 'weft', network: '10.244.0.0/16' });
-      assert.deepEqual(conflistTypes(text), [backend, 'portmap']);
+      assert.deepEqual(conflistTypes(text), ['flannel', 'portmap']);
       const plugin = (JSON.parse(text) as { plugins: Array<Record<string, unknown>> }).plugins[0];
-      assert.equal(plugin?.['subnetFile'], '/run/flannel/subnet.env');
+      assert.deepEqual(plugin, { type: 'flannel', delegate: { hairpinMode: true, isDefaultGateway: true } }, 'flannel\'s default subnetFile and dataDir');
       assert.deepEqual(JSON.parse(renderNetConf({ backend, network: '10.244.0.0/16' })), { Network: '10.244.0.0/16', SubnetLen: 24, Backend: { Type: type } });
     });
   }

@@ -1,0 +1,116 @@
+// Key normalisation with the semantics of Go's encoding/json, which the reference plugins decode with:
+// an object key names a struct field when it equals the field's JSON name exactly or case-folded
+// (exact spelling wins when two fields fold alike), keys are applied in order so a later key for the
+// same field overrides an earlier one (objects merge into the value already decoded, array elements
+// too), null leaves the field as it was, and unknown keys stay untouched. Types are not checked here:
+// the generated ajv validators run on the result. Pure; runs anywhere.
+
+/**
+ * The field names of one JSON value, derived at build time from a JSON Schema (scripts/gen-validators.ts):
+ * `p`: a Go struct: its fields in schema order; `i`: an array's element; `m`: a Go map's values
+ * (keys matched exactly). A node with none of them is a leaf, replaced as a whole.
+ */
+export interface FieldTree {
+  p?: Readonly<Record<string, FieldTree>>;
+  i?: FieldTree;
+  m?: FieldTree;
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Go's case folding of a JSON key (encoding/json fold.go): ASCII letters fold to one case, and the
+ * only non-ASCII runes whose fold orbit holds an ASCII letter are KELVIN SIGN (k) and LONG S (s).
+ */
+export function foldKey(key: string): string {
+  return key.replace(/[A-Z\u212a\u017f]/g, (c) => (c === '\u212a' ? 'k' : c === '\u017f' ? 's' : c.toLowerCase()));
+}
+
+const foldIndexes = new WeakMap<object, Map<string, string>>();
+
+/** Folded name -> the first field (schema order) with that fold, as Go picks among fold-equal fields. */
+function foldIndex(fields: Readonly<Record<string, FieldTree>>): Map<string, string> {
+  let idx = foldIndexes.get(fields);
+  if (idx === undefined) {
+    idx = new Map();
+    for (const name of Object.keys(fields)) {
+      const f = foldKey(name);
+      if (!idx.has(f)) idx.set(f, name);
+    }
+    foldIndexes.set(fields, idx);
+  }
+  return idx;
+}
+
+/** The struct field `key` decodes into, or undefined for a key Go ignores. */
+export function fieldFor(fields: Readonly<Record<string, FieldTree>>, key: string): string | undefined {
+  return Object.hasOwn(fields, key) ? key : foldIndex(fields).get(foldKey(key));
+}
+
+// JSON.parse makes "__proto__" an own property; plain assignment would set the prototype instead.
+function put(o: Obj, key: string, value: unknown): void {
+  Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Decodes `value` into `prev` (the value already decoded for this field, if any) following `tree`. */
+function decodeInto(prev: unknown, value: unknown, tree: FieldTree): unknown {
+  if (tree.p !== undefined && isObj(value)) return decodeStruct(isObj(prev) ? prev : undefined, value, tree.p);
+  if (tree.m !== undefined && isObj(value)) return decodeMap(isObj(prev) ? prev : undefined, value, tree.m);
+  if (tree.i !== undefined && Array.isArray(value)) {
+    const old = Array.isArray(prev) ? prev : [];
+    // Go decodes each element into the slice's existing element at that index, then truncates.
+    return value.map((e, n) => decodeInto(old[n], e, tree.i as FieldTree));
+  }
+  return value;
+}
+
+function decodeStruct(prev: Obj | undefined, value: Obj, fields: Readonly<Record<string, FieldTree>>): Obj {
+  const out: Obj = {};
+  if (prev !== undefined) for (const [k, v] of Object.entries(prev)) put(out, k, v);
+  for (const [key, v] of Object.entries(value)) {
+    const name = fieldFor(fields, key);
+    if (name === undefined) {
+      put(out, key, v);
+      continue;
+    }
+    // Go: null into a non-pointer field is a no-op, and the field keeps what an earlier key set.
+    if (v === null) continue;
+    put(out, name, decodeInto(Object.hasOwn(out, name) ? out[name] : undefined, v, fields[name] as FieldTree));
+  }
+  return out;
+}
+
+function decodeMap(prev: Obj | undefined, value: Obj, elem: FieldTree): Obj {
+  const out: Obj = {};
+  if (prev !== undefined) for (const [k, v] of Object.entries(prev)) put(out, k, v);
+  // Map keys are data, kept as spelled; each value is decoded afresh (Go zeroes map elements).
+  for (const [key, v] of Object.entries(value)) put(out, key, decodeInto(undefined, v, elem));
+  return out;
+}
+
+/**
+ * A copy of `doc` whose keys are spelled as `tree` names them, decoded the way Go's encoding/json
+ * fills structs (see the file comment). A value of the wrong JSON type is kept as it is, for the
+ * schema to refuse. Pure.
+ */
+export function normalizeKeys(doc: unknown, tree: FieldTree): unknown {
+  return decodeInto(undefined, doc, tree);
+}
+
+/** The FieldTree of a JSON Schema object: properties, items and additionalProperties (build time). */
+export function fieldTreeOf(schema: unknown): FieldTree {
+  if (!isObj(schema)) return {};
+  const out: { p?: Record<string, FieldTree>; i?: FieldTree; m?: FieldTree } = {};
+  const props = schema['properties'];
+  if (isObj(props)) {
+    out.p = {};
+    for (const [k, s] of Object.entries(props)) out.p[k] = fieldTreeOf(s);
+  }
+  if (isObj(schema['items'])) out.i = fieldTreeOf(schema['items']);
+  if (isObj(schema['additionalProperties'])) out.m = fieldTreeOf(schema['additionalProperties']);
+  return out;
+}
