@@ -1,15 +1,15 @@
 // `npm run build`: generated validators, the native addon, then one esbuild bundle per executable.
 // Each bundle is CommonJS (a lone file in /opt/cni/bin has no package.json saying "module"),
 // minified, with the addon embedded, and starts with a marker line that lib/cni/delegate.ts
-// reads to recognise our own bundles for in-process delegation.
-import { build } from 'esbuild';
+// reads to recognise our own bundles for in-process delegation. Then the standalone executable
+// dist/sea/weft (scripts/build/sea.ts), which needs no Node.js on the host.
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildAddon, embedAddonPlugin } from './build/addon.ts';
-import { etcd3ProtosPlugin } from './build/etcd3-protos.ts';
+import { buildAddon } from './build/addon.ts';
+import { bundleBody } from './build/bundle.ts';
 import { formatCodeCachedBundle } from './build/code-cache.ts';
-import { BUNDLE_OPTIONS } from './build/esbuild-options.ts';
+import { buildStandalone, SEA_STARTUPS, type SeaStartup } from './build/sea.ts';
 import { ENTRIES } from './build/entries.ts';
 import { generateValidators } from './gen-validators.ts';
 
@@ -21,6 +21,11 @@ async function main(): Promise<void> {
   const only = args.filter((a) => !a.startsWith('--'));
   // `--no-code-cache` builds plain bundles (to measure what the code cache gives).
   const codeCache = !args.includes('--no-code-cache');
+  // The standalone file is built with the full set (or when named: `npm run build -- sea`); `--no-sea` skips it.
+  const sea = !args.includes('--no-sea') && (only.length === 0 || only.includes('sea'));
+  // `--sea-startup=blob-cache|run-cache|snapshot` (see scripts/build/sea.ts; docs/standalone.md has the measurements).
+  const seaStartup = (args.find((a) => a.startsWith('--sea-startup='))?.slice('--sea-startup='.length) ?? 'run-cache') as SeaStartup;
+  if (!SEA_STARTUPS.includes(seaStartup)) throw new Error(`--sea-startup: ${seaStartup} is not one of ${SEA_STARTUPS.join(', ')}`);
   const started = performance.now();
   await generateValidators();
   const addonPath = await buildAddon();
@@ -33,21 +38,13 @@ async function main(): Promise<void> {
   writeFileSync(`${marker}.tmp`, '{ "type": "commonjs" }\n');
   renameSync(`${marker}.tmp`, marker);
   const entries = only.length > 0 ? ENTRIES.filter((e) => only.includes(e.name)) : ENTRIES;
+  const bodies = new Map<string, string>();
   await Promise.all(
     entries.map(async (entry) => {
       const outfile = join(outDir, entry.name);
       const header = `#!/usr/bin/env node\n// weft-bundle ${entry.name} ${version}\n`;
-      const res = await build({
-        entryPoints: [join(root, entry.source)],
-        outfile,
-        ...BUNDLE_OPTIONS,
-        // import.meta.url is only read on the source-tree path of lib/sys (never in a bundle).
-        logOverride: { 'empty-import-meta': 'silent' },
-        plugins: [embedAddonPlugin(addonPath), etcd3ProtosPlugin()],
-        ...(entry.external ? { external: entry.external } : {}),
-      });
-      const body = res.outputFiles.find((f) => f.path === outfile)?.text;
-      if (body === undefined) throw new Error(`esbuild produced no ${outfile}`);
+      const body = await bundleBody(root, entry, addonPath);
+      bodies.set(entry.name, body);
       const text = codeCache && entry.codeCache !== false ? await formatCodeCachedBundle(entry.name, header, body) : `${header}${body}`;
       // Written beside and renamed: a plugin exec'd during the build never reads half a file.
       writeFileSync(`${outfile}.tmp`, text, { mode: 0o755 });
@@ -56,7 +53,13 @@ async function main(): Promise<void> {
     }),
   );
   const ms = Math.round(performance.now() - started);
-  process.stderr.write(`built ${entries.map((e) => e.name).join(', ')} into dist/bin in ${ms} ms\n`);
+  if (entries.length > 0) process.stderr.write(`built ${entries.map((e) => e.name).join(', ')} into dist/bin in ${ms} ms\n`);
+  if (sea) {
+    const t = performance.now();
+    const r = await buildStandalone(root, addonPath, version, seaStartup, bodies);
+    const what = r.rebuilt ? `built ${r.path} (${seaStartup})` : `${r.path} is up to date`;
+    process.stderr.write(`${what} in ${Math.round(performance.now() - t)} ms\n`);
+  }
 }
 
 main().catch((e: unknown) => {

@@ -4,6 +4,9 @@ import { loopbackSchema } from '../plugins/loopback/schema.ts';
 import { hostLocalSchema } from '../ipam/host-local/schema.ts';
 import { bridgeSchema } from '../plugins/bridge/schema.ts';
 import { portmapSchema } from '../plugins/portmap/schema.ts';
+import { bandwidthSchema } from '../plugins/bandwidth/schema.ts';
+import { firewallSchema } from '../plugins/firewall/schema.ts';
+import { tuningSchema } from '../plugins/tuning/schema.ts';
 
 /** One schema to compile: `name` becomes the file name (kebab-case) under gen/validators/. */
 export interface SchemaEntry {
@@ -17,4 +20,7 @@ export const schemas: readonly SchemaEntry[] = [
   { name: 'host-local', schema: hostLocalSchema },
   { name: 'bridge', schema: bridgeSchema },
   { name: 'portmap', schema: portmapSchema },
+  { name: 'bandwidth', schema: bandwidthSchema },
+  { name: 'firewall', schema: firewallSchema },
+  { name: 'tuning', schema: tuningSchema },
 ];

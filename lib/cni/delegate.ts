@@ -1,11 +1,13 @@
 // IPAM (and other) delegation per the spec: run the plugin named `type` from CNI_PATH with the same
-// env (only CNI_COMMAND changed) and the same stdin bytes. A weft bundle whose handler is registered
-// runs in-process through runPlugin, so both paths produce and interpret the same bytes.
+// env (only CNI_COMMAND changed) and the same stdin bytes. A weft plugin whose handler is registered
+// (our bundle of the same version, or the standalone executable we are running) runs in-process:
+// with the caller's decoded config when it has one (runDecoded: stdin parsed once, the Result handed
+// over as an object), else through runPlugin on the same bytes.
 import { CniError, ErrorCode, decodeFailure, ioFailure } from './errors.ts';
-import { findInPath, readBundleHeader } from './find-plugin.ts';
+import { findInPath, isOwnStandaloneFile, readBundleHeader } from './find-plugin.ts';
 import { log } from './log.ts';
 import { parseResult } from './result-parse.ts';
-import { runPlugin } from './skel.ts';
+import { runDecoded, runPlugin, type DecodedConfig } from './skel.ts';
 import type { Env, Plugin, PluginOutput } from './plugin.ts';
 import type { Command, Result } from './types.ts';
 
@@ -87,41 +89,54 @@ async function execPlugin(file: string, command: DelegateCommand, stdinData: Buf
   });
 }
 
+/** The registered plugin that may stand in for `file` (found on CNI_PATH as `type`), if any. */
+function inProcessPlugin(type: string, file: string): Plugin | undefined {
+  const header = readBundleHeader(file);
+  if (header !== undefined) {
+    const plugin = inProcess.get(header.name);
+    return plugin?.version === header.version ? plugin : undefined;
+  }
+  // The standalone executable under another name: the same file is the same build.
+  return isOwnStandaloneFile(file) ? inProcess.get(type) : undefined;
+}
+
 /**
  * Run plugin `type` from env.CNI_PATH for `command` with `stdinData` (normally the caller's own stdin
- * bytes) and `env` (normally the caller's). Returns the parsed result for ADD, undefined otherwise;
- * a failure of the delegate is rethrown as its own CniError (code and msg preserved). A missing
- * plugin is code 100 (ErrorCode.pluginNotFound): the caller decides whether DEL tolerates it.
+ * bytes) and `env` (normally the caller's). `decoded`, when given, is what the caller decoded from
+ * those same bytes; an in-process delegate then starts from it. Returns the result for ADD,
+ * undefined otherwise; a failure of the delegate is rethrown as its own CniError (code and msg
+ * preserved). A missing plugin is code 100 (ErrorCode.pluginNotFound): the caller decides whether
+ * DEL tolerates it.
  */
-export async function delegate(type: string, command: DelegateCommand, stdinData: Buffer, env: Env): Promise<Result | undefined> {
+export async function delegate(type: string, command: DelegateCommand, stdinData: Buffer, env: Env, decoded?: DecodedConfig): Promise<Result | undefined> {
   const dirs = (env['CNI_PATH'] ?? '').split(':').filter((d) => d !== '');
   const file = findInPath(type, dirs);
-  const header = readBundleHeader(file);
-  const plugin = header ? inProcess.get(header.name) : undefined;
-  if (plugin && header && plugin.version === header.version) {
+  const plugin = inProcessPlugin(type, file);
+  if (plugin !== undefined) {
     log.debug('delegating in-process', { type, command, file });
-    const out = await runPlugin(plugin, { env: { ...env, CNI_COMMAND: command }, stdin: stdinData });
-    return interpretOutput(type, command, out);
+    const delegateEnv = { ...env, CNI_COMMAND: command };
+    if (decoded !== undefined) return runDecoded(plugin, command, delegateEnv, stdinData, decoded);
+    return interpretOutput(type, command, await runPlugin(plugin, { env: delegateEnv, stdin: stdinData }));
   }
   log.debug('delegating by exec', { type, command, file });
   return interpretOutput(type, command, await execPlugin(file, command, stdinData, env));
 }
 
 /** Delegate ADD; resolves with the delegate's result in internal form. */
-export async function delegateAdd(type: string, stdinData: Buffer, env: Env): Promise<Result> {
-  const r = await delegate(type, 'ADD', stdinData, env);
+export async function delegateAdd(type: string, stdinData: Buffer, env: Env, decoded?: DecodedConfig): Promise<Result> {
+  const r = await delegate(type, 'ADD', stdinData, env, decoded);
   if (!r) throw decodeFailure(`delegate ${type} returned no result`);
   return r;
 }
 
 /** Delegate DEL (a missing plugin throws code 100; tolerate it with isPluginNotFound if desired). */
-export async function delegateDel(type: string, stdinData: Buffer, env: Env): Promise<void> {
-  await delegate(type, 'DEL', stdinData, env);
+export async function delegateDel(type: string, stdinData: Buffer, env: Env, decoded?: DecodedConfig): Promise<void> {
+  await delegate(type, 'DEL', stdinData, env, decoded);
 }
 
 /** Delegate CHECK. */
-export async function delegateCheck(type: string, stdinData: Buffer, env: Env): Promise<void> {
-  await delegate(type, 'CHECK', stdinData, env);
+export async function delegateCheck(type: string, stdinData: Buffer, env: Env, decoded?: DecodedConfig): Promise<void> {
+  await delegate(type, 'CHECK', stdinData, env, decoded);
 }
 
 /** Delegate GC (1.1.0): stdin carries cni.dev/valid-attachments unchanged. */

@@ -57,6 +57,29 @@ export function readBundleHeader(file: string): BundleHeader | undefined {
   }
 }
 
+/**
+ * True when this process is the standalone executable (a Node single executable application) and
+ * `file` is that same file (a hard link or symlink to it): then it is the same build of every plugin.
+ */
+export function isOwnStandaloneFile(file: string): boolean {
+  if (!isStandalone()) return false;
+  try {
+    const a = statSync(file);
+    const b = statSync(process.execPath);
+    return a.ino === b.ino && a.dev === b.dev;
+  } catch {
+    return false;
+  }
+}
+
+let standalone: boolean | undefined;
+
+/** node:sea's isSea(), asked once (the module is loaded only on a delegation path). */
+function isStandalone(): boolean {
+  standalone ??= process.getBuiltinModule('node:sea').isSea();
+  return standalone;
+}
+
 /** The header line our build writes at the top of every bundle (for scripts/build.ts and tests). */
 export function formatBundleHeader(h: BundleHeader): string {
   return `#!/usr/bin/env node\n// weft-bundle ${h.name} ${h.version}\n`;

@@ -11,7 +11,7 @@ import { MAX_STDIN_BYTES, readStdinSync } from './stdin.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './types.ts';
 import { formatResult, isSupportedVersion, parseResult, versionAtLeast } from './version.ts';
 import type { CmdArgs, Env, Plugin, PluginIo, PluginOutput } from './plugin.ts';
-import type { Command, NetConf } from './types.ts';
+import type { Command, NetConf, Result } from './types.ts';
 
 export type { CmdArgs, Plugin, PluginIo, PluginOutput } from './plugin.ts';
 
@@ -65,6 +65,28 @@ function versionCommand(plugin: Plugin, bytes: Buffer): PluginOutput {
   return { stdout: render({ cniVersion, supportedVersions: [...plugin.supportedVersions] }), stderr: '', exitCode: 0 };
 }
 
+/**
+ * The version `command` runs under for a config of `cniVersion`, after its rules: one `plugin` speaks
+ * (DEL never blocks cleanup: a version we do not speak still releases, under the newest we do);
+ * CHECK from 0.4.0, GC and STATUS from 1.1.0.
+ */
+function effectiveVersion(plugin: Plugin, command: Command, cniVersion: string): string {
+  if (command === 'DEL' && !isSupportedVersion(cniVersion, plugin.supportedVersions)) return CURRENT_VERSION;
+  if (!isSupportedVersion(cniVersion, plugin.supportedVersions)) {
+    throw incompatibleVersion(
+      'incompatible CNI versions',
+      `config is ${JSON.stringify(cniVersion)}, plugin supports [${plugin.supportedVersions.join(' ')}]`,
+    );
+  }
+  if (command === 'CHECK' && !versionAtLeast(cniVersion, '0.4.0')) {
+    throw incompatibleVersion('config version does not allow CHECK', `cniVersion ${cniVersion} < 0.4.0`);
+  }
+  if ((command === 'GC' || command === 'STATUS') && !versionAtLeast(cniVersion, '1.1.0')) {
+    throw incompatibleVersion(`config version does not allow ${command}`, `cniVersion ${cniVersion} < 1.1.0`);
+  }
+  return cniVersion;
+}
+
 /** Decode stdin into the config and its cniVersion, enforcing the version rules of `command`. */
 function decodeConfig(plugin: Plugin, command: Command, bytes: Buffer): { config: NetConf; cniVersion: string } {
   if (bytes.length > MAX_STDIN_BYTES) {
@@ -83,48 +105,40 @@ function decodeConfig(plugin: Plugin, command: Command, bytes: Buffer): { config
   }
   // A config without cniVersion, or with "" (libcni's value for a .conf without one), is 0.1.0, as the
   // reference decodes it (pkg/version ConfigDecoder); the config carries it from here on.
-  let cniVersion = raw === undefined || raw === '' ? '0.1.0' : raw;
-  // DEL never blocks cleanup: a version we do not speak still releases, under the newest we do.
-  if (command === 'DEL' && !isSupportedVersion(cniVersion, plugin.supportedVersions)) cniVersion = CURRENT_VERSION;
+  const cniVersion = effectiveVersion(plugin, command, raw === undefined || raw === '' ? '0.1.0' : raw);
   config.cniVersion = cniVersion;
-  if (!isSupportedVersion(cniVersion, plugin.supportedVersions)) {
-    throw incompatibleVersion(
-      'incompatible CNI versions',
-      `config is ${JSON.stringify(cniVersion)}, plugin supports [${plugin.supportedVersions.join(' ')}]`,
-    );
-  }
-  if (command === 'CHECK' && !versionAtLeast(cniVersion, '0.4.0')) {
-    throw incompatibleVersion('config version does not allow CHECK', `cniVersion ${cniVersion} < 0.4.0`);
-  }
-  if ((command === 'GC' || command === 'STATUS') && !versionAtLeast(cniVersion, '1.1.0')) {
-    throw incompatibleVersion(`config version does not allow ${command}`, `cniVersion ${cniVersion} < 1.1.0`);
-  }
   return { config, cniVersion };
 }
 
-async function dispatch(plugin: Plugin, a: CmdArgs): Promise<string> {
+/** Runs the handler for a.command: ADD's result in internal form, undefined for the others. */
+async function callHandler(plugin: Plugin, a: CmdArgs): Promise<Result | undefined> {
   switch (a.command) {
     case 'ADD': {
       if (!plugin.add) throw invalidEnv(`plugin ${plugin.name} does not implement ADD`);
       const result = await plugin.add(a);
       if (typeof result !== 'object' || result === null) throw new CniError(999, 'plugin returned no result for ADD');
-      return render(formatResult(result, a.cniVersion));
+      return result;
     }
     case 'DEL':
     case 'CHECK': {
       const h = a.command === 'DEL' ? plugin.del : plugin.check;
       if (!h) throw invalidEnv(`plugin ${plugin.name} does not implement ${a.command}`);
       await h(a);
-      return '';
+      return undefined;
     }
     // No handler: nothing to collect, and a plugin without a STATUS handler is always ready.
     case 'GC':
       await plugin.gc?.(a);
-      return '';
+      return undefined;
     case 'STATUS':
       await plugin.status?.(a);
-      return '';
+      return undefined;
   }
+}
+
+async function dispatch(plugin: Plugin, a: CmdArgs): Promise<string> {
+  const result = await callHandler(plugin, a);
+  return result === undefined ? '' : render(formatResult(result, a.cniVersion));
 }
 
 function readInput(stdin: RunInput['stdin']): Buffer {
@@ -167,6 +181,35 @@ export async function runPlugin(plugin: Plugin, input: RunInput): Promise<Plugin
     const err = toCniError(e);
     if (err.code === 999) log.error(`${command} failed unexpectedly`, { plugin: plugin.name, error: err.cause ?? err });
     return { stdout: render(err.toJSON(errorVersion(bytes))), stderr: '', exitCode: 1 };
+  }
+}
+
+/** What a delegating plugin already decoded from the stdin it hands on (the same bytes). */
+export interface DecodedConfig {
+  config: NetConf;
+  cniVersion: string;
+  prevResult?: Result;
+}
+
+/**
+ * Run `plugin` in this process as the delegate of a plugin that already decoded `stdinData` into
+ * `decoded`: the same checks as runPlugin (env, version rules, own netns) without parsing stdin again,
+ * and ADD's result handed back as the object the handler made (no JSON text in between). A failure
+ * throws the CniError that runPlugin would have printed. The handler may read `decoded.config` but
+ * must not change it (the caller keeps using it).
+ */
+export async function runDecoded(plugin: Plugin, command: Exclude<Command, 'VERSION'>, env: Env, stdinData: Buffer, decoded: DecodedConfig): Promise<Result | undefined> {
+  try {
+    const ce = readCmdEnv(command, env);
+    const cniVersion = effectiveVersion(plugin, command, decoded.cniVersion);
+    checkNotOwnNetns(ce.netns, env);
+    const a: CmdArgs = { command, ...ce, stdinData, config: decoded.config, cniVersion, env };
+    if (decoded.prevResult !== undefined) a.prevResult = decoded.prevResult;
+    return await callHandler(plugin, a);
+  } catch (e) {
+    const err = toCniError(e);
+    if (err.code === 999) log.error(`${command} failed unexpectedly`, { plugin: plugin.name, error: err.cause ?? err });
+    throw err;
   }
 }
 

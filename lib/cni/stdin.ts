@@ -4,7 +4,8 @@ import { fstatSync, readSync } from 'node:fs';
 /** Largest configuration we accept on stdin; a larger one is refused with code 7. */
 export const MAX_STDIN_BYTES = 1024 * 1024;
 
-const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+// Made on first use: a V8 start-up snapshot (the standalone executable) is built without SharedArrayBuffer.
+let sleepCell: Int32Array | undefined;
 
 /**
  * Read fd 0 to EOF but never more than `limit + 1` bytes, so an oversized input is detected
@@ -31,6 +32,7 @@ export function readStdinSync(limit = MAX_STDIN_BYTES): Buffer {
       const code = (e as NodeJS.ErrnoException).code;
       // A non-blocking stdin (inherited O_NONBLOCK) has no data yet: wait briefly and retry.
       if (code === 'EAGAIN') {
+        sleepCell ??= new Int32Array(new SharedArrayBuffer(4));
         Atomics.wait(sleepCell, 0, 0, 2);
         continue;
       }

@@ -1,6 +1,7 @@
 // Public surface of weft's netlink layer: rtnetlink verbs (Rtnl), notifications (RtnlEvents), generic
 // netlink (Genl) and its ethtool family (Ethtool), errors and codecs.
 export { Rtnl } from './rtnl.ts';
+export { Tc, type TcFilterSpec, type TcSpec } from './tc.ts';
 export { RtnlEvents, parseRtnlEvent, type RtnlEvent, type RtnlGroup } from './events.ts';
 export { NetlinkError, isExists, isNotFound } from './errors.ts';
 export type { Link } from './link.ts';

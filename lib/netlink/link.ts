@@ -3,7 +3,7 @@
 import { formatMac } from './addr.ts';
 import { LE, attrMap, concat, getS32, getStr, getU32, getU8, parseAttrs, rawExtras, view, type NlAttr } from './attrs.ts';
 import {
-  IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO, IFLA_LINK_NETNSID, IFLA_MASTER, IFLA_MTU, IFLA_OPERSTATE,
+  IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_LINK, IFLA_LINKINFO, IFLA_LINK_NETNSID, IFLA_MASTER, IFLA_MTU, IFLA_OPERSTATE, IFLA_TXQLEN,
 } from './constants.ts';
 import { IFLA_INFO_DATA, IFLA_INFO_KIND, IFLA_INFO_SLAVE_KIND, parseVxlanData, type VxlanInfo } from './link-kinds.ts';
 
@@ -13,6 +13,8 @@ export const IFINFOMSG_LEN = 16;
 export const IFF_UP = 0x1;
 /** IFF_PROMISC (linux/if.h). */
 export const IFF_PROMISC = 0x100;
+/** IFF_ALLMULTI (linux/if.h). */
+export const IFF_ALLMULTI = 0x200;
 
 /** RFC 2863 operational states in IFLA_OPERSTATE order (linux/if.h IF_OPER_*). */
 const OPER_STATES = ['unknown', 'notpresent', 'down', 'lowerlayerdown', 'testing', 'dormant', 'up'] as const;
@@ -28,6 +30,8 @@ export interface Link {
   /** ARPHRD_* device type (1 ether, 772 loopback, 65534 none/tun). */
   type: number;
   mtu: number;
+  /** IFLA_TXQLEN: the transmit queue length, when the kernel reports it. */
+  txqlen?: number;
   /** Link-layer address, lowercase "aa:bb:..."; "" when the device has none (tun). */
   mac: string;
   master?: number;
@@ -47,7 +51,7 @@ export interface Link {
   extra: Array<{ type: number; data: Uint8Array }>;
 }
 
-const KNOWN = new Set([IFLA_IFALIAS, IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_LINK_NETNSID]);
+const KNOWN = new Set([IFLA_TXQLEN, IFLA_IFALIAS, IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_LINK, IFLA_MASTER, IFLA_OPERSTATE, IFLA_LINKINFO, IFLA_LINK_NETNSID]);
 
 /** Formats struct ifinfomsg followed by attributes. */
 export function formatIfinfo(h: { family?: number; type?: number; index?: number; flags?: number; change?: number }, attrs: readonly Uint8Array[] = []): Uint8Array {
@@ -90,6 +94,8 @@ export function parseLink(payload: Uint8Array): Link {
   if (peer) link.peerIndex = getU32(peer);
   const nsid = a(IFLA_LINK_NETNSID);
   if (nsid) link.linkNetnsId = getS32(nsid);
+  const txq = a(IFLA_TXQLEN);
+  if (txq) link.txqlen = getU32(txq);
   const alias = a(IFLA_IFALIAS);
   if (alias) link.alias = getStr(alias);
   const info = a(IFLA_LINKINFO);

@@ -3,14 +3,14 @@
 import { parseMac } from './addr.ts';
 import { attrStr, attrU32, formatAttr } from './attrs.ts';
 import {
-  AF_BRIDGE, AF_UNSPEC, IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_MASTER, IFLA_MTU, IFLA_NET_NS_FD, NETLINK_ROUTE,
+  AF_BRIDGE, AF_UNSPEC, IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_MASTER, IFLA_MTU, IFLA_NET_NS_FD, IFLA_TXQLEN, NETLINK_ROUTE,
   NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, RTM_DELADDR, RTM_DELLINK, RTM_DELNEIGH, RTM_DELROUTE, RTM_GETADDR,
   RTM_GETLINK, RTM_GETNEIGH, RTM_GETROUTE, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWNEIGH, RTM_NEWROUTE, RTM_SETLINK, afOf,
 } from './constants.ts';
 import { isNotFound } from './errors.ts';
 import { formatFdbRequest, parseFdb, type Fdb } from './fdb.ts';
 import { formatAddrRequest, formatIfaddr, parseAddr, type Addr } from './ifaddr.ts';
-import { IFF_PROMISC, IFF_UP, formatIfinfo, parseLink, type Link } from './link.ts';
+import { IFF_ALLMULTI, IFF_PROMISC, IFF_UP, formatIfinfo, parseLink, type Link } from './link.ts';
 import { formatHairpinProtinfo, formatLinkInfo, formatVethInfo, formatVxlanData, linkBasics } from './link-kinds.ts';
 import { formatNdmsg, formatNeighRequest, parseNeigh, type Neigh } from './neigh.ts';
 import { formatRouteRequest, formatRtmsg, parseRoute, type Route, type RouteSpec } from './route.ts';
@@ -38,6 +38,11 @@ export class Rtnl {
   /** Closes the socket. */
   close(): void {
     this.sock.close();
+  }
+
+  /** The underlying socket, for verb families kept in their own files (tc.ts). */
+  get socket(): NlSocket {
+    return this.sock;
   }
 
   // ---- links ----
@@ -87,8 +92,15 @@ export class Rtnl {
     this.newLink(`addVxlan ${o.name}`, [...linkBasics(o), formatLinkInfo('vxlan', formatVxlanData(o))]);
   }
 
-  private newLink(op: string, attrs: Uint8Array[]): void {
-    this.sock.request(op, RTM_NEWLINK, createFlags(), formatIfinfo({}, attrs));
+  /** Creates an ifb device, up when `up` (flags in the creating message, so it never exists down). EEXIST if `name` exists. */
+  addIfb(o: { name: string; mtu?: number; mac?: string; txqlen?: number; up?: boolean }): void {
+    const attrs = [...linkBasics(o), formatLinkInfo('ifb')];
+    if (o.txqlen !== undefined) attrs.push(attrU32(IFLA_TXQLEN, o.txqlen));
+    this.newLink(`addIfb ${o.name}`, attrs, o.up === true ? IFF_UP : 0);
+  }
+
+  private newLink(op: string, attrs: Uint8Array[], flags = 0): void {
+    this.sock.request(op, RTM_NEWLINK, createFlags(), formatIfinfo({ flags, change: flags }, attrs));
   }
 
   private setLink(op: string, index: number, attrs: Uint8Array[], flags = 0, change = 0): void {
@@ -111,6 +123,10 @@ export class Rtnl {
   setLinkNetns(index: number, netnsFd: number): void { this.setLink(`setLinkNetns ${index}`, index, [attrU32(IFLA_NET_NS_FD, netnsFd)]); }
   /** Sets or clears IFF_PROMISC. Idempotent. */
   setPromisc(index: number, on: boolean): void { this.setLink(`setPromisc ${index}`, index, [], on ? IFF_PROMISC : 0, IFF_PROMISC); }
+  /** Sets or clears IFF_ALLMULTI. Idempotent. */
+  setAllmulti(index: number, on: boolean): void { this.setLink(`setAllmulti ${index}`, index, [], on ? IFF_ALLMULTI : 0, IFF_ALLMULTI); }
+  /** Sets the transmit queue length (IFLA_TXQLEN). Idempotent. */
+  setTxQLen(index: number, len: number): void { this.setLink(`setTxQLen ${index}`, index, [attrU32(IFLA_TXQLEN, len)]); }
   /** Sets the link's alias (IFLA_IFALIAS; '' removes it). Idempotent. */
   setAlias(index: number, alias: string): void { this.setLink(`setAlias ${index}`, index, [attrStr(IFLA_IFALIAS, alias)]); }
   /** Renames the link (it must be down). */

@@ -110,6 +110,15 @@ type Wrapper = (exports: unknown, require: NodeJS.Require, module: NodeJS.Module
 export function runCachedBody(filename: string, bundle: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
   const body = parseCommentedBody(readFileSync(filename, 'latin1'));
   if (body === null) throw new Error(`code cache: ${filename} has no bundle body`);
+  runCachedSource(body, filename, bundle, bodySha256, mod, req);
+}
+
+/**
+ * Runs `body` (the source of bundle `bundle`, sha256 `bodySha256`) as the CommonJS module `mod` under
+ * the name `filename`, through the code cache as runCachedBody does. The standalone executable passes
+ * the body it carries as an asset (there is no file to read it from).
+ */
+export function runCachedSource(body: string, filename: string, bundle: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
   const vm = process.getBuiltinModule('node:vm');
   const dir = cacheDir();
   const path = dir === undefined ? undefined : join(dir, cacheFileName(bundle, bodySha256, process.env['CNI_COMMAND']));

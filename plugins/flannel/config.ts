@@ -1,5 +1,6 @@
 // The flannel CNI config as flannel's own plugin reads it: subnetFile, dataDir, delegate, ipam.
 // Runtime-injected keys (runtimeConfig, args, prevResult) are passed on to the delegate untouched.
+import { normalizeKeys, type FieldTree } from '../../lib/cni/decode.ts';
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import { validateContainerId } from '../../lib/cni/ids.ts';
 import type { NetConf } from '../../lib/cni/types.ts';
@@ -23,6 +24,9 @@ export interface FlannelConfig {
   raw: NetConf;
 }
 
+/** flannel's NetConf fields (flannel.go): matched case-insensitively as Go does; delegate and ipam are Go maps, kept as written. */
+const FLANNEL_FIELDS: FieldTree = { p: { subnetFile: {}, dataDir: {}, delegate: {}, ipam: {}, runtimeConfig: {} } };
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -37,7 +41,8 @@ function absPath(conf: NetConf, key: string, dflt: string): string {
 }
 
 /** Validates the keys flannel's plugin knows; errors are code 7 naming the key and value. */
-export function normalizeFlannelConfig(conf: NetConf, cniVersion: string): FlannelConfig {
+export function normalizeFlannelConfig(input: NetConf, cniVersion: string): FlannelConfig {
+  const conf = normalizeKeys(input, FLANNEL_FIELDS) as NetConf;
   const delegate = conf['delegate'] ?? {};
   if (!isPlainObject(delegate)) throw invalidConfig('invalid delegate', `${JSON.stringify(delegate)} must be an object`);
   // Messages as flannel's plugin words them (flannel.go, cmdAdd).
@@ -61,8 +66,8 @@ export function normalizeFlannelConfig(conf: NetConf, cniVersion: string): Flann
 }
 
 /** DEL's view of the config: only where the stored delegate lives; never throws (DEL must not block cleanup). */
-export function delDataDir(conf: NetConf): string | null {
-  const v = conf['dataDir'];
+export function delDataDir(input: NetConf): string | null {
+  const v = (normalizeKeys(input, FLANNEL_FIELDS) as NetConf)['dataDir'];
   if (v === undefined) return DEFAULT_DATA_DIR;
   return typeof v === 'string' && v.startsWith('/') && !v.includes('\0') ? v : null;
 }

@@ -4,13 +4,16 @@
 import { readFileSync } from 'node:fs';
 import { CniError, ErrorCode } from '../../lib/cni/errors.ts';
 import { canonicalCidr, formatCidr, parseCidr, type Cidr } from '../../lib/ip/index.ts';
-import type { SubnetEnv } from '../../agent/subnet-env.ts';
 
 /**
  * What the delegate is rendered from. `network` and `subnet` are the first IPv4 values ('' on an
  * IPv6-only node), `subnet` in flannel's gateway form ("10.244.3.1/24").
  */
-export interface FlannelEnv extends SubnetEnv {
+export interface FlannelEnv {
+  network: string;
+  subnet: string;
+  mtu: number;
+  ipMasq: boolean;
   /** Every IPv4 cluster network (canonical, in file order, duplicates dropped). */
   networks?: string[];
   /** Every IPv6 cluster network. */

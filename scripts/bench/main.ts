@@ -9,8 +9,10 @@ import { benchBridge } from './bridge.ts';
 import { benchHostLocal } from './host-local.ts';
 import { benchWeftd } from './weftd.ts';
 import { benchPortmap } from './portmap.ts';
+import { benchBandwidth } from './bandwidth.ts';
 import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
+import { benchStandalone } from './standalone.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -21,8 +23,10 @@ const BENCHES: Record<string, Bench> = {
   'host-local': () => benchHostLocal(),
   weftd: () => benchWeftd(),
   portmap: () => benchPortmap(),
+  bandwidth: () => benchBandwidth(),
   dataplane: () => benchDataplane(),
   udp: () => benchUdp(),
+  standalone: () => benchStandalone(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {

@@ -26,6 +26,7 @@ interface RawInstallFlags {
   networkName?: string;
   conflistName?: string;
   dryRun?: boolean;
+  standalone?: boolean | string;
   uninstall?: boolean;
   force?: boolean;
   json?: boolean;
@@ -43,6 +44,15 @@ export function defaultSourceDir(argv1: string | undefined): string {
   const here = dirname(self);
   for (const dir of [here, join(here, '..', 'dist', 'bin')]) if (existsSync(join(dir, 'bridge'))) return dir;
   return here;
+}
+
+/**
+ * The standalone executable `--standalone` installs when given no path: this very file when the CLI
+ * runs as the standalone executable, else dist/sea/weft beside the bundles' dist/bin.
+ */
+export function defaultStandaloneFile(sourceDir: string): string {
+  if (process.getBuiltinModule('node:sea').isSea()) return process.execPath;
+  return join(sourceDir, '..', 'sea', 'weft');
 }
 
 function printUninstall(io: CliIo, r: UninstallReport, json: boolean): number {
@@ -84,6 +94,7 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
     .option('--network <cidr>', 'pod network (bridge subnet or flannel Network)', DEFAULTS.network)
     .option('--network-name <name>', 'CNI network name', DEFAULTS.networkName)
     .option('--conflist-name <file>', 'conflist file name', DEFAULTS.conflistName)
+    .option('--standalone [file]', 'install the standalone executable (no Node.js needed on the node) once as <bin-dir>/weft, each plugin a hard link to it (default file: this weft when standalone, else dist/sea/weft)')
     .option('--uninstall', 'remove what the last install wrote, restore what it replaced')
     .option('--force', 'with --uninstall: also remove files changed since the install')
     .action((f: RawInstallFlags) => {
@@ -91,7 +102,10 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
         setExit(printUninstall(io, uninstall(resolve(f.stateDir ?? DEFAULTS.stateDir), { force: f.force === true, dryRun: f.dryRun === true }), f.json === true));
         return;
       }
-      const opts = normalizeInstallOptions({ ...f, sourceDir: f.source ?? defaultSourceDir(argv1) });
+      const { standalone, ...flags } = f;
+      const sourceDir = f.source ?? defaultSourceDir(argv1);
+      const standaloneFile = standalone === undefined || standalone === false ? {} : { standaloneFile: standalone === true ? defaultStandaloneFile(sourceDir) : standalone };
+      const opts = normalizeInstallOptions({ ...flags, sourceDir, ...standaloneFile });
       const r = install(opts);
       if (f.json === true) io.out(`${JSON.stringify(r)}\n`);
       else {

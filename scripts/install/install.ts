@@ -4,10 +4,11 @@
 import { spawnSync } from 'node:child_process';
 import { lstatSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { atomicWriteFile, ensureDirs } from './atomic-write.ts';
+import { atomicLink, atomicWriteFile, ensureDirs } from './atomic-write.ts';
 import { backupDir, readManifest, sha256, writeManifest, type Manifest, type ManifestEntry } from './manifest.ts';
 import { usesWeftd, type InstallOptions } from './options.ts';
-import { planInstall } from './plan.ts';
+import { planInstall, type PlannedFile } from './plan.ts';
+import { weftdCommand } from './render.ts';
 import { removeEntry, type EntryOutcome } from './uninstall.ts';
 
 /** What an install did (or would do, with dryRun). */
@@ -43,8 +44,11 @@ export function install(opts: InstallOptions): InstallReport {
 
   const priorByPath = new Map((prior?.files ?? []).map((e) => [e.path, e]));
   const entries: ManifestEntry[] = [];
+  // The standalone file's bytes back every hard link: hashed once.
+  const hashes = new Map<Uint8Array, string>();
+  const hashOf = (data: Uint8Array): string => hashes.get(data) ?? hashes.set(data, sha256(data)).get(data) ?? '';
   plan.forEach((f, i) => {
-    const entry: ManifestEntry = { path: f.path, sha256: sha256(f.data), mode: f.mode };
+    const entry: ManifestEntry = { path: f.path, sha256: hashOf(f.data), mode: f.mode };
     const old = priorByPath.get(f.path);
     if (old !== undefined) {
       // Ours already: keep the backup of what was there before the first install.
@@ -75,19 +79,26 @@ export function install(opts: InstallOptions): InstallReport {
   };
   // Recorded before anything is replaced: an interrupted install can still be uninstalled.
   writeManifest(opts.stateDir, manifest);
-  for (const f of plan) atomicWriteFile(f.path, f.data, f.mode);
+  for (const f of plan) writePlanned(f);
   for (const e of stale) report.retired.push(removeEntry(opts.stateDir, e, false));
   writeManifest(opts.stateDir, { ...manifest, files: entries });
   if (usesWeftd(opts.backend)) {
-    const w = checkStarts(join(opts.agentDir, 'weftd'));
+    const w = checkStarts(weftdCommand(opts));
     if (w !== undefined) report.warnings.push(w);
   }
   return report;
 }
 
-/** Runs `<bin> --version` from its installed place; a message when it cannot start there. */
-function checkStarts(bin: string): string | undefined {
-  const r = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Puts one planned file in place atomically: its bytes, or a hard link to the file it names. */
+function writePlanned(f: PlannedFile): void {
+  if (f.linkTo !== undefined) atomicLink(f.linkTo, f.path);
+  else atomicWriteFile(f.path, f.data, f.mode);
+}
+
+/** Runs `<weftd command> --version` from its installed place; a message when it cannot start there. */
+function checkStarts(cmd: string[]): string | undefined {
+  const [bin = '', ...args] = cmd;
+  const r = spawnSync(bin, [...args, '--version'], { encoding: 'utf8', timeout: 15_000, stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status === 0) return undefined;
   const why = r.error?.message ?? (r.stderr.split('\n').find((l) => /Error|error/.test(l)) ?? r.stderr).trim();
   return `${bin} --version failed where it was installed (${why}): weftd will not start from the unit`;

@@ -60,12 +60,22 @@ export function sha256(data: Uint8Array | string): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
+/** Hashes by file identity: the hard links of a standalone install are one 100 MB file, read once. */
+const byInode = new Map<string, string>();
+
 /** sha256 of a regular file, or undefined when the path is missing or not a regular file. */
 export function fileSha256(path: string): string | undefined {
+  let key: string;
   try {
-    if (!lstatSync(path).isFile()) return undefined;
+    const st = lstatSync(path);
+    if (!st.isFile()) return undefined;
+    key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
   } catch {
     return undefined;
   }
-  return sha256(readFileSync(path));
+  const known = byInode.get(key);
+  if (known !== undefined) return known;
+  const h = sha256(readFileSync(path));
+  byInode.set(key, h);
+  return h;
 }

@@ -31,6 +31,11 @@ export interface InstallOptions {
   network: string;
   /** Only report what would be written. */
   dryRun: boolean;
+  /**
+   * The standalone executable (dist/sea/weft) to install instead of the bundles: copied once into
+   * binDir as `weft`, every plugin name hard-linked to it, weftd run from it. Undefined: the bundles.
+   */
+  standaloneFile?: string;
 }
 
 /** Defaults for a real node (the paths runtimes and systemd use). */
@@ -98,6 +103,7 @@ export function normalizeInstallOptions(raw: Partial<Record<keyof InstallOptions
     conflistName,
     network: validateCidr4('--network', str('network') ?? DEFAULTS.network),
     dryRun: raw.dryRun === true,
+    ...(raw.standaloneFile !== undefined ? { standaloneFile: normalizeDir('--standalone', str('standaloneFile') ?? '') } : {}),
   };
 }
 

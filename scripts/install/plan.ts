@@ -13,6 +13,8 @@ export interface PlannedFile {
   mode: number;
   /** Short description for the report ("plugin bridge", "conflist"). */
   what: string;
+  /** A hard link to this planned path (written earlier in the plan) instead of a file of its own; `data` is the same bytes. */
+  linkTo?: string;
 }
 
 /** Executables that are not CNI plugins (never copied into the CNI bin dir). */
@@ -25,6 +27,7 @@ export function pluginNames(): string[] {
 
 /** The files of an install for `opts`; throws naming a missing executable or a plugin the conflist needs. */
 export function planInstall(opts: InstallOptions): PlannedFile[] {
+  if (opts.standaloneFile !== undefined) return planStandalone(opts, opts.standaloneFile);
   const files: PlannedFile[] = [];
   const read = (name: string): Uint8Array => {
     const p = join(opts.sourceDir, name);
@@ -42,6 +45,21 @@ export function planInstall(opts: InstallOptions): PlannedFile[] {
   files.push({ path: join(opts.confDir, opts.conflistName), data: Buffer.from(conflist), mode: 0o644, what: 'conflist' });
   if (usesWeftd(opts.backend)) {
     files.push({ path: join(opts.agentDir, 'weftd'), data: read('weftd'), mode: 0o755, what: 'agent weftd' });
+    files.push({ path: join(opts.weftConfDir, 'net-conf.json'), data: Buffer.from(renderNetConf(opts)), mode: 0o644, what: 'weftd net-conf' });
+    files.push({ path: join(opts.unitDir, 'weftd.service'), data: Buffer.from(renderWeftdUnit(opts)), mode: 0o644, what: 'systemd unit' });
+  }
+  return files;
+}
+
+/** The standalone install: the executable once as <binDir>/weft, every plugin name a hard link to it, weftd run from it by the unit. */
+function planStandalone(opts: InstallOptions, file: string): PlannedFile[] {
+  if (!existsSync(file)) throw new Error(`${file} is missing: build first (npm run build makes dist/sea/weft) or point --standalone at it`);
+  const data = readFileSync(file);
+  const exe = join(opts.binDir, 'weft');
+  const files: PlannedFile[] = [{ path: exe, data, mode: 0o755, what: 'standalone weft' }];
+  for (const name of pluginNames()) files.push({ path: join(opts.binDir, name), data, mode: 0o755, what: `plugin ${name} (hard link to weft)`, linkTo: exe });
+  files.push({ path: join(opts.confDir, opts.conflistName), data: Buffer.from(renderConflist(opts)), mode: 0o644, what: 'conflist' });
+  if (usesWeftd(opts.backend)) {
     files.push({ path: join(opts.weftConfDir, 'net-conf.json'), data: Buffer.from(renderNetConf(opts)), mode: 0o644, what: 'weftd net-conf' });
     files.push({ path: join(opts.unitDir, 'weftd.service'), data: Buffer.from(renderWeftdUnit(opts)), mode: 0o644, what: 'systemd unit' });
   }

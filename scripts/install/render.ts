@@ -45,8 +45,16 @@ export function renderNetConf(opts: Pick<InstallOptions, 'backend' | 'network'>)
   return `${JSON.stringify({ Network: opts.network, SubnetLen: 24, Backend: { Type: type } }, null, 2)}\n`;
 }
 
-/** The systemd unit running weftd from `agentDir` with the net-conf from `weftConfDir`. */
-export function renderWeftdUnit(opts: Pick<InstallOptions, 'agentDir' | 'weftConfDir'>): string {
+/** Where weftd is started from: agentDir, or binDir for a standalone install. */
+export type WeftdPlace = Pick<InstallOptions, 'agentDir'> & Partial<Pick<InstallOptions, 'binDir' | 'standaloneFile'>>;
+
+/** The command that starts weftd: `<agentDir>/weftd`, or `<binDir>/weft weftd` for a standalone install. */
+export function weftdCommand(opts: WeftdPlace): string[] {
+  return opts.standaloneFile !== undefined && opts.binDir !== undefined ? [join(opts.binDir, 'weft'), 'weftd'] : [join(opts.agentDir, 'weftd')];
+}
+
+/** The systemd unit running weftd (weftdCommand) with the net-conf from `weftConfDir`. */
+export function renderWeftdUnit(opts: WeftdPlace & Pick<InstallOptions, 'weftConfDir'>): string {
   return [
     '# weftd, the weft node agent. Written by `weft install`; `weft install --uninstall` removes it.',
     '[Unit]',
@@ -57,7 +65,7 @@ export function renderWeftdUnit(opts: Pick<InstallOptions, 'agentDir' | 'weftCon
     '[Service]',
     'Type=simple',
     'ExecStartPre=/bin/mkdir -p /run/flannel /var/lib/weft',
-    `ExecStart=${join(opts.agentDir, 'weftd')} --net-conf=${join(opts.weftConfDir, 'net-conf.json')} --store=file:/var/lib/weft/leases --subnet-file=${SUBNET_FILE} --ip-masq`,
+    `ExecStart=${weftdCommand(opts).join(' ')} --net-conf=${join(opts.weftConfDir, 'net-conf.json')} --store=file:/var/lib/weft/leases --subnet-file=${SUBNET_FILE} --ip-masq`,
     // SIGTERM: weftd exits without touching the data plane, so pods keep working across restarts.
     'KillSignal=SIGTERM',
     'Restart=always',

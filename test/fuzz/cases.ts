@@ -41,7 +41,7 @@ const okOr = (...codes: number[]): Expectation => ({ ok: true, codes });
 const SEMANTIC = [2, 7, 11];
 
 /** Plugins that read CNI_ARGS with parseCniArgs, themselves or through their bridge delegate (unknown keys: code 4). */
-const PARSES_ARGS = new Set(['bridge', 'host-local', 'flannel-vxlan', 'host-gw']);
+const PARSES_ARGS = new Set(['bridge', 'host-local', 'flannel', 'flannel-vxlan', 'host-gw']);
 
 function baseEnv(t: FuzzTarget, ctx: CaseContext, id: string): Record<string, string> {
   return { CNI_COMMAND: 'ADD', CNI_CONTAINERID: id, CNI_NETNS: ctx.podNetns, CNI_IFNAME: 'eth0', CNI_PATH: ctx.distBin, CNI_ARGS: '' };

@@ -143,6 +143,11 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     baseConfig: (ctx) => flannelConfig('flannel-vxlan', ctx),
   },
   {
+    name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
+    load: async () => (await import('../../plugins/flannel-cni/plugin.ts')).flannelPlugin,
+    baseConfig: (ctx) => flannelConfig('flannel', ctx),
+  },
+  {
     name: 'host-gw', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => (await import('../../plugins/host-gw/plugin.ts')).hostGwPlugin,
     baseConfig: (ctx) => flannelConfig('host-gw', ctx),

@@ -21,8 +21,10 @@ export interface ClusterOptions {
   podsPerNode?: number;
   /** Cluster Network (default 10.244.0.0/16). */
   network?: string;
-  /** Built binaries (default dist/bin of the repository). */
+  /** Built binaries (default dist/bin of the repository; a standalone bin dir works the same). */
   binDir?: string;
+  /** A command prefix for every plugin and weftd run, outside `ip netns exec` (e.g. the no-Node.js wrapper). */
+  wrap?: string[];
   ipMasq?: boolean;
   /** Chain portmap after the flannel plugin, as conf/ does (default false: it is another issue's plugin). */
   portmap?: boolean;
@@ -122,7 +124,7 @@ export class Cluster {
         ...p, subnetFile: join(n.dir, 'subnet.env'), dataDir: join(n.dir, 'flannel'), ipam: { dataDir: join(n.dir, 'ipam') },
         delegate: { ...(p['delegate'] as Record<string, unknown> | undefined), ...this.opts.delegate },
       });
-    return new CniRunner({ ...conf, plugins }, { binDirs: [this.binDir], nodeNetns: n.netns });
+    return new CniRunner({ ...conf, plugins }, { binDirs: [this.binDir], nodeNetns: n.netns, ...(this.opts.wrap ? { wrap: this.opts.wrap } : {}) });
   }
 
   /** weftd's command line for a node. */
@@ -135,7 +137,7 @@ export class Cluster {
 
   /** Starts weftd on a node (log in <node dir>/weftd.log) and waits until /healthz answers 200. */
   async startWeftd(n: ClusterNode, extraArgs: string[] = []): Promise<void> {
-    n.weftd = this.topo.spawnIn(n.netns, [...this.weftdArgv(n), ...extraArgs], join(n.dir, 'weftd.log'));
+    n.weftd = this.topo.spawnIn(n.netns, [...this.weftdArgv(n), ...extraArgs], join(n.dir, 'weftd.log'), this.opts.wrap);
     const proc = n.weftd;
     await waitFor(`weftd on ${n.netns}`, async () => {
       if (proc.exitCode !== null) throw new Error(`weftd on ${n.netns} exited with ${proc.exitCode}: ${this.weftdLog(n).slice(-2000)}`);

@@ -25,6 +25,8 @@ export interface RunnerOptions {
   binDirs: string[];
   /** Runs every plugin inside this network namespace (the node), through `ip netns exec`. */
   nodeNetns?: string;
+  /** A command prefix for every plugin run, outside `ip netns exec` (e.g. the no-Node.js wrapper of test/e2e/standalone). */
+  wrap?: string[];
   /** Extra environment for the plugins (e.g. WEFT_LOG). */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
@@ -56,7 +58,8 @@ export class PluginFailure extends Error {
 
 /** Executes one plugin binary with CNI env and stdin; never throws on a plugin failure. */
 export function execPlugin(bin: string, env: NodeJS.ProcessEnv, stdin: string, opts: RunnerOptions): Promise<PluginRun> {
-  const argv = opts.nodeNetns !== undefined ? ['ip', ['netns', 'exec', opts.nodeNetns, bin]] as const : [bin, []] as const;
+  const cmd = [...(opts.wrap ?? []), ...(opts.nodeNetns !== undefined ? ['ip', 'netns', 'exec', opts.nodeNetns, bin] : [bin])];
+  const argv = [cmd[0] ?? bin, cmd.slice(1)] as const;
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], [...argv[1]], { env: { PATH: process.env.PATH, ...opts.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });

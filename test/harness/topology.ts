@@ -147,12 +147,13 @@ export class Topology {
   }
 
   /** Starts a long-running process inside a namespace; it is killed by destroy(). */
-  spawnIn(netns: string, cmd: string[], logFile?: string): ChildProcess {
+  spawnIn(netns: string, cmd: string[], logFile?: string, wrap: readonly string[] = []): ChildProcess {
     // With a log file the process gets its own stdout/stderr fds (not pipes through us), so a daemon
     // keeps running and logging when the harness exits (demo --keep) and never dies of SIGPIPE.
     // Without one its output is piped to the caller (child.stdout), e.g. to read `ip monitor`.
     const out = logFile !== undefined ? openSync(logFile, 'a') : 'pipe';
-    const child = spawn('ip', ['netns', 'exec', netns, ...cmd], { stdio: ['ignore', out, out], detached: false });
+    const argv = [...wrap, 'ip', 'netns', 'exec', netns, ...cmd];
+    const child = spawn(argv[0] ?? 'ip', argv.slice(1), { stdio: ['ignore', out, out], detached: false });
     if (typeof out === 'number') closeSync(out);
     // Flowing mode: output nobody listens to is discarded instead of filling the pipe and blocking
     // the child; a listener attached right after spawnIn (same tick) still sees everything.

@@ -16,6 +16,8 @@ export const NFNL_MSG_BATCH_END = 0x11;
 export const NFNETLINK_V0 = 0;
 
 /** enum nf_tables_msg_types (nf_tables.h), the low byte of nlmsg_type. */
+export const NFT_MSG_GETCHAIN = 4;
+export const NFT_MSG_GETRULE = 7;
 export const NFT_MSG_NEWSETELEM = 12;
 export const NFT_MSG_GETSETELEM = 13;
 export const NFT_MSG_DELSETELEM = 14;

@@ -1,25 +1,33 @@
 // Issue 5, must show: with vxlan and host-gw, with the file store and with etcd, every pod pings
-// every other pod, pods reach nodes and nodes reach pods (3 nodes x 2 pods, built binaries).
+// every other pod, pods reach nodes and nodes reach pods (3 nodes x 2 pods, built binaries); one
+// case runs every plugin and weftd from a standalone bin dir (dist/sea/weft under each name).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cluster, type ClusterNode } from '../../harness/cluster.ts';
 import { pingMatrix } from '../../harness/probe.ts';
+import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
 import { allProbes, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from './helpers.ts';
 
 const combos = [
-  { backend: 'vxlan', store: 'file' },
-  { backend: 'host-gw', store: 'file' },
-  { backend: 'vxlan', store: 'etcd' },
-  { backend: 'host-gw', store: 'etcd' },
+  { backend: 'vxlan', store: 'file', standalone: false },
+  { backend: 'host-gw', store: 'file', standalone: false },
+  { backend: 'vxlan', store: 'etcd', standalone: false },
+  { backend: 'host-gw', store: 'etcd', standalone: false },
+  { backend: 'host-gw', store: 'etcd', standalone: true },
 ] as const;
 
-for (const { backend, store } of combos) {
-  void describe(`${backend} with the ${store} store`, { skip: skipReason({ etcd: store === 'etcd' }), timeout: 180_000 }, () => {
+for (const { backend, store, standalone } of combos) {
+  const skip = skipReason({ etcd: store === 'etcd' }) || (standalone && standaloneSkipReason());
+  void describe(`${backend} with the ${store} store${standalone ? ', standalone executable' : ''}`, { skip, timeout: 180_000 }, () => {
     let c: Cluster | undefined;
-    after(() => c?.destroy());
+    const bin = standalone && skip === false ? standaloneBinDir() : undefined;
+    after(() => {
+      c?.destroy();
+      bin?.remove();
+    });
 
     it('builds 3 nodes x 2 pods with distinct subnets', async () => {
-      c = await Cluster.create({ backend, store, nodes: 3, podsPerNode: 2 });
+      c = await Cluster.create({ backend, store, nodes: 3, podsPerNode: 2, ...(bin ? { binDir: bin.dir } : {}) });
       const subnets = new Set(c.nodes.map((n) => n.subnet));
       assert.equal(subnets.size, 3, `subnets ${[...subnets].join(' ')}`);
       for (const p of c.pods) assert.ok(p.node.subnet !== undefined && p.ip.startsWith(p.node.subnet.split('.').slice(0, 3).join('.')), `${p.name} ${p.ip} in ${p.node.subnet}`);

@@ -1,12 +1,13 @@
 // The `flannel` executable (flannel's own type) on the simulated cluster, with conf/10-flannel.conflist
 // (what `weft install` writes) for each weftd backend: pods on different nodes reach each other, DEL
-// leaves nothing of the pod on the node (veth, address file, nft element), and a DEL whose stored delegate is gone succeeds.
+// leaves nothing of the pod on the node (veth, address file, nft element), a DEL whose stored delegate
+// is gone succeeds; on vxlan a missing VTEP is re-created from weftd's spec, elsewhere a stale spec is ignored.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Cluster, waitFor, type ClusterNode } from '../../harness/cluster.ts';
-import { nsRun } from '../../harness/topology.ts';
+import { nsExec, nsRun } from '../../harness/topology.ts';
 import { pingOnce, skipReason } from './helpers.ts';
 
 /** Host veths on the node's bridge, and the address files host-local holds there. */
@@ -55,6 +56,24 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
       const lost = await c.addPod(n, 3);
       rmSync(join(n.dir, 'flannel', lost.containerId));
       await n.runner.del({ containerId: lost.containerId, netns: lost.path, ifName: 'eth0' });
+    });
+
+    it(backend === 'vxlan' ? 'with weftd stopped, ADD re-creates a deleted flannel.1 from weftd\'s spec' : 'a VTEP spec left from a vxlan run is not replayed', async () => {
+      assert.ok(c);
+      const n = c.nodes[1] as ClusterNode;
+      const spec = join(dirname(n.subnetFile), 'weft-vtep.json');
+      if (backend === 'vxlan') {
+        assert.equal(await c.stopWeftd(n), 0);
+        await nsRun(n.netns, ['ip', 'link', 'del', 'flannel.1']);
+        await c.addPod(n, 4);
+        assert.match(await nsRun(n.netns, ['ip', '-d', 'link', 'show', 'flannel.1']), /vxlan id 1 .*dstport 8472/);
+        await c.startWeftd(n);
+      } else {
+        // What weftd would have left had this node run vxlan on the same lease before.
+        writeFileSync(spec, JSON.stringify({ name: 'flannel.1', vni: 1, port: 8472, local: n.ip, uplink: 'eth0', mac: '02:11:22:33:44:55', mtu: 1450, address: `${n.subnet?.split('/')[0] ?? ''}/32` }));
+        await c.addPod(n, 4);
+        assert.equal((await nsExec(n.netns, ['ip', 'link', 'show', 'flannel.1'])).code, 1, 'no flannel.1 on a non-vxlan node');
+      }
     });
   });
 }

@@ -3,12 +3,15 @@
 // namespace, StopPodSandbox + RemovePodSandbox leave nothing, five sandboxes at once get distinct
 // addresses, a pod survives containerd being SIGKILLed and restarted, and a conflist edited into one
 // that ADD refuses never blocks a running pod's StopPodSandbox (libcni stops DEL at the first failing plugin).
+// Run twice: with the bundles, and with containerd's bin_dir a standalone bin dir (dist/sea/weft
+// hard-linked under each name), the latter on the first two cases only, to keep the run short.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../harness/containerd.ts';
 import { Topology, type SimNode } from '../../harness/topology.ts';
+import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
 import { CLEAN, failIfMissing, httpGet, leftovers, skipUnlessCi, waitUntil } from './helpers.ts';
 
 const CLIENT_IP = '192.0.2.200';
@@ -29,7 +32,12 @@ function conflist(name: string, ipamDir: string): { name: string } & Record<stri
   };
 }
 
-describe('containerd (CRI) + bridge/host-local/portmap', { skip: skipUnlessCi(), timeout: 600_000 }, () => {
+for (const standalone of [false, true]) describe(`containerd (CRI) + bridge/host-local/portmap${standalone ? ' (standalone executable)' : ''}`, { skip: skipUnlessCi() || (standalone && standaloneSkipReason()), timeout: 600_000 }, () => {
+  /** Cases run only with the bundles (the standalone run keeps to the first two). */
+  const full = (name: string, fn: () => Promise<void>): void => {
+    test(name, { skip: standalone ? 'run with the bundles only' : false }, fn);
+  };
+  let bin: ReturnType<typeof standaloneBinDir> | undefined;
   let topo: Topology | undefined;
   let env: ContainerdEnv;
   let node: SimNode;
@@ -45,12 +53,14 @@ describe('containerd (CRI) + bridge/host-local/portmap', { skip: skipUnlessCi(),
     assert.ok(n);
     node = n;
     ipamDir = join(topo.dir, 'ipam');
-    env = await ContainerdEnv.start({ netns: node.netns, conflist: conflist(net, ipamDir) });
+    bin = standalone ? standaloneBinDir() : undefined;
+    env = await ContainerdEnv.start({ netns: node.netns, conflist: conflist(net, ipamDir), ...(bin ? { binDir: bin.dir } : {}) });
   });
 
   after(async () => {
     await env?.destroy();
     topo?.destroySync();
+    bin?.remove();
   });
 
   const nodeLeftovers = (): ReturnType<typeof leftovers> => leftovers(env, node.netns, join(ipamDir, net));
@@ -92,7 +102,7 @@ describe('containerd (CRI) + bridge/host-local/portmap', { skip: skipUnlessCi(),
     assert.equal(await httpGet(clientNs, `http://${node.ip}:8080/`), undefined, 'the hostPort no longer answers');
   });
 
-  test('five sandboxes started at once get distinct addresses, and leave nothing once removed', async () => {
+  full('five sandboxes started at once get distinct addresses, and leave nothing once removed', async () => {
     const specs = [1, 2, 3, 4, 5].map((i) => ({ name: `many${i}`, ports: [{ hostPort: 8100 + i, containerPort: 80 }] }));
     const ids = await Promise.all(specs.map((s) => env.runPod(s)));
     const pods = await Promise.all(ids.map((id) => env.inspectPod(id)));
@@ -107,7 +117,7 @@ describe('containerd (CRI) + bridge/host-local/portmap', { skip: skipUnlessCi(),
     assert.deepEqual(await nodeLeftovers(), CLEAN);
   });
 
-  test('containerd SIGKILLed and restarted while a pod runs: the pod keeps its address and traffic, and is cleaned afterwards', async () => {
+  full('containerd SIGKILLed and restarted while a pod runs: the pod keeps its address and traffic, and is cleaned afterwards', async () => {
     const pod = await startWeb('survivor', 8090);
     await waitServed(8090);
     await env.killDaemon();
@@ -122,7 +132,7 @@ describe('containerd (CRI) + bridge/host-local/portmap', { skip: skipUnlessCi(),
     assert.deepEqual(await nodeLeftovers(), CLEAN);
   });
 
-  test('the conflist edited into one ADD refuses while a pod runs: StopPodSandbox still releases everything', async () => {
+  full('the conflist edited into one ADD refuses while a pod runs: StopPodSandbox still releases everything', async () => {
     const pod = await startWeb('edited', 8095);
     await waitServed(8095);
     // The reference refuses markMasqBit together with externalSetMarkChain, on ADD only.

@@ -8,6 +8,8 @@ import { join, relative } from 'node:path';
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const DIST_BIN = join(ROOT, 'dist', 'bin');
 export const WEFT = join(DIST_BIN, 'weft');
+/** The standalone executable (a Node single executable application holding every entry). */
+export const SEA_WEFT = join(ROOT, 'dist', 'sea', 'weft');
 
 /** Every entry under `dir` as relative path -> "type mode sha256|target"; the directory itself included. */
 export function hashTree(dir: string): Map<string, string> {

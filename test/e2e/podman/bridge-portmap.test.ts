@@ -2,7 +2,9 @@
 // `weft install --backend bridge` puts it on a machine (plugins and conflist written by the real
 // installer into podman's CNI dirs): address and default route, gateway reachable, -p 8080:80 from
 // another namespace, 10 containers at once with distinct addresses, nothing left after `podman rm -f`,
-// and `weft install --uninstall` empties the dirs again.
+// and `weft install --uninstall` empties the dirs again. Run twice: with the bundles, and with the
+// standalone executable (`weft install --standalone`: one file, plugins hard-linked to it), the
+// latter on the first two cases and the uninstall only, to keep the run short.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,10 +17,15 @@ const SUBNET = '10.88.0.0/24';
 const GATEWAY = '10.88.0.1';
 const CLIENT_IP = '192.0.2.200';
 const WEFT = join(import.meta.dirname, '..', '..', '..', 'dist', 'bin', 'weft');
+const SEA_WEFT = join(import.meta.dirname, '..', '..', '..', 'dist', 'sea', 'weft');
 
 const reason = await podmanSkipReason();
 
-describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? loudSkip(reason) : false, timeout: 300_000 }, () => {
+for (const standalone of [false, true]) describe(`podman + bridge/host-local/portmap${standalone ? ' (standalone executable)' : ''}`, { skip: reason !== undefined ? loudSkip(reason) : false, timeout: 300_000 }, () => {
+  /** Cases run only with the bundles (the standalone run keeps to the first two and the uninstall). */
+  const full = (name: string, fn: () => Promise<void>): void => {
+    test(name, { skip: standalone ? 'run with the bundles only' : false }, fn);
+  };
   let topo: Topology;
   let env: PodmanEnv;
   let client: { netns: string; ip: string };
@@ -27,7 +34,7 @@ describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? lo
   let installFlags: string[] = [];
 
   before(async () => {
-    assert.ok(existsSync(WEFT), `${WEFT} is missing: run npm run build`);
+    assert.ok(existsSync(WEFT) && (!standalone || existsSync(SEA_WEFT)), 'dist/bin/weft (and dist/sea/weft) missing: run npm run build');
     topo = await Topology.create({ nodes: 1 });
     client = await topo.addUnderlayHost('cl', CLIENT_IP);
     const node = topo.nodes[0];
@@ -37,7 +44,8 @@ describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? lo
     const d = (s: string): string => join(env.dir, s);
     installFlags = ['--bin-dir', env.binDir, '--conf-dir', env.confDir, '--state-dir', d('weft-install'),
       '--unit-dir', d('unit'), '--agent-dir', d('sbin'), '--weft-conf-dir', d('weft')];
-    const r = await spawnCollect([WEFT, 'install', '--backend', 'bridge', '--network', SUBNET, '--network-name', net, ...installFlags], process.env, 60_000);
+    const mode = standalone ? ['--standalone', SEA_WEFT] : [];
+    const r = await spawnCollect([WEFT, 'install', ...mode, '--backend', 'bridge', '--network', SUBNET, '--network-name', net, ...installFlags], process.env, 60_000);
     assert.equal(r.code, 0, `weft install: ${r.stderr}`);
   });
 
@@ -90,7 +98,7 @@ describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? lo
     await env.rm(['web']);
   });
 
-  test('podman stop releases the address (DEL from the cached result), start takes one again', async () => {
+  full('podman stop releases the address (DEL from the cached result), start takes one again', async () => {
     const id = await env.run('cycle', net, ['/bin/sleep', '600']);
     const first = (await env.containerIp('cycle', net)).ip;
     assert.deepEqual(addressFiles(), [first]);
@@ -108,7 +116,7 @@ describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? lo
     assert.deepEqual(addressFiles(), []);
   });
 
-  test('10 containers started at once get 10 distinct addresses', async () => {
+  full('10 containers started at once get 10 distinct addresses', async () => {
     const names = Array.from({ length: 10 }, (_, i) => `many${i}`);
     await Promise.all(names.map((n) => env.run(n, net, ['/bin/sleep', '600'])));
     const ips = await Promise.all(names.map(async (n) => (await env.containerIp(n, net)).ip));
@@ -125,7 +133,7 @@ describe('podman + bridge/host-local/portmap', { skip: reason !== undefined ? lo
     assert.deepEqual(pings.map((p) => p.code), names.map(() => 0));
   });
 
-  test('after podman rm -f no address file, veth, ruleset element or cached result is left', async () => {
+  full('after podman rm -f no address file, veth, ruleset element or cached result is left', async () => {
     const before = await env.must(['ps', '-a', '--format', '{{.Names}}']);
     assert.ok(before.trim().split('\n').length >= 10, `containers before rm: ${before}`);
     await env.must(['rm', '-f', '-t', '0', '--all']);

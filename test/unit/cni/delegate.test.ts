@@ -89,6 +89,29 @@ describe('delegate', () => {
     assert.equal(seen[1]?.command, 'DEL');
   });
 
+  it('hands the decoded config to an in-process delegate and returns its Result object as made', async () => {
+    const made = { ips: [{ address: '10.2.2.2/24' }] };
+    const config = { cniVersion: '1.0.0', name: 'decoded-net', type: 'fake-ipam' };
+    let got: CmdArgs | undefined;
+    registerInProcess('fake-ipam', { ...inProcessPlugin('1.2.3'), add: (a) => ((got = a), made) });
+    // The bytes say something else: the delegate must start from `decoded`, not parse them again.
+    const r = await delegateAdd('fake-ipam', conf({ cniVersion: '1.0.0', name: 'from-bytes' }), env, { config, cniVersion: '1.0.0' });
+    assert.equal(r, made, 'the very object the handler returned');
+    assert.equal(got?.config, config);
+    assert.equal(got?.command, 'ADD');
+    assert.equal(got?.env['CNI_COMMAND'], 'ADD');
+  });
+
+  it('applies the version rules and throws the CniError on the decoded path', async () => {
+    registerInProcess('fake-ipam', inProcessPlugin('1.2.3'));
+    await assert.rejects(delegateAdd('fake-ipam', conf(), env, { config: { cniVersion: '0.3.1', name: 'n', type: 't' }, cniVersion: '0.3.1' }), (e: unknown) =>
+      e instanceof CniError && e.code === 1);
+    await assert.rejects(delegateAdd('fake-ipam', conf(), env, { config: { cniVersion: '1.0.0', name: 'n', type: 't', fail: 'json' } as never, cniVersion: '1.0.0' }), (e: unknown) =>
+      e instanceof CniError && e.code === 11 && e.msg === 'busy');
+    await assert.rejects(delegateAdd('fake-ipam', conf(), { ...env, CNI_IFNAME: '' }, { config: { cniVersion: '1.0.0', name: 'n', type: 't' }, cniVersion: '1.0.0' }), (e: unknown) =>
+      e instanceof CniError && e.code === 4);
+  });
+
   it('spawns a bundle whose version differs from the registered handler', async () => {
     registerInProcess('fake-ipam', inProcessPlugin('9.9.9'));
     seen.length = 0;

@@ -22,14 +22,15 @@ test('parseLink: veth in another netns, bridge port, unknown attributes kept', (
     attrS32(IFLA_LINK_NETNSID, 0),
     attrU8(IFLA_OPERSTATE, 6),
     attrNested(IFLA_LINKINFO, [formatAttr(1, Buffer.from('veth')), attrStr(4, 'bridge')]),
-    attrU32(13, 1000), // IFLA_TXQLEN: not decoded
+    attrU32(13, 1000), // IFLA_TXQLEN
+    attrU32(27, 7), // IFLA_GROUP: not decoded
   ]);
   const l = parseLink(payload);
   assert.deepEqual({ ...l, extra: undefined }, {
     index: 5, name: 'veth1234abcd', flags: 0x1003, up: true, type: 1, mtu: 1450, mac: '0a:58:0a:f4:00:01', master: 3,
-    peerIndex: 2, linkNetnsId: 0, operState: 'up', kind: 'veth', slaveKind: 'bridge', extra: undefined,
+    peerIndex: 2, linkNetnsId: 0, txqlen: 1000, operState: 'up', kind: 'veth', slaveKind: 'bridge', extra: undefined,
   });
-  assert.deepEqual(l.extra.map((e) => [e.type, toHex(e.data)]), [[13, 'e8 03 00 00']]);
+  assert.deepEqual(l.extra.map((e) => [e.type, toHex(e.data)]), [[27, '07 00 00 00']]);
 });
 
 test('parseLink: vxlan info data', () => {

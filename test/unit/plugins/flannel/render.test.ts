@@ -79,6 +79,14 @@ void describe('flannel delegate rendering (flannel cni-plugin contract)', () => 
     }
   });
 
+  it("flannel's own keys match case-insensitively, as Go decodes them; delegate keys stay as written", () => {
+    const cfg = normalizeFlannelConfig({ cniVersion: '1.0.0', name: 'n', type: 'flannel', SubnetFile: '/s/env', DATADIR: '/d', Delegate: { HairpinMode: true } } as NetConf, '1.0.0');
+    assert.equal(cfg.subnetFile, '/s/env');
+    assert.equal(cfg.dataDir, '/d');
+    assert.deepEqual(cfg.delegate, { HairpinMode: true });
+    assert.equal(delDataDir({ cniVersion: '1.0.0', name: 'n', type: 'flannel', DataDir: '/x' }), '/x');
+  });
+
   it('DEL finds dataDir without validating anything else (default, custom, unusable)', () => {
     assert.equal(delDataDir({ cniVersion: '1.0.0', name: 'n', type: 'flannel' }), '/var/lib/cni/flannel');
     assert.equal(delDataDir({ cniVersion: '1.0.0', name: 'n', type: 'flannel', dataDir: '/d', delegate: 5 }), '/d');

@@ -71,4 +71,10 @@ describe('render', () => {
     assert.match(unit, /^ExecStart=\/a\/weftd --net-conf=\/c\/net-conf\.json /m);
     assert.match(unit, /^WantedBy=multi-user\.target$/m);
   });
+
+  test('a standalone install runs weftd as `<binDir>/weft weftd`', () => {
+    const unit = renderWeftdUnit({ agentDir: '/a', binDir: '/opt/cni/bin', standaloneFile: '/src/weft', weftConfDir: '/c' });
+    assert.match(unit, /^ExecStart=\/opt\/cni\/bin\/weft weftd --net-conf=\/c\/net-conf\.json /m);
+    assert.doesNotMatch(unit, /\/a\/weftd/);
+  });
 });

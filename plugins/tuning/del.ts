@@ -1,0 +1,35 @@
+// DEL: put back what ADD saved, then forget it. Forgiving: no state, no netns or no link is success,
+// and a value the kernel refuses is logged, never returned (DEL must not block a runtime's cleanup).
+import { log } from '../../lib/cni/log.ts';
+import type { CmdArgs } from '../../lib/cni/plugin.ts';
+import { dataDirOf } from './config.ts';
+import { restoreTuning } from './link-state.ts';
+import { inPod, isNetnsGone, openPod } from './pod.ts';
+import { readState, removeState, statePath } from './state.ts';
+
+/** DEL, in the pod netns when it still exists. */
+export function cmdDel(a: CmdArgs): void {
+  let path: string;
+  try {
+    path = statePath(dataDirOf(a.config as { dataDir?: unknown }), a.containerId, a.ifName);
+  } catch (e) {
+    log.warn('tuning DEL: no usable state path', { error: (e as Error).message });
+    return;
+  }
+  const saved = readState(path);
+  if (saved === null) return removeState(path);
+  if (a.netns !== '') {
+    try {
+      const ns = openPod(a.netns);
+      try {
+        const failed = inPod(ns, a.ifName, (rtnl, link) => (link === null ? [] : restoreTuning(rtnl, link.index, saved)), true);
+        if (failed.length > 0) log.warn('tuning DEL: some values were not restored', { failed: failed.join('; ') });
+      } finally {
+        ns.close();
+      }
+    } catch (e) {
+      if (!isNetnsGone(e) && !(e instanceof Error && e.message.startsWith('failed to open netns'))) log.warn('tuning DEL: restore failed', { error: (e as Error).message });
+    }
+  }
+  removeState(path);
+}

@@ -1,0 +1,125 @@
+// Benchmark: the standalone executable (dist/sea/weft, hard-linked under each plugin name) next to the
+// bundles (dist/bin) and `node -e 0`, all through the same wrapper `ip netns exec <node> env -i
+// PATH=... <cmd>`, interleaved in one run: loopback ADD, bridge ADD (ipMasq, host-local in-process)
+// and VERSION, as wall time and as CPU time (user + system of the process at exit, through the
+// cpu-report preload: steadier when other work loads the machine). Also the executable's size. The
+// targets are the standalone file's, on wall time.
+// WEFT_BENCH_SEA_ALT="label=/path/to/weft[,label2=...]" adds other builds of the standalone file as
+// further sides of the same run (e.g. a snapshot build next to the code-cache one: docs/standalone.md).
+import { copyFileSync, linkSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ENTRIES } from '../build/entries.ts';
+import { benchNetns } from './netns.ts';
+import { CPU_REPORT, DIST, distBin, loadAverage, measureOnce, median, quantile, ROOT, round, timeOnce, type BenchResult, type Command } from './util.ts';
+
+const CLEAN_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+const SEA = join(ROOT, 'dist', 'sea', 'weft');
+
+/** `ip netns exec <node> env -i PATH=... K=V... <argv>`: the same wrapper for every side. */
+function wrapped(node: string, argv: string[], env: Record<string, string> = {}, input = ''): Command {
+  const vars = Object.entries({ PATH: CLEAN_PATH, ...env }).map(([k, v]) => `${k}=${v}`);
+  return { cmd: 'ip', args: ['netns', 'exec', node, 'env', '-i', ...vars, ...argv], input };
+}
+
+/** A temp dir with `file` (default dist/sea/weft) copied as weft and hard-linked under every entry name (what `weft install --standalone` lays out). */
+function standaloneDir(file = SEA): { dir: string; remove: () => void } {
+  statSync(file); // throws with the path when the file was not built
+  const dir = mkdtempSync(join(tmpdir(), 'weft-bench-sa-'));
+  copyFileSync(file, join(dir, 'weft'));
+  for (const e of ENTRIES) if (e.name !== 'weft') linkSync(join(dir, 'weft'), join(dir, e.name));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+interface Side {
+  label: string;
+  binDir: string;
+  node: ReturnType<typeof benchNetns>;
+  pod: ReturnType<typeof benchNetns>;
+  dataDir: string;
+}
+
+function cniEnv(s: Side, command: string, id: string, ifName: string): Record<string, string> {
+  return { CNI_COMMAND: command, CNI_CONTAINERID: id, CNI_NETNS: s.pod.path, CNI_IFNAME: ifName, CNI_PATH: s.binDir };
+}
+
+function bridgeConf(s: Side, subnet: string): string {
+  return JSON.stringify({
+    cniVersion: '1.0.0', name: 'benchsa', type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: true,
+    ipam: { type: 'host-local', subnet, dataDir: s.dataDir, routes: [{ dst: '0.0.0.0/0' }] },
+  });
+}
+
+/** Runs the standalone benchmark; needs root, dist/bin and dist/sea/weft. */
+export function benchStandalone(runs = 30): BenchResult[] {
+  distBin('loopback');
+  distBin('bridge');
+  const alts = (process.env['WEFT_BENCH_SEA_ALT'] ?? '').split(',').filter((a) => a.includes('=')).map((a) => a.split('=', 2) as [string, string]);
+  const dirs = [standaloneDir(), ...alts.map(([, file]) => standaloneDir(file))];
+  const mk = (label: string, binDir: string): Side => ({ label, binDir, node: benchNetns(), pod: benchNetns(), dataDir: mkdtempSync(join(tmpdir(), 'weft-bench-sa-ipam-')) });
+  const sides = [mk('bundle', DIST), mk('standalone', dirs[0]?.dir ?? ''), ...alts.map(([label], i) => mk(`standalone-${label}`, dirs[i + 1]?.dir ?? ''))];
+  const load0 = loadAverage();
+  try {
+    const lo = JSON.stringify({ cniVersion: '1.0.0', name: 'lo', type: 'loopback' });
+    const confs = sides.map((s, i) => bridgeConf(s, `10.${91 + i}.0.0/16`));
+    const base = (x: Record<string, string>): Command => wrapped(sides[0]?.node.name ?? '', ['node', '-e', '0'], x);
+    const samples = new Map<string, number[]>();
+    const push = (key: string, ms: number): void => void samples.set(key, [...(samples.get(key) ?? []), ms]);
+    // Wall time as the runtime sees it, then the same command once more with its CPU time reported.
+    const t = (key: string, make: (extra: Record<string, string>) => Command, keep: boolean, after?: () => void): void => {
+      const ms = timeOnce(make({}));
+      after?.();
+      const cpu = measureOnce(make({ NODE_OPTIONS: `--require ${CPU_REPORT}` })).cpuMs;
+      after?.();
+      if (keep) {
+        push(key, ms);
+        push(`CPU ${key}`, cpu);
+      }
+    };
+    for (let i = 0; i < runs + 3; i++) {
+      const keep = i >= 3; // warm-up rounds fill the code caches in /run/weft
+      t('node', base, keep);
+      sides.forEach((s, j) => {
+        const bin = (name: string): string => join(s.binDir, name);
+        t(`${s.label} loopback ADD`, (x) => wrapped(s.node.name, [bin('loopback')], { ...cniEnv(s, 'ADD', `l${i}`, 'lo'), ...x }, lo), keep);
+        const del = (): void => void timeOnce(wrapped(s.node.name, [bin('bridge')], cniEnv(s, 'DEL', `b${i}`, 'eth0'), confs[j]));
+        t(`${s.label} bridge ADD`, (x) => wrapped(s.node.name, [bin('bridge')], { ...cniEnv(s, 'ADD', `b${i}`, 'eth0'), ...x }, confs[j]), keep, del);
+        t(`${s.label} VERSION`, (x) => wrapped(s.node.name, [bin('loopback')], { CNI_COMMAND: 'VERSION', ...x }), keep);
+      });
+    }
+    const nodeMs = median(samples.get('node') ?? []);
+    const nodeCpu = median(samples.get('CPU node') ?? []);
+    const rows: BenchResult[] = [
+      { name: 'node -e 0 (same wrapper)', value: round(nodeMs), unit: `ms (p90 ${round(quantile(samples.get('node') ?? [], 0.9))})` },
+      { name: 'CPU node -e 0', value: round(nodeCpu), unit: 'ms' },
+      { name: 'dist/sea/weft size', value: round(statSync(SEA).size / 2 ** 20, 1), unit: 'MiB' },
+      ...alts.map(([label, file]): BenchResult => ({ name: `standalone-${label} size`, value: round(statSync(file).size / 2 ** 20, 1), unit: 'MiB' })),
+    ];
+    const targets: Record<string, number> = { 'loopback ADD': 1.15, 'bridge ADD': 1.3 };
+    for (const fig of ['loopback ADD', 'bridge ADD', 'VERSION']) {
+      for (const s of sides) {
+        const xs = samples.get(`${s.label} ${fig}`) ?? [];
+        const v = median(xs);
+        const target = targets[fig];
+        const row: BenchResult = { name: `${fig} ${s.label}`, value: round(v), unit: `ms (p90 ${round(quantile(xs, 0.9))})`, baseline: 'node -e 0', ratio: round(v / nodeMs) };
+        if (target !== undefined && s.label.startsWith('standalone')) Object.assign(row, { target: `<= ${target}`, ok: v / nodeMs <= target });
+        rows.push(row);
+      }
+    }
+    for (const fig of ['loopback ADD', 'bridge ADD', 'VERSION']) {
+      for (const s of sides) {
+        const v = median(samples.get(`CPU ${s.label} ${fig}`) ?? []);
+        rows.push({ name: `CPU ${fig} ${s.label}`, value: round(v), unit: 'ms', baseline: 'CPU node -e 0', ratio: round(v / nodeCpu) });
+      }
+    }
+    rows.push({ name: 'load average (1 min) at start / end', value: load0, unit: `/ ${loadAverage()}` });
+    return rows;
+  } finally {
+    for (const s of sides) {
+      s.pod.remove();
+      s.node.remove();
+      rmSync(s.dataDir, { recursive: true, force: true });
+    }
+    for (const d of dirs) d.remove();
+  }
+}
