@@ -11,7 +11,7 @@ import { parseFirewallConfig } from './config.ts';
 import { bridgeKeys, podKey, type FwAttachment } from './elements.ts';
 import { checkFailed } from './errors.ts';
 import { listForwardChains, type ForwardChain } from './hooks.ts';
-import { FW_SHARED as S, elementComment, fwNetworkNames } from './names.ts';
+import { FW_SHARED as S, adminJumpComment, elementComment, fwNetworkNames } from './names.ts';
 import { firewallRules } from './ruleset.ts';
 
 /** What is wrong with the listed chains and hooks; empty when healthy. Pure. */
@@ -28,6 +28,8 @@ export function findRuleProblems(state: NftTableState | null, network: string, a
     else if (have < count) problems.push(`chain ${chain} has ${have} of its ${count} rules`);
   }
   if (!state.chains.has(adminChain)) problems.push(`admin chain ${adminChain} is missing`);
+  const jump = adminJumpComment(adminChain);
+  if (!(state.chains.get(n.chain)?.rules ?? []).some((r) => r.comment === jump)) problems.push(`chain ${n.chain} does not jump to ${adminChain}`);
   for (const c of forward) if (!c.hooked) problems.push(`forward chain ${c.family} ${c.table} ${c.chain} (policy ${c.policy}) lacks the weft-firewall accept rule`);
   return problems;
 }
@@ -50,7 +52,7 @@ export function findElementProblems(sock: NfnlSocket, att: FwAttachment): string
   }
   if (att.bridge !== undefined) {
     const k = bridgeKeys(att.bridge);
-    if (has(sock, S.isolated, k.isolated) !== 'yes' || has(sock, S.same, k.same) !== 'yes') problems.push(`bridge ${att.bridge} is missing from the isolation sets`);
+    if (has(sock, S.isolated, k.isolated) !== 'yes' || has(sock, att.isolated === true ? S.selfDrop : S.same, k.same) !== 'yes') problems.push(`bridge ${att.bridge} is missing from the isolation sets`);
   }
   return problems;
 }

@@ -11,8 +11,11 @@ export const DEFAULT_ADMIN_CHAIN = 'CNI-ADMIN';
 /** The reference's default firewalld zone. */
 export const DEFAULT_ZONE = 'trusted';
 
-/** `open`: no isolation; `same-bridge`: traffic between two isolated bridges is dropped. */
-export type IngressPolicy = 'open' | 'same-bridge';
+/**
+ * `open`: no isolation; `same-bridge`: traffic between two isolated bridges is dropped; `isolated`:
+ * as same-bridge, and traffic between two ports of the same bridge is dropped too (needs br_netfilter).
+ */
+export type IngressPolicy = 'open' | 'same-bridge' | 'isolated';
 
 /** One attachment named by GC's cni.dev/valid-attachments. */
 export interface Attachment {
@@ -44,6 +47,9 @@ interface FirewallNetConf extends NetConf {
 
 // An nft chain name we can write unquoted and iptables users recognise (CNI-ADMIN, MY_CHAIN).
 const ADMIN_CHAIN_RE = /^[A-Za-z][A-Za-z0-9_-]{0,62}$/;
+// The prefixes of the chains weft's concerns own in `inet weft`: jumping to one (a base chain, or the
+// network's own chain) would fail or loop.
+const WEFT_CHAIN_RE = /^(fw|bridge|portmap|masq|ipmasq|weft)[-_]/i;
 
 /** Parses one invocation's config; code 7 for an unknown ingressPolicy or an unusable admin chain name. */
 export function parseFirewallConfig(a: Pick<CmdArgs, 'config'>): FirewallConfig {
@@ -51,6 +57,9 @@ export function parseFirewallConfig(a: Pick<CmdArgs, 'config'>): FirewallConfig 
   const adminChain = c.iptablesAdminChainName === undefined || c.iptablesAdminChainName === '' ? DEFAULT_ADMIN_CHAIN : c.iptablesAdminChainName;
   if (!ADMIN_CHAIN_RE.test(adminChain)) {
     throw invalidConfig('invalid configuration: iptablesAdminChainName must be a chain name ([A-Za-z][A-Za-z0-9_-]*, at most 63 characters)', `value ${JSON.stringify(adminChain)}`);
+  }
+  if (WEFT_CHAIN_RE.test(adminChain)) {
+    throw invalidConfig('invalid configuration: iptablesAdminChainName names one of weft\'s own chains', `value ${JSON.stringify(adminChain)}; weft uses the prefixes fw-, bridge-, portmap-, masq-, ipmasq-, weft-`);
   }
   return {
     name: c.name,
@@ -62,9 +71,9 @@ export function parseFirewallConfig(a: Pick<CmdArgs, 'config'>): FirewallConfig 
   };
 }
 
-/** '' and 'open' mean no isolation, as in the reference; anything else but 'same-bridge' is refused. */
+/** '' and 'open' mean no isolation, as in the reference; anything else but 'same-bridge' and 'isolated' is refused. */
 export function parseIngressPolicy(v: string | undefined): IngressPolicy {
   if (v === undefined || v === '' || v === 'open') return 'open';
-  if (v === 'same-bridge') return 'same-bridge';
-  throw invalidConfig(`invalid configuration: unknown ingressPolicy ${JSON.stringify(v)}`, 'expected "open" or "same-bridge"');
+  if (v === 'same-bridge' || v === 'isolated') return v;
+  throw invalidConfig(`invalid configuration: unknown ingressPolicy ${JSON.stringify(v)}`, 'expected "open", "same-bridge" or "isolated"');
 }

@@ -17,8 +17,10 @@ export interface FwAttachment {
   ifName: string;
   /** Bare addresses in canonical text form. */
   podIps: readonly string[];
-  /** Set only with ingressPolicy same-bridge. */
+  /** Set only with ingressPolicy same-bridge or isolated. */
   bridge?: string;
+  /** With `bridge`: isolated also drops traffic within the bridge. */
+  isolated?: boolean;
 }
 
 /** Every address of a result (the reference accepts traffic of all of prevResult's ips), canonical, deduplicated. Pure. */
@@ -62,7 +64,7 @@ export function addAttachmentElems(sock: NfnlSocket, att: FwAttachment): void {
   if (att.bridge !== undefined) {
     const k = bridgeKeys(att.bridge);
     b.add(S.isolated, [{ key: k.isolated }]);
-    b.add(S.same, [{ key: k.same }]);
+    b.add(att.isolated === true ? S.selfDrop : S.same, [{ key: k.same }]);
   }
   b.commit(sock);
 }

@@ -5,7 +5,7 @@ import { weftError, type CniError } from '../../lib/cni/errors.ts';
 export const FirewallError = {
   /** CHECK found a rule, hook or element missing. */
   checkFailed: 130,
-  /** same-bridge needs the bridge as prevResult's first interface. */
+  /** same-bridge and isolated need the bridge as prevResult's first interface. */
   noBridge: 131,
 } as const;
 

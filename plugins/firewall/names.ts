@@ -17,10 +17,12 @@ export const FW_SHARED = {
   isolation: 'fw-isolation',
   /** forward base chain (UNMARK_PRIORITY): clears FW_MARK. */
   unmark: 'fw-unmark',
-  /** `type ifname`: bridges of networks with ingressPolicy same-bridge. */
+  /** `type ifname`: bridges of networks with ingressPolicy same-bridge or isolated. */
   isolated: 'fw-isolated',
-  /** `type ifname . ifname`: `<bridge> . <bridge>` for each isolated bridge (same-bridge traffic stays allowed). */
+  /** `type ifname . ifname`: `<bridge> . <bridge>` for each same-bridge bridge (traffic within it stays allowed). */
   same: 'fw-same',
+  /** `type ifname . ifname`: `<bridge> . <bridge>` for each `isolated` bridge (traffic within it is dropped). */
+  selfDrop: 'fw-self-drop',
 } as const;
 
 /** One network's names: its base chain and pod address sets. */
@@ -34,6 +36,11 @@ export interface FwNetworkNames {
 export function fwNetworkNames(network: string): FwNetworkNames {
   const id = stableId(`firewall:${network}`, 12);
   return { chain: `fw-fwd-${id}`, pods4: `fw-pods4-${id}`, pods6: `fw-pods6-${id}` };
+}
+
+/** The comment of a network chain's jump to its admin chain: tells ADD whether the configured admin chain is the one in place. */
+export function adminJumpComment(adminChain: string): string {
+  return `fw-admin:${adminChain}`;
 }
 
 const COMMENT_OK = /^[A-Za-z0-9_.:/@=+,-]{1,128}$/;

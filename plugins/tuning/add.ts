@@ -6,7 +6,7 @@ import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { readFileSync } from 'node:fs';
 import { parseTuningConfig, type TuningConfig } from './config.ts';
-import { applyTuning, captureState, restoreTuning, tunablesOf } from './link-state.ts';
+import { applyTuning, captureState, needsLink, restoreTuning, tunablesOf } from './link-state.ts';
 import { inPod, openPod } from './pod.ts';
 import { readState, removeState, statePath, writeState, type SavedState } from './state.ts';
 import { checkAllowlist } from './sysctl-keys.ts';
@@ -58,18 +58,18 @@ export function cmdAdd(a: CmdArgs): Result {
   const ns = openPod(a.netns);
   try {
     inPod(ns, a.ifName, (rtnl, link) => {
-      if (link === null) return;
-      const saved = mergeState(readState(path), captureState(cfg, tunablesOf(link)));
+      const saved = mergeState(readState(path), captureState(cfg, link === null ? null : tunablesOf(link)));
       writeState(path, cfg.dataDir, saved);
+      const index = link?.index ?? null;
       try {
-        applyTuning(rtnl, link.index, cfg);
+        applyTuning(rtnl, index, cfg);
       } catch (e) {
-        const failed = restoreTuning(rtnl, link.index, saved);
+        const failed = restoreTuning(rtnl, index, saved);
         if (failed.length > 0) log.warn('tuning ADD rollback incomplete', { failed: failed.join('; ') });
         removeState(path);
         throw e;
       }
-    });
+    }, !needsLink(cfg));
   } finally {
     ns.close();
   }

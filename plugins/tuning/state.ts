@@ -47,10 +47,10 @@ export function readState(path: string): SavedState | null {
   }
 }
 
-/** Writes the state atomically (mode 0600, dir 0700). */
+/** Writes the state atomically (mode 0600, dir 0700); no fsync: the default dir is a tmpfs, gone with the pods at reboot. */
 export function writeState(path: string, dir: string, s: SavedState): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileAtomicSync(path, JSON.stringify(s), { mode: 0o600, exactMode: true, hidden: true });
+  writeFileAtomicSync(path, JSON.stringify(s), { mode: 0o600, exactMode: true, hidden: true, fsync: false });
 }
 
 /** Removes the state file; absent is fine. */

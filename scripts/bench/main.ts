@@ -10,6 +10,8 @@ import { benchHostLocal } from './host-local.ts';
 import { benchWeftd } from './weftd.ts';
 import { benchPortmap } from './portmap.ts';
 import { benchBandwidth } from './bandwidth.ts';
+import { benchFirewall } from './firewall.ts';
+import { benchTuning } from './tuning.ts';
 import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
 import { benchStandalone } from './standalone.ts';
@@ -24,6 +26,8 @@ const BENCHES: Record<string, Bench> = {
   weftd: () => benchWeftd(),
   portmap: () => benchPortmap(),
   bandwidth: () => benchBandwidth(),
+  firewall: () => benchFirewall(),
+  tuning: () => benchTuning(),
   dataplane: () => benchDataplane(),
   udp: () => benchUdp(),
   standalone: () => benchStandalone(),

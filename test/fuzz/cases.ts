@@ -40,8 +40,8 @@ const okOr = (...codes: number[]): Expectation => ({ ok: true, codes });
 // Codes a schema-valid config may still earn: 2 unsupported field, 7 semantic (bad CIDR, overlap), 11 busy.
 const SEMANTIC = [2, 7, 11];
 
-/** Plugins that read CNI_ARGS with parseCniArgs, themselves or through their bridge delegate (unknown keys: code 4). */
-const PARSES_ARGS = new Set(['bridge', 'host-local', 'flannel', 'flannel-vxlan', 'host-gw']);
+/** Plugins that read CNI_ARGS with parseCniArgs (tuning: MAC=), themselves or through their bridge delegate (unknown keys: code 4). */
+const PARSES_ARGS = new Set(['bridge', 'host-local', 'flannel', 'flannel-vxlan', 'host-gw', 'tuning']);
 
 function baseEnv(t: FuzzTarget, ctx: CaseContext, id: string): Record<string, string> {
   return { CNI_COMMAND: 'ADD', CNI_CONTAINERID: id, CNI_NETNS: ctx.podNetns, CNI_IFNAME: 'eth0', CNI_PATH: ctx.distBin, CNI_ARGS: '' };

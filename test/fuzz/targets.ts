@@ -138,6 +138,32 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     }),
   },
   {
+    name: 'firewall', schema: 'firewall', opensNetns: false,
+    // 131: same-bridge/isolated with a prevResult whose first interface is not a usable bridge name.
+    extraCodes: [131],
+    load: async () => (await import('../../plugins/firewall/plugin.ts')).firewallPlugin,
+    baseConfig: (ctx) => ({
+      cniVersion: '1.0.0', name: 'fuzz-fw', type: 'firewall', backend: 'iptables',
+      prevResult: {
+        cniVersion: '1.0.0',
+        interfaces: [{ name: `fzfw${ctx.octet}`, mac: '02:00:00:00:00:02' }, { name: 'eth0', mac: '02:00:00:00:00:01', sandbox: ctx.podNetns }],
+        ips: [{ address: `10.${ctx.octet}.0.2/24`, gateway: `10.${ctx.octet}.0.1`, interface: 1 }],
+      },
+    }),
+  },
+  {
+    name: 'tuning', schema: 'tuning', opensNetns: true,
+    // 140/141: CHECK mismatch, no such interface in the pod (the fuzz pod has only lo).
+    extraCodes: [140, 141],
+    // The default dataDir is /run/cni/tuning on the host: only cases keeping ours run.
+    confined: (config, ctx) => (config as { dataDir?: unknown } | null)?.dataDir === join(ctx.scratch, 'tuning'),
+    load: async () => (await import('../../plugins/tuning/plugin.ts')).tuningPlugin,
+    baseConfig: (ctx) => ({
+      cniVersion: '1.0.0', name: 'fuzz-tn', type: 'tuning', dataDir: join(ctx.scratch, 'tuning'), sysctl: { 'net.ipv4.conf.all.arp_notify': '1' },
+      prevResult: { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', mac: '02:00:00:00:00:01', sandbox: ctx.podNetns }], ips: [] },
+    }),
+  },
+  {
     name: 'flannel-vxlan', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => (await import('../../plugins/flannel-vxlan/plugin.ts')).flannelVxlanPlugin,
     baseConfig: (ctx) => flannelConfig('flannel-vxlan', ctx),

@@ -12,6 +12,8 @@ import { isRoot } from '../../helpers/netns.ts';
 import { fwNetworkNames } from '../../../plugins/firewall/names.ts';
 import { BIN_DIR, runFirewall } from './helpers.ts';
 
+const REFERENCE = '/usr/lib/cni/firewall';
+
 const missing = ['bridge', 'host-local', 'firewall'].filter((b) => !existsSync(join(BIN_DIR, b)));
 const skip = !isRoot() ? 'needs root' : missing.length > 0 ? `dist/bin/{${missing.join(',')}} missing: run npm run build` : false;
 
@@ -82,6 +84,18 @@ describe('firewall on a node whose forward policy drops (built binaries)', { ski
     assert.equal(await canPing(pod.netns, client.ip), false);
   });
 
+  it('a refused ADD (same-bridge without a bridge in prevResult: code 131) adds no element', async () => {
+    const list = async () => (await nsExec(node(), ['nft', 'list', 'set', 'inet', 'weft', fwNetworkNames('fwnet').pods4])).stdout;
+    const before = await list();
+    const noIfaces = { ...prev, interfaces: [], ips: (prev['ips'] as Array<Record<string, unknown>>).map(({ interface: _i, ...ip }) => ip) };
+    const r = await runFirewall(node(), { command: 'ADD', name: 'fwnet', containerId: 'ctr-x', netns: pod.path, prevResult: noIfaces, extra: { ingressPolicy: 'same-bridge' } });
+    assert.equal(r.code, 1);
+    assert.equal(r.json?.['code'], 131, r.stdout);
+    assert.equal(await list(), before);
+    const noPrev = await runFirewall(node(), { command: 'ADD', name: 'fwnet', containerId: 'ctr-x', netns: pod.path });
+    assert.equal(noPrev.json?.['code'], 7, noPrev.stdout);
+  });
+
   it('DEL without prevResult and without netns still removes the elements', async () => {
     assert.equal((await fw('ADD')).code, 0);
     assert.equal(await canPing(pod.netns, client.ip), true);
@@ -91,5 +105,41 @@ describe('firewall on a node whose forward policy drops (built binaries)', { ski
     const r = await nsExec(node(), ['nft', 'list', 'set', 'inet', 'weft', fwNetworkNames('fwnet').pods4]);
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stdout, /elements/, 'no pod address left in the firewall set');
+  });
+
+  it('side by side: the reference (Go, iptables) opens iptables-nft FORWARD DROP but not a native nft drop chain; weft opens both', { skip: existsSync(REFERENCE) ? false : `${REFERENCE} missing` }, async () => {
+    // The reference supports cniVersion 0.4.0 and later: hand it prevResult in that form.
+    const prev04 = { ...prev, cniVersion: '0.4.0', ips: (prev['ips'] as Array<Record<string, unknown>>).map((ip) => ({ ...ip, version: '4' })) };
+    const ref = (command: 'ADD' | 'DEL') => runFirewall(node(), { command, name: 'fwnet', containerId: 'ctr-fw', netns: pod.path, prevResult: prev04, extra: { cniVersion: '0.4.0' }, bin: REFERENCE });
+    // State here: iptables FORWARD ACCEPT, `inet hostfw hostforward` policy drop (from an earlier test).
+    assert.equal(await canPing(pod.netns, client.ip), false);
+    const add = await ref('ADD');
+    assert.equal(add.code, 0, add.stdout + add.stderr);
+    assert.equal(await canPing(pod.netns, client.ip), false, 'an accept in iptables-nft cannot override a native drop');
+    assert.equal((await fw('ADD')).code, 0);
+    assert.equal(await canPing(pod.netns, client.ip), true, 'weft hooks the native chain');
+    assert.equal((await fw('DEL')).code, 0);
+    // Control: with only iptables-nft dropping, the reference does open the node.
+    await nsRun(node(), ['nft', 'delete table inet hostfw']);
+    await nsRun(node(), ['iptables', '-P', 'FORWARD', 'DROP']);
+    assert.equal(await canPing(pod.netns, client.ip), true, 'reference rules still in place');
+    assert.equal((await ref('DEL')).code, 0);
+    assert.equal(await canPing(pod.netns, client.ip), false);
+  });
+
+  it('iptablesAdminChainName: a drop an admin puts in that chain blocks the pod despite firewall; removing it reopens', async () => {
+    // Same network as the earlier tests: its chain jumped to CNI-ADMIN, the changed name takes over.
+    const admin = (command: 'ADD' | 'DEL' | 'CHECK') => runFirewall(node(), { command, name: 'fwnet', containerId: 'ctr-adm', netns: pod.path, prevResult: prev, extra: { iptablesAdminChainName: 'MY-ADMIN' } });
+    await nsRun(node(), ['iptables', '-P', 'FORWARD', 'DROP']);
+    assert.equal((await admin('ADD')).code, 0);
+    assert.equal(await canPing(pod.netns, client.ip), true);
+    const podIp = String((prev['ips'] as Array<{ address: string }>)[0]?.address).split('/')[0] ?? '';
+    await nsRun(node(), ['nft', `add rule inet weft MY-ADMIN ip saddr ${podIp} drop`]);
+    assert.equal(await canPing(pod.netns, client.ip), false);
+    assert.equal((await admin('CHECK')).code, 0, 'the admin chain is the admin\'s: CHECK does not judge its rules');
+    await nsRun(node(), ['nft', 'flush chain inet weft MY-ADMIN']);
+    assert.equal(await canPing(pod.netns, client.ip), true);
+    assert.equal((await admin('DEL')).code, 0);
+    assert.equal(await canPing(pod.netns, client.ip), false);
   });
 });

@@ -87,7 +87,10 @@ describe('podman default network (bridge + portmap + firewall + tuning)', { skip
   });
 
   test('tuning in the chain sets the pod interface (mtu, sysctl)', async () => {
-    ids.push((await env.run('tuned', tunedNet, ['/bin/sleep', '600'])).trim());
+    const id = (await env.run('tuned', tunedNet, ['/bin/sleep', '600'])).trim();
+    ids.push(id);
+    // What DEL will restore, saved under the reference's data dir and file name.
+    assert.ok(existsSync(join('/run/cni/tuning', `${id}_eth0.json`)));
     const sandbox = (await env.inspect('tuned')).NetworkSettings?.SandboxKey ?? '';
     const links = await nsJson<Array<{ mtu: number }>>(sandbox, ['link', 'show', 'eth0']);
     assert.equal(links[0]?.mtu, 1400);

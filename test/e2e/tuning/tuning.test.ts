@@ -103,7 +103,46 @@ describe('tuning (built binary, pod namespace)', { skip, timeout: 120_000 }, () 
   it('a net.* key that does not exist fails the ADD and leaves the pod and the data dir as they were', async () => {
     const r = await run('ADD', { mtu: 1400, mac: '02:aa:bb:cc:dd:09', sysctl: { 'net.ipv4.no_such_key': '1' } });
     assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.json?.['code'], 7, r.stdout);
     assert.deepEqual(await view(), original);
+    assert.deepEqual(readdirSync(dataDir), []);
+  });
+
+  it('a value the kernel refuses half-way (MTU 70000 after a sysctl and a MAC) is code 7 and rolls everything back', async () => {
+    const r = await run('ADD', { mac: '02:aa:bb:cc:dd:0a', mtu: 70000, sysctl: { 'net.ipv4.conf.IFNAME.arp_notify': '1' } });
+    assert.equal(r.code, 1, r.stdout);
+    assert.equal(r.json?.['code'], 7, r.stdout);
+    assert.match(String(r.json?.['msg']), /mtu/);
+    assert.deepEqual(await view(), original, 'sysctl and MAC written before the MTU are put back');
+    assert.deepEqual(readdirSync(dataDir), []);
+  });
+
+  it('GC drops the state of attachments not listed, of this network only', async () => {
+    const extra = await topo.addPod(topo.nodes[0] ?? assert.fail(), 3);
+    await nsRun(extra.netns, ['ip', 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'peer0']);
+    assert.equal((await run('ADD', { mtu: 1400 })).code, 0);
+    const other = async (id: string, name: string) => execPlugin(join(BIN_DIR, 'tuning'),
+      { CNI_COMMAND: 'ADD', CNI_CONTAINERID: id, CNI_IFNAME: 'eth0', CNI_PATH: BIN_DIR, CNI_NETNS: extra.path },
+      JSON.stringify({ cniVersion: '1.0.0', name, type: 'tuning', dataDir, mtu: 1300, prevResult: prev() }), { binDirs: [BIN_DIR], nodeNetns: node() });
+    assert.equal((await other('ctr-gone', 'tunenet')).code, 0);
+    assert.equal((await other('ctr-othernet', 'othernet')).code, 0);
+    assert.deepEqual(readdirSync(dataDir).sort(), ['ctr-gone_eth0.json', 'ctr-othernet_eth0.json', 'ctr-tune_eth0.json']);
+    const gc = await run('GC', { cniVersion: '1.1.0', 'cni.dev/valid-attachments': [{ containerID: 'ctr-tune', ifname: 'eth0' }] }, { netns: '' });
+    assert.equal(gc.code, 0, gc.stdout);
+    assert.deepEqual(readdirSync(dataDir).sort(), ['ctr-othernet_eth0.json', 'ctr-tune_eth0.json']);
+    assert.equal((await run('DEL', { mtu: 1400 })).code, 0);
+    assert.deepEqual(await view(), original);
+  });
+
+  it('a sysctl-only config needs no interface (as the reference); DEL restores the sysctl', async () => {
+    const bare = await topo.addPod(topo.nodes[0] ?? assert.fail(), 4);
+    const all = () => nsRun(bare.netns, ['sysctl', '-n', 'net.ipv4.conf.all.arp_notify']).then((s) => s.trim());
+    const before = await all();
+    const keys = { sysctl: { 'net.ipv4.conf.all.arp_notify': before === '1' ? '0' : '1' } };
+    assert.equal((await run('ADD', keys, { netns: bare.path })).code, 0);
+    assert.notEqual(await all(), before);
+    assert.equal((await run('DEL', keys, { netns: bare.path })).code, 0);
+    assert.equal(await all(), before);
     assert.deepEqual(readdirSync(dataDir), []);
   });
 
