@@ -35,6 +35,7 @@ export interface FieldTree {
   p?: Readonly<Record<string, FieldTree>>;
   i?: FieldTree;
   m?: FieldTree;
+  t?: 'string' | 'boolean' | 'integer' | 'number' | 'object' | 'array' | 'null';
 }
 export declare const validate: Validator & { fields: FieldTree };
 export default validate;

@@ -22,6 +22,8 @@ export function makeHostLocalPlugin(open: OpenStore = openDiskStore): Plugin {
     name: 'host-local',
     version: '0.1.0',
     supportedVersions: SUPPORTED_VERSIONS,
+    // The reference host-local's config struct has no prevResult: a malformed one is not its concern.
+    prevResultOptional: true,
     add: (a) => cmdAdd(a, open),
     del: (a) => cmdDel(a, open),
     check: (a) => cmdCheck(a, open),

@@ -2,7 +2,7 @@
 // which we check the common keys, `ipam` (reference keys), runtimeConfig.ipRanges/ips, args.cni.ips
 // and GC's cni.dev/valid-attachments. Unknown keys are allowed, as the reference ignores them.
 // Addresses are only shape-checked here; config.ts parses them and names the bad field and value.
-import { netConfProperties, netConfRequired } from '../../lib/cni/schema-common.ts';
+import { netConfProperties } from '../../lib/cni/schema-common.ts';
 
 const ipText = { type: 'string', minLength: 2, maxLength: 64 } as const;
 const cidrText = { type: 'string', minLength: 4, maxLength: 68 } as const;
@@ -50,12 +50,17 @@ const attachmentSchema = {
   properties: { containerID: { type: 'string', maxLength: 1024 }, ifname: { type: 'string', maxLength: 64 } },
 } as const;
 
-/** host-local config schema (compiled to gen/validators/host-local.js by scripts/gen-validators.ts). */
+/**
+ * host-local config schema (compiled to gen/validators/host-local.js by scripts/gen-validators.ts).
+ * Only the keys the reference host-local decodes: its config struct has no top-level type, dns,
+ * capabilities or prevResult, so those are ignored here as there, whatever their JSON type.
+ */
 export const hostLocalSchema = {
   type: 'object',
-  required: [...netConfRequired, 'ipam'],
+  required: ['cniVersion', 'name', 'ipam'],
   properties: {
-    ...netConfProperties,
+    cniVersion: netConfProperties.cniVersion,
+    name: netConfProperties.name,
     ipam: ipamSchema,
     runtimeConfig: {
       type: 'object',

@@ -45,6 +45,11 @@ export interface Plugin {
   check?: VoidHandler;
   status?: VoidHandler;
   gc?: VoidHandler;
+  /**
+   * True when prevResult is no field of this plugin's config in the reference (IPAM plugins): one the
+   * skeleton cannot read is then ignored instead of refused (code 6).
+   */
+  prevResultOptional?: boolean;
   /** Text printed on stderr when CNI_COMMAND is unset; defaults to "<name> <version>". */
   about?: string;
 }

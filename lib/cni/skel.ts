@@ -92,9 +92,8 @@ function decodeConfig(plugin: Plugin, command: Command, bytes: Buffer): { config
   if (bytes.length > MAX_STDIN_BYTES) {
     throw invalidConfig('network configuration too large', `more than ${MAX_STDIN_BYTES} bytes on stdin`);
   }
-  let doc = parseJson(bytes);
-  // DEL of a JSON document that is not an object: nothing to read, but still nothing to refuse.
-  if (command === 'DEL' && (typeof doc !== 'object' || doc === null || Array.isArray(doc))) doc = {};
+  // Not JSON, or JSON but not an object: the one refusal DEL keeps (it names no network to clean up).
+  const doc = parseJson(bytes);
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw decodeFailure('error decoding network configuration', 'stdin must hold a JSON object');
   }
@@ -172,8 +171,9 @@ export async function runPlugin(plugin: Plugin, input: RunInput): Promise<Plugin
       try {
         a.prevResult = parseResult(config.prevResult, cniVersion, 'prevResult');
       } catch (e) {
-        // DEL never blocks cleanup: a prevResult it cannot read is one it does not have.
-        if (command !== 'DEL') throw e;
+        // DEL never blocks cleanup: a prevResult it cannot read is one it does not have. Plugins whose
+        // reference config has no prevResult field (host-local) ignore it as the reference does.
+        if (command !== 'DEL' && plugin.prevResultOptional !== true) throw e;
       }
     }
     return { stdout: await dispatch(plugin, a), stderr: '', exitCode: 0 };

@@ -1,6 +1,6 @@
 // Config validation with build-time generated ajv validators (gen/validators/<name>.js): no ajv at run time.
-import { normalizeKeys } from './decode.ts';
-import type { FieldTree } from './decode.ts';
+import { goTypeError, normalizeKeys } from './decode.ts';
+import type { FieldTree, Shadowed } from './decode.ts';
 import { invalidConfig } from './errors.ts';
 
 /** One ajv error, the fields we use (ajv's ErrorObject is structurally compatible). */
@@ -82,7 +82,15 @@ export function formatSchemaError(err: SchemaError, root: unknown): string {
  * ("invalid configuration") whose details name the first failing field and its value.
  */
 export function validateConfig<T>(validate: GeneratedValidator, raw: unknown, what = 'configuration'): T {
-  const value = validate.fields === undefined ? raw : normalizeKeys(raw, validate.fields);
+  const shadowed: Shadowed[] = [];
+  const value = validate.fields === undefined ? raw : normalizeKeys(raw, validate.fields, (x) => shadowed.push(x));
+  for (const x of shadowed) {
+    // Go reports a type error even in a value that a later key of the same field replaced.
+    const bad = goTypeError(x.value, x.tree, x.path);
+    if (bad !== undefined) {
+      throw invalidConfig(`invalid ${what}: ${bad} must be ${x.tree.t ?? 'of its schema type'} (value ${formatShownValue(x.value)}, overridden by a later key)`, 'schema keyword "type"');
+    }
+  }
   if (validate(value)) return value as T;
   const first = validate.errors?.[0];
   const why = first ? formatSchemaError(first, value) : 'schema validation failed';

@@ -97,9 +97,8 @@ export function parseBridgeConfig(a: Pick<CmdArgs, 'config' | 'args' | 'cniVersi
 
 /** Keys of newer reference releases (or backends) we do not implement: code 2 rather than silently ignoring them. */
 function rejectUnsupported(c: BridgeNetConf): void {
-  if (c.ipMasqBackend !== undefined && c.ipMasqBackend !== 'nftables') {
-    throw unsupportedField('unsupported field: ipMasqBackend', `${JSON.stringify(c.ipMasqBackend)}: weft masquerades with nftables only`);
-  }
+  // ipMasqBackend ("iptables"/"nftables" in newer references) is accepted: the masquerade it asks for is
+  // the same, and weft always does it with nftables.
   for (const key of ['vlanTrunk', 'preserveDefaultVlan', 'disableContainerInterface', 'portIsolation'] as const) {
     const v = c[key];
     if (v !== undefined && v !== false && !(Array.isArray(v) && v.length === 0)) {

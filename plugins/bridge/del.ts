@@ -1,6 +1,7 @@
 // DEL: forgiving on purpose. Works without CNI_NETNS, without prevResult, after the netns is gone and
 // after an ADD killed at any point: each step treats "already gone" as done.
 import { CniError } from '../../lib/cni/errors.ts';
+import { validatePluginType } from '../../lib/cni/find-plugin.ts';
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { IpamConf } from '../../lib/cni/types.ts';
@@ -54,10 +55,28 @@ function delConfig(a: CmdArgs): DelConfig {
   } catch (e) {
     if (!(e instanceof CniError)) throw e;
     const doc = decodeForDel(validate, a.config);
-    const type = stringAt(doc, 'ipam', 'type');
+    let type = stringAt(doc, 'ipam', 'type');
+    try {
+      if (type !== undefined) validatePluginType(type);
+    } catch {
+      type = undefined; // no plugin can be found under such a name: nothing it could hold
+    }
     log.warn('DEL with a config ADD would refuse: releasing what can be found', { error: e.msg, details: e.details });
     return { name: stringAt(doc, 'name') ?? '', ipMasq: false, macSpoofChk: false, ipam: type === undefined ? undefined : { type } };
   }
+}
+
+/**
+ * The pod addresses of prevResult when it is this attachment's result (its interface `ifName` in the
+ * pod netns): the masquerade elements are then deleted by key. Any other prevResult (missing, foreign)
+ * gives undefined, and the elements are found by their comment instead, so another pod's are never hit.
+ */
+function ownIps(a: CmdArgs): string[] | undefined {
+  const prev = a.prevResult;
+  const mine = prev?.interfaces?.findIndex((i) => i.name === a.ifName && i.sandbox !== undefined && i.sandbox !== '' && (a.netns === '' || i.sandbox === a.netns));
+  if (prev === undefined || mine === undefined || mine < 0) return undefined;
+  const ips = (prev.ips ?? []).filter((ip) => ip.interface === mine).map((ip) => ip.address);
+  return ips.length > 0 ? ips : undefined;
 }
 
 // A step whose kernel objects may not exist (a config that never enabled it, no nf_tables): best effort.
@@ -75,7 +94,7 @@ export async function cmdDel(a: CmdArgs): Promise<void> {
   const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName };
   // Elements are found by their comment, so they go even when the config now says ipMasq/macspoofchk
   // false (changed since ADD): before IPAM DEL, since a freed address may be taken by the next ADD.
-  const prevIps = a.prevResult?.ips?.map((ip) => ip.address);
+  const prevIps = ownIps(a);
   const masq = (): void => teardownMasq(prevIps !== undefined && prevIps.length > 0 ? { ...spec, podCidrs: prevIps } : spec);
   if (cfg.ipMasq) masq();
   else bestEffort('masquerade elements', masq);

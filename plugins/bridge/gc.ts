@@ -11,6 +11,8 @@ import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { NfnlElemBatch, listSetElems } from '../../lib/netfilter/nfnl/set-elements.ts';
 import { keptNfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { WEFT_TABLE } from '../../lib/netfilter/table.ts';
+import { normalizeKeys } from '../../lib/cni/decode.ts';
+import { validate } from '../../gen/validators/bridge.js';
 import { parseBridgeConfig } from './config.ts';
 import { gcMacSpoof } from './macspoof.ts';
 import { attachmentAlias, elementComment, isHostVethName, masqNames, vethAttachmentPart, vethNetworkPrefix } from './names.ts';
@@ -95,7 +97,8 @@ function gcMasq(network: string, keep: ReadonlySet<string>): void {
 /** GC: veths, masquerade and macspoofchk elements, then IPAM (delegated with the same stdin and env). */
 export async function cmdGc(a: CmdArgs): Promise<void> {
   const cfg = parseBridgeConfig(a);
-  const valid = parseValidAttachments(a.config);
+  // Keys as Go decodes them ("ContainerID" too), with the same field tree the validator used.
+  const valid = parseValidAttachments(normalizeKeys(a.config, validate.fields ?? {}));
   gcVeths(cfg.name, cfg.bridge, {
     parts: new Set(valid.map((v) => vethAttachmentPart(v.containerId, v.ifName))),
     aliases: new Set(valid.map((v) => attachmentAlias(v.containerId, v.ifName))),

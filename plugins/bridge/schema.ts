@@ -36,6 +36,11 @@ export const bridgeSchema = {
     dns: dnsSchema,
     runtimeConfig: { type: 'object', properties: { mac } },
     args: { type: 'object', properties: { cni: { type: 'object', properties: { mac } } } },
+    // GC (spec 1.1): the attachments still alive on this network (gc.ts reads them).
+    'cni.dev/valid-attachments': {
+      type: 'array',
+      items: { type: 'object', properties: { containerID: { type: 'string' }, ifname: { type: 'string' } } },
+    },
   },
   additionalProperties: true,
 } as const;

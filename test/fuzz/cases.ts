@@ -2,7 +2,8 @@
 // (truncated JSON, 10 MB, deep nesting, BOM, invalid UTF-8, version games). Each case carries what
 // a correct plugin must answer; case i of seed s is always the same case (prng fork).
 import { isSupportedVersion } from '../../lib/cni/version.ts';
-import type { GeneratedValidator } from '../../lib/cni/validate.ts';
+import { normalizeKeys } from '../../lib/cni/decode.ts';
+import { validateConfig, type GeneratedValidator } from '../../lib/cni/validate.ts';
 import { makeRng, type Rng } from './prng.ts';
 import { applyMutation, describeMutation, drawMutation, type SchemaNode } from './schema-mutate.ts';
 import type { FuzzContext, FuzzTarget } from './targets.ts';
@@ -47,15 +48,37 @@ function baseEnv(t: FuzzTarget, ctx: CaseContext, id: string): Record<string, st
   return { CNI_COMMAND: 'ADD', CNI_CONTAINERID: id, CNI_NETNS: ctx.podNetns, CNI_IFNAME: 'eth0', CNI_PATH: ctx.distBin, CNI_ARGS: '' };
 }
 
-/** The expectation for a config decided by the skeleton's version rules, then the plugin's validator. */
-export function expectFor(t: FuzzTarget, validate: GeneratedValidator, config: unknown, mutatedPath: string): Expectation {
+/** The declared cniVersion as the skeleton reads it (key matched as Go does, '' and absent are 0.1.0). */
+function declaredVersion(config: Record<string, unknown>): unknown {
+  const v = (normalizeKeys(config, { p: { cniVersion: {} } }) as { cniVersion?: unknown }).cniVersion;
+  return v === undefined || v === '' ? '0.1.0' : v;
+}
+
+/** True when the plugin's own decoding (Go-style keys, then the validator) accepts `config`. */
+function passes(validate: GeneratedValidator, config: unknown): boolean {
+  try {
+    validateConfig(validate, config);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The expectation for a config decided by the skeleton's version rules, then the plugin's validator.
+ * DEL never blocks cleanup: any JSON object succeeds (bar the target's delCodes).
+ */
+export function expectFor(t: FuzzTarget, validate: GeneratedValidator, config: unknown, mutatedPath: string, command = 'ADD'): Expectation {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) return err(6);
-  const v = (config as { cniVersion?: unknown }).cniVersion;
-  if (v !== undefined && typeof v !== 'string') return err(6);
-  if (!isSupportedVersion(v ?? '0.1.0')) return err(1);
+  if (command === 'DEL') return okOr(...(t.delCodes ?? []));
+  const v = declaredVersion(config as Record<string, unknown>);
+  if (typeof v !== 'string') return err(6);
+  if (!isSupportedVersion(v)) return err(1);
+  // The skeleton hands the plugin the config with its cniVersion filled in ('' and absent: 0.1.0).
+  const seen = { ...(normalizeKeys(config, { p: { cniVersion: {} } }) as Record<string, unknown>), cniVersion: v };
   // prevResult is decoded by the skeleton before the plugin sees it (code 6, or 1 for its version).
-  if (mutatedPath.startsWith('prevResult')) return validate(config) ? okOr(1, 6, ...SEMANTIC, ...(t.extraCodes ?? [])) : err(1, 6, 7);
-  return validate(config) ? okOr(...SEMANTIC, ...(t.extraCodes ?? [])) : err(7);
+  if (mutatedPath.startsWith('prevResult')) return passes(validate, seen) ? okOr(1, 6, ...SEMANTIC, ...(t.extraCodes ?? [])) : err(1, 6, 7);
+  return passes(validate, seen) ? okOr(...SEMANTIC, ...(t.extraCodes ?? [])) : err(7);
 }
 
 function schemaCase(t: FuzzTarget, schema: SchemaNode, validate: GeneratedValidator, ctx: CaseContext, rng: Rng, id: string): FuzzCase {
@@ -69,11 +92,11 @@ function schemaCase(t: FuzzTarget, schema: SchemaNode, validate: GeneratedValida
     config = applyMutation(base, m);
   }
   const env = baseEnv(t, ctx, id);
-  // Mostly ADD; some DEL, which must refuse a bad config just the same (and succeed on a valid one).
+  // Mostly ADD; some DEL, which must succeed whatever the config says (DEL never blocks cleanup).
   if (rng.chance(0.15)) env['CNI_COMMAND'] = 'DEL';
   return {
     id, target: t.name, label: `${env['CNI_COMMAND']} ${describeMutation(m)}`, env,
-    stdin: Buffer.from(JSON.stringify(config)), expect: expectFor(t, validate, config, m.path.join('.')),
+    stdin: Buffer.from(JSON.stringify(config)), expect: expectFor(t, validate, config, m.path.join('.'), env['CNI_COMMAND']),
   };
 }
 
@@ -170,7 +193,8 @@ function stdinCase(t: FuzzTarget, ctx: CaseContext, rng: Rng, id: string): FuzzC
     () => mk('name with NUL', JSON.stringify({ ...base, name: 'net\u0000x' }), err(7)),
     // The runtime picks the binary by `type`; a plugin only checks it when its schema does (flannel's
     // plugins never use their own type as a path, so for them it may pass).
-    () => mk('type with slash', JSON.stringify({ ...base, type: '../bin/sh' }), typeof t.schema === 'string' ? err(7) : okOr(7)),
+    // host-local, like the reference's, has no top-level type field: it ignores the key.
+    () => mk('type with slash', JSON.stringify({ ...base, type: '../bin/sh' }), typeof t.schema === 'string' && t.name !== 'host-local' ? err(7) : okOr(7)),
     () => mk('__proto__ key', `{"__proto__":{"isGateway":true,"ipMasq":true},${text.slice(1)}`, okOr(...SEMANTIC)),
     () => mk('lone surrogate in a string', `${text.slice(0, -1)},"x":"\\ud800"}`, okOr(...SEMANTIC)),
   ];

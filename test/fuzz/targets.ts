@@ -35,6 +35,8 @@ export interface FuzzTarget {
   opensNetns: boolean;
   /** Plugin-specific (100+) codes a schema-valid but semantically odd config may produce. */
   extraCodes?: readonly number[];
+  /** Codes DEL may still answer with a mutated config (100: its IPAM plugin is not on CNI_PATH). */
+  delCodes?: readonly number[];
   /**
    * False when a mutated config could make the plugin write outside the test's temp dirs (e.g. an
    * `ipam` without our dataDir falls back to /var/lib/cni/networks on the real filesystem, which
@@ -116,6 +118,7 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     name: 'bridge', schema: 'bridge', opensNetns: true, confined: ipamConfined,
     // 100: the IPAM type names no plugin on CNI_PATH; 110: a name or address taken by something else.
     extraCodes: [100, 110],
+    delCodes: [100],
     load: async () => (await import('../../plugins/bridge/plugin.ts')).bridgePlugin,
     baseConfig: (ctx) => ({
       cniVersion: '1.0.0', name: 'fuzz-br', type: 'bridge', bridge: 'fuzzbr0', isGateway: true, ipMasq: true,
@@ -164,17 +167,17 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     }),
   },
   {
-    name: 'flannel-vxlan', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'flannel-vxlan', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => (await import('../../plugins/flannel-vxlan/plugin.ts')).flannelVxlanPlugin,
     baseConfig: (ctx) => flannelConfig('flannel-vxlan', ctx),
   },
   {
-    name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => (await import('../../plugins/flannel-cni/plugin.ts')).flannelPlugin,
     baseConfig: (ctx) => flannelConfig('flannel', ctx),
   },
   {
-    name: 'host-gw', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], confined: flannelConfined, prepare: writeSubnetEnv,
+    name: 'host-gw', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
     load: async () => (await import('../../plugins/host-gw/plugin.ts')).hostGwPlugin,
     baseConfig: (ctx) => flannelConfig('host-gw', ctx),
   },

@@ -7,6 +7,9 @@ import { attachmentAlias, elementComment, fnv1a32, hostVethName, isHostVethName,
 import { subnetOf } from '../../../plugins/bridge/masquerade.ts';
 import { broadcastOf } from '../../../plugins/bridge/pod-iface.ts';
 import { Rollback } from '../../../plugins/bridge/rollback.ts';
+import { normalizeKeys } from '../../../lib/cni/decode.ts';
+import { parseValidAttachments } from '../../../plugins/bridge/gc.ts';
+import { validate as bridgeValidate } from '../../../gen/validators/bridge.js';
 
 const base = { cniVersion: '1.0.0', name: 'net', type: 'bridge', ipam: { type: 'host-local' } };
 const parse = (extra: Record<string, unknown>, args = '') => parseBridgeConfig({ config: { ...base, ...extra }, args, cniVersion: '1.0.0' });
@@ -33,7 +36,7 @@ test('invalid values are code 7 naming the field; unsupported keys are code 2', 
   assert.equal(code(() => parse({ mtu: 10 })), 7);
   assert.equal(code(() => parse({ bridge: 'this-name-is-too-long' })), 7);
   assert.equal(code(() => parse({ hairpinMode: true, promiscMode: true })), 7);
-  assert.equal(code(() => parse({ ipMasqBackend: 'iptables' })), 2);
+  assert.equal(parse({ ipMasqBackend: 'iptables' }).ipMasq, false); // accepted: weft masquerades with nftables either way
   assert.equal(code(() => parse({ vlanTrunk: [{ id: 5 }] })), 2);
 });
 
@@ -92,4 +95,10 @@ test('rollback runs undo actions newest first, keeps going past a failing one, r
     (e) => e === boom,
   );
   assert.deepEqual(order, ['c', 'a']);
+});
+
+test('GC reads cni.dev/valid-attachments with Go-style keys (ContainerID, IfName)', () => {
+  const doc = normalizeKeys({ 'CNI.DEV/VALID-ATTACHMENTS': [{ ContainerID: 'c1', IfName: 'eth0' }] }, bridgeValidate.fields);
+  assert.deepEqual(parseValidAttachments(doc), [{ containerId: 'c1', ifName: 'eth0' }]);
+  assert.throws(() => parseValidAttachments(normalizeKeys({}, bridgeValidate.fields)), /valid-attachments/);
 });

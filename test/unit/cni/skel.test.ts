@@ -170,3 +170,42 @@ describe('pluginMain', () => {
     assert.equal((JSON.parse(stdout[0] ?? '') as { code: number }).code, 5);
   });
 });
+
+describe('skel: Go-style decoding of its own keys, cniVersion "" and DEL forgiveness', () => {
+  it('cniVersion "" and absent are 0.1.0: the result is in the 0.1.0 form', async () => {
+    for (const stdin of [conf({ cniVersion: '' }), Buffer.from('{"name":"n","type":"t"}')]) {
+      const plugin = fakePlugin();
+      const { doc } = await runJson(plugin, addEnv(), stdin);
+      assert.equal(doc['cniVersion'], '0.1.0');
+      assert.ok('ip4' in doc && !('ips' in doc), JSON.stringify(doc));
+      assert.equal(plugin.calls[0]?.config.cniVersion, '0.1.0');
+    }
+  });
+
+  it('CNIVersion and PrevResult keys are read as cniVersion and prevResult', async () => {
+    const plugin = fakePlugin();
+    const stdin = Buffer.from(JSON.stringify({ CNIVersion: '0.4.0', name: 'n', type: 't', PrevResult: { CNIVersion: '0.4.0', IPs: [{ Version: '4', Address: '10.0.0.2/24' }] } }));
+    const { doc } = await runJson(plugin, addEnv(), stdin);
+    assert.equal(doc['cniVersion'], '0.4.0');
+    assert.deepEqual(plugin.calls[0]?.prevResult?.ips, [{ address: '10.0.0.2/24' }]);
+  });
+
+  it('DEL runs with an unsupported cniVersion or a broken prevResult; not with a non-object', async () => {
+    for (const fields of [{ cniVersion: '9.9.9' }, { cniVersion: 5 }, { prevResult: { cniVersion: '1.1.0', ips: 'x' } }]) {
+      const plugin = fakePlugin();
+      const out = await runPlugin(plugin, { env: addEnv({ CNI_COMMAND: 'DEL' }), stdin: conf(fields) });
+      assert.equal(out.exitCode, 0, out.stdout);
+      assert.equal(plugin.calls.length, 1);
+    }
+    await expectError(fakePlugin(), addEnv({ CNI_COMMAND: 'DEL' }), Buffer.from('[1]'), 6);
+  });
+
+  it('a plugin with prevResultOptional ignores a malformed prevResult on ADD; others refuse it (6)', async () => {
+    const bad = conf({ prevResult: { cniVersion: '1.1.0', ips: 'x' } });
+    const lenient = fakePlugin({ prevResultOptional: true });
+    const out = await runPlugin(lenient, { env: addEnv(), stdin: bad });
+    assert.equal(out.exitCode, 0, out.stdout);
+    assert.equal(lenient.calls[0]?.prevResult, undefined);
+    await expectError(fakePlugin(), addEnv(), bad, 6);
+  });
+});

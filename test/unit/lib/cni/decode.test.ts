@@ -2,7 +2,10 @@
 // for the same documents into the equivalent structs (checked with a small Go program).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fieldFor, fieldTreeOf, foldKey, normalizeKeys } from '../../../../lib/cni/decode.ts';
+import { fieldFor, fieldTreeOf, foldKey, goTypeError, normalizeKeys } from '../../../../lib/cni/decode.ts';
+import { CniError } from '../../../../lib/cni/errors.ts';
+import { validateConfig } from '../../../../lib/cni/validate.ts';
+import { validate as bridgeValidate } from '../../../../gen/validators/bridge.js';
 import type { FieldTree } from '../../../../lib/cni/decode.ts';
 import { portmapSchema } from '../../../../plugins/portmap/schema.ts';
 import { hostLocalSchema } from '../../../../ipam/host-local/schema.ts';
@@ -63,5 +66,22 @@ describe('fieldTreeOf on the plugin schemas', () => {
     assert.deepStrictEqual(pm, { runtimeConfig: { portMappings: [{ hostPort: 8080, containerPort: 80, protocol: 'tcp', hostIP: '' }] } });
     const hl = normalizeKeys({ runtimeConfig: { IPRanges: [[{ Subnet: '10.1.0.0/16', Gateway: '10.1.0.1' }]] }, IPAM: { Type: 'host-local', DataDir: '/x' } }, fieldTreeOf(hostLocalSchema));
     assert.deepStrictEqual(hl, { runtimeConfig: { ipRanges: [[{ subnet: '10.1.0.0/16', gateway: '10.1.0.1' }]] }, ipam: { type: 'host-local', dataDir: '/x' } });
+  });
+});
+
+describe('validateConfig with Go decoding (generated bridge validator)', () => {
+  const base = '"cniVersion":"1.0.0","name":"n","type":"bridge","ipam":{"type":"host-local"}';
+  const check = (text: string): unknown => validateConfig<Record<string, unknown>>(bridgeValidate, JSON.parse(`{${base},${text}}`));
+  it('a later key wins, but a wrong type under an overridden key is still refused (as Go reports it)', () => {
+    assert.equal((check('"MTU":1300,"mtu":1400') as { mtu: number }).mtu, 1400);
+    assert.throws(() => check('"MTU":"x","mtu":1400'), (e: unknown) => e instanceof CniError && e.code === 7);
+    assert.throws(() => check('"mtu":"x","MTU":1400'), (e: unknown) => e instanceof CniError && e.code === 7 && /mtu must be integer/.test(e.msg));
+    assert.throws(() => check('"ipam":"x","IPAM":{"type":"host-local"}'), (e: unknown) => e instanceof CniError && /ipam must be object/.test(e.msg));
+    assert.equal((check('"mtu":1300,"MTU":null') as { mtu: number }).mtu, 1300);
+  });
+  it('goTypeError walks into overridden objects and arrays', () => {
+    assert.equal(goTypeError({ hostPort: 'x' }, { p: { hostPort: { t: 'integer' } } }, 'm'), 'm.hostPort');
+    assert.equal(goTypeError([1, 'a'], { t: 'array', i: { t: 'integer' } }, 'l'), 'l.1');
+    assert.equal(goTypeError(null, { t: 'integer' }, 'n'), undefined);
   });
 });
