@@ -47,8 +47,21 @@ export function weftdCommand(version: string): Command {
     .option('--kubeconfig-file <path>', 'kubeconfig for --kube-subnet-mgr (default: in-cluster service account)')
     .option('--kube-api-url <url>', 'Kubernetes API server URL (overrides the kubeconfig\'s server)')
     .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
-    .option('--net-config-path <path>', 'net-conf.json for --kube-subnet-mgr (flanneld\'s name for --net-conf)');
+    .option('--net-config-path <path>', 'net-conf.json for --kube-subnet-mgr (flanneld\'s name for --net-conf)')
+    .addHelpText('after', NET_CONF_HELP);
 }
+
+/** The net-conf.json keys, for --help (docs/weftd.md has the whole story). */
+const NET_CONF_HELP = `
+net-conf.json (flannel's keys, matched case-insensitively):
+  Network                    cluster IPv4 network (required)
+  SubnetLen, SubnetMin/Max   node subnet size and range (flannel's defaults)
+  Backend.Type               vxlan | host-gw | udp (udp when Backend is absent, as flannel)
+  Backend.VNI, Port, MTU     vxlan: VNI 1, port 8472; udp: port 8285; MTU: uplink minus overhead
+  Backend.DirectRouting      vxlan: plain routes to peers on the uplink's subnet (false)
+  Backend.ChecksumOffload    vxlan: auto | off | on (default auto). TX checksum offload on flannel.<VNI>:
+                             auto turns it off only on kernels older than 5.7 (VXLAN checksum bug
+                             under NAT, flannel#1279); off always applies that workaround; on never.`;
 
 /** Validates the parsed flags; throws an Error naming the flag and value. */
 export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = process.env): WeftdOptions {

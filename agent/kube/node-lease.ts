@@ -1,7 +1,7 @@
 // flannel's Kubernetes subnet manager wire format: a node's lease is its spec.podCIDR(s) plus the
 // annotations flanneld writes under the prefix (default flannel.alpha.coreos.com/): backend-type,
 // backend-data (compact JSON), public-ip and kube-subnet-manager="true". Pure (no I/O).
-import { containsIPv4, formatCidr4, maskIPv4, parseCidr4, parseCidr4Loose } from '../config/cidr4.ts';
+import { containsIPv4, formatCidr4, maskIPv4, parseCidr4, parseCidr4Loose } from '../../lib/ip/ipv4.ts';
 import type { BackendData, Lease } from '../lease/store.ts';
 
 /** flanneld's default --kube-annotation-prefix. */

@@ -6,9 +6,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { vtepMac } from '../../../plugins/flannel/vtep.ts';
-import { Cluster, kubePodCidr, waitFor, type ClusterPod } from '../../harness/cluster.ts';
-import { kubeBinariesPresent } from '../../harness/kube-apiserver.ts';
+import { vtepMac } from '../../../lib/flannel/vtep.ts';
+import { Cluster, kubePodCidr, waitFor, type ClusterPod } from '../../../testkit/cluster.ts';
+import { kubeBinariesPresent } from '../../../testkit/kube-apiserver.ts';
 import { pingOnce, skipReason, weftRoutes } from './helpers.ts';
 
 const LIMIT_MS = 3000; // the 2 s plus 1 s of slack for polling on a loaded machine
