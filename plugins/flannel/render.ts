@@ -1,10 +1,11 @@
 // Renders the delegate config from subnet.env as flannel's CNI plugin does: bridge + host-local,
 // isGateway, ipMasq = !FLANNEL_IPMASQ (weftd masquerades when it is true), mtu = FLANNEL_MTU,
-// the node subnet as the only range and a route to the cluster Network.
+// the node subnet as the only range and a route to the cluster Network. Unlike flannel, a bridge
+// delegate also gets weftMasqExempt = the cluster Network(s): pod-to-pod traffic is never masqueraded.
 import { formatCidr4, maskIPv4, parseCidr4Loose } from '../../agent/config/cidr4.ts';
 import type { SubnetEnv } from '../../agent/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
-import { renderIpam } from './ipam.ts';
+import { clusterNetworks, renderIpam } from './ipam.ts';
 import type { FlannelEnv } from './subnet-file.ts';
 
 /** The delegate's type when the config names none (flannel's default). */
@@ -26,6 +27,7 @@ export function renderDelegate(cfg: FlannelConfig, env: FlannelEnv): Record<stri
   if (d['ipMasq'] === undefined) d['ipMasq'] = !env.ipMasq;
   if (d['mtu'] === undefined) d['mtu'] = env.mtu;
   if (d['type'] === 'bridge' && d['isGateway'] === undefined) d['isGateway'] = true;
+  if (d['type'] === 'bridge' && d['weftMasqExempt'] === undefined) d['weftMasqExempt'] = clusterNetworks(env);
   d['ipam'] = renderIpam(cfg, env);
   // Runtime-injected capability values belong to the delegate (portMappings are for portmap, but
   // ips/mac/bandwidth reach bridge and host-local this way, as with flannel).

@@ -14,7 +14,7 @@ void describe('flannel delegate rendering', () => {
     assert.equal(cfg.subnetFile, '/run/flannel/subnet.env');
     assert.equal(cfg.dataDir, '/var/lib/cni/flannel');
     assert.deepEqual(renderDelegate(cfg, env), {
-      name: 'weft', cniVersion: '1.0.0', type: 'bridge', ipMasq: false, mtu: 1450, isGateway: true,
+      name: 'weft', cniVersion: '1.0.0', type: 'bridge', ipMasq: false, mtu: 1450, isGateway: true, weftMasqExempt: ['10.244.0.0/16'],
       ipam: { type: 'host-local', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '10.244.0.0/16' }] },
     });
   });
