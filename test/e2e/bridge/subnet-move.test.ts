@@ -4,10 +4,10 @@
 // nothing; once that pod is deleted, the next ADD moves the bridge to the new gateway.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rootOnly } from '../../helpers/netns.ts';
-import { addrsOf, bridgeConf, makeNodes, ours, reachable, runIn, tempDir, veths } from './harness.ts';
+import { addrsOf, bridgeConf, makeNodes, ours, reachable, ROOT, runIn, tempDir, veths, type Impl } from './harness.ts';
 
 const OLD = '10.88.1.0/24';
 const NEW = '10.88.7.0/24';
@@ -47,6 +47,43 @@ describe('bridge: the node subnet changes under cni0', rootOnly(), () => {
       const ip2 = String((second.json?.['ips'] as Array<{ address: string }>)[0]?.address.split('/')[0]);
       assert.match(ip2, /^10\.88\.7\./);
       assert.deepEqual((await reachable(fresh, ['10.88.7.1', ip2])).sort(), ['10.88.7.1', ip2].sort(), 'pods on the new subnet reach the gateway and each other');
+    } finally {
+      await node.destroy();
+      for (const p of pods) await p.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('through the flannel plugin: a new FLANNEL_SUBNET in subnet.env is refused while the old pod lives, applied after its DEL', async (t) => {
+    const bin = join(ROOT, 'dist', 'bin');
+    if (!existsSync(join(bin, 'flannel'))) return t.skip('dist/bin/flannel is missing: npm run build');
+    const flannel: Impl = { label: 'weft', argv: [join(bin, 'flannel')], cniPath: bin };
+    const { node, pods } = await makeNodes(2);
+    const [oldPod, newPod] = pods;
+    assert.ok(oldPod && newPod);
+    const dir = tempDir('move-flannel');
+    const subnetFile = join(dir, 'subnet.env');
+    const lease = (subnet: string): void => writeFileSync(subnetFile, `FLANNEL_NETWORK=10.89.0.0/16\nFLANNEL_SUBNET=${subnet}\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=false\n`);
+    const conf = { cniVersion: '1.0.0', name: 'weftnet', type: 'flannel', subnetFile, dataDir: join(dir, 'flannel'), ipam: { dataDir: join(dir, 'ipam') } };
+    try {
+      lease('10.89.1.1/24');
+      const a = await runIn(node, flannel, { command: 'ADD', containerId: 'old-pod', netns: oldPod.path }, conf);
+      assert.equal(a.code, 0, a.stdout + a.stderr);
+      assert.deepEqual(await addrsOf(node, 'cni0'), ['10.89.1.1/24']);
+
+      lease('10.89.5.1/24'); // weftd leased another subnet
+      const refused = await runIn(node, flannel, { command: 'ADD', containerId: 'new-pod', netns: newPod.path }, conf);
+      assert.equal(refused.code, 1, refused.stdout);
+      assert.match(String(refused.json?.['msg']), /already has an IP address different from 10\.89\.5\.1\/24: it has 10\.89\.1\.1\/24/);
+      assert.match(String(refused.json?.['details']), /^10\.89\.1\.2 \(container old-pod eth0\)/);
+      assert.deepEqual(await addrsOf(node, 'cni0'), ['10.89.1.1/24']);
+
+      const d = await runIn(node, flannel, { command: 'DEL', containerId: 'old-pod', netns: oldPod.path }, conf);
+      assert.equal(d.code, 0, d.stdout + d.stderr);
+      const moved = await runIn(node, flannel, { command: 'ADD', containerId: 'new-pod', netns: newPod.path }, conf);
+      assert.equal(moved.code, 0, moved.stdout + moved.stderr);
+      assert.deepEqual(await addrsOf(node, 'cni0'), ['10.89.5.1/24']);
+      assert.deepEqual(await reachable(newPod, ['10.89.5.1']), ['10.89.5.1']);
     } finally {
       await node.destroy();
       for (const p of pods) await p.destroy();
