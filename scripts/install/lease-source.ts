@@ -42,8 +42,8 @@ const flagOf = (k: string): string => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLo
 
 /** Why the file store cannot serve more than one machine (the refusal and the docs say the same). */
 export const FILE_STORE_WHY =
-  'the file store lives on this one machine: weftd on other machines never sees its leases, so nodes never learn ' +
-  "each other's subnets (pods on different machines cannot reach each other) and two nodes may lease the same subnet";
+  "weftd on other machines never sees its leases, so nodes never learn each other's subnets " +
+  '(pods on different machines cannot reach each other) and two nodes may lease the same subnet';
 
 /** Validates the lease-source options for `backend`; throws InstallOptionError naming the option. */
 export function normalizeLeaseSource(raw: RawLeaseFlags, backend: string, usesWeftd: boolean): LeaseSource {
@@ -68,7 +68,7 @@ export function normalizeLeaseSource(raw: RawLeaseFlags, backend: string, usesWe
   if (chosen.length > 1) throw new InstallOptionError(`${chosen.join(' and ')}: choose one lease source`);
   if (chosen.length === 0) {
     throw new InstallOptionError(
-      `--backend ${backend} needs a lease source: --etcd-endpoints URL[,URL] for a cluster, or --single-node for the file store on one machine only (${FILE_STORE_WHY})`,
+      `--backend ${backend} needs a lease source: --etcd-endpoints URL[,URL] for a cluster, or --single-node for the file store, which lives on this one machine only: ${FILE_STORE_WHY}`,
     );
   }
   if (raw.singleNode === true) return { kind: 'file' };
