@@ -5,8 +5,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Cluster, type ClusterOptions } from '../test/harness/cluster.ts';
-import { pingMatrix, rttMs, tcpGbps, type Probe } from '../test/harness/probe.ts';
+import { Cluster, type ClusterOptions } from '../testkit/cluster.ts';
+import { pingMatrix, rttMs, tcpGbps, type Probe } from '../testkit/probe.ts';
 import { DIST, median, round } from './bench/util.ts';
 
 type Backend = ClusterOptions['backend'];

@@ -3,9 +3,10 @@
 // set once per device instance: off only where the kernel's VXLAN checksum bug needs it
 // (checksum-offload.ts), otherwise on, so a VTEP left by an older setting gets the kernel default back.
 import type { Link, Rtnl } from '../../lib/netlink/index.ts';
-import { ensureVtep, vtepMac, vtepName, vtepSpecPath, writeVtepSpec, type VtepSpec } from '../../plugins/flannel/vtep.ts';
+import { vtepName } from '../../lib/flannel/devices.ts';
+import { ensureVtep, vtepMac, vtepSpecPath, writeVtepSpec, type VtepSpec } from '../../lib/flannel/vtep.ts';
 import type { BackendConf } from '../config/backend-conf.ts';
-import { formatIPv4, parseCidr4 } from '../config/cidr4.ts';
+import { formatIPv4, parseCidr4 } from '../../lib/ip/ipv4.ts';
 import type { BackendData, Lease } from '../lease/store.ts';
 import type { AgentLog } from '../log.ts';
 import type { DevIndexes } from '../reconcile/diff.ts';

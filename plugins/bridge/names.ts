@@ -1,15 +1,7 @@
 // Names the bridge plugin derives: the host veth name, the link alias that finds it again, and the
 // nftables object names and element comment of one network/attachment.
 
-/** 32-bit FNV-1a of a string, as 8 hex digits: a cheap, stable name hash (not a security boundary). */
-export function fnv1a32(s: string): string {
-  let h = 0x811c9dc5;
-  for (const byte of Buffer.from(s, 'utf8')) {
-    h ^= byte;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
+import { fnv1a32 } from '../../lib/hash/fnv.ts';
 
 /** `w` + 6 hex of the network name's hash: every host veth of network `network` starts with this. */
 export function vethNetworkPrefix(network: string): string {

@@ -2,15 +2,12 @@
 // (type defaulting to host-local), `ranges` replaced by one range set per family of the node
 // subnet(s), and a route to every cluster network appended to the configured routes.
 import { invalidConfig } from '../../lib/cni/errors.ts';
-import { canonicalCidr, formatCidr, parseCidr } from '../../lib/ip/index.ts';
+import { networkForm } from '../../lib/flannel/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
-import type { FlannelEnv } from './subnet-file.ts';
+import type { FlannelEnv } from '../../lib/flannel/subnet-file.ts';
 
 /** "10.244.3.1/24" (subnet.env's gateway form) -> "10.244.3.0/24"; null when it is not a prefix. */
-export function subnetNetwork(text: string): string | null {
-  const c = parseCidr(text);
-  return c === null ? null : formatCidr(canonicalCidr(c));
-}
+export const subnetNetwork = networkForm;
 
 function configuredRoutes(ipam: Record<string, unknown>): unknown[] {
   const r = ipam['routes'];

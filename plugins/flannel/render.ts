@@ -2,20 +2,19 @@
 // isGateway, ipMasq = !FLANNEL_IPMASQ (weftd masquerades when it is true), mtu = FLANNEL_MTU,
 // the node subnet as the only range and a route to the cluster Network. Unlike flannel, a bridge
 // delegate also gets weftMasqExempt = the cluster Network(s): pod-to-pod traffic is never masqueraded.
-import { formatCidr4, maskIPv4, parseCidr4Loose } from '../../agent/config/cidr4.ts';
-import type { SubnetEnv } from '../../agent/subnet-env.ts';
+import { networkForm, type SubnetEnv } from '../../lib/flannel/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
 import { clusterNetworks, renderIpam } from './ipam.ts';
-import type { FlannelEnv } from './subnet-file.ts';
+import type { FlannelEnv } from '../../lib/flannel/subnet-file.ts';
 
 /** The delegate's type when the config names none (flannel's default). */
 export const DEFAULT_DELEGATE = 'bridge';
 
 /** FLANNEL_SUBNET ("10.244.3.1/24", the gateway form) -> the node subnet ("10.244.3.0/24"). */
 export function nodeSubnet(env: SubnetEnv): string {
-  const c = parseCidr4Loose(env.subnet);
-  if (c === null) throw new Error(`FLANNEL_SUBNET ${env.subnet} is not an IPv4 prefix`);
-  return formatCidr4({ ip: maskIPv4(c.ip, c.prefix), prefix: c.prefix });
+  const net = networkForm(env.subnet);
+  if (net === null) throw new Error(`FLANNEL_SUBNET ${env.subnet} is not an IPv4 prefix`);
+  return net;
 }
 
 /** The delegate network config (a JSON object) for one invocation; keys set in `delegate` win, as in flannel. */

@@ -5,9 +5,9 @@
 // flags (the bridge masquerades, the cluster Network exempt), and weftd --ip-masq. Runs alternate so
 // machine load hits all alike; each round's ratios are paired, and their medians compared.
 import { execFileSync } from 'node:child_process';
-import { vtepMac } from '../../plugins/flannel/vtep.ts';
-import { Cluster } from '../../test/harness/cluster.ts';
-import { Topology, nsRun } from '../../test/harness/topology.ts';
+import { vtepMac } from '../../lib/flannel/vtep.ts';
+import { Cluster } from '../../testkit/cluster.ts';
+import { Topology, nsRun } from '../../testkit/topology.ts';
 import { createIperf } from './iperf.ts';
 import { median, round, type BenchResult } from './util.ts';
 

@@ -1,6 +1,6 @@
 // iperf3 TCP runs (one stream or several in parallel) between two network namespaces, shared by the data-plane benches
 // (dataplane.ts: vxlan/host-gw vs hand-built; udp.ts: udp vs vxlan).
-import { nsExec } from '../../test/harness/topology.ts';
+import { nsExec } from '../../testkit/topology.ts';
 
 /** Measures Gbit/s between namespaces; each bench keeps its own duration and port range. */
 export interface Iperf {

@@ -4,8 +4,8 @@
 // hits both alike. Standalone: `node --import tsx scripts/bench/udp.ts`; also `npm run bench udp`.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { Cluster } from '../../test/harness/cluster.ts';
-import { rttMs } from '../../test/harness/probe.ts';
+import { Cluster } from '../../testkit/cluster.ts';
+import { rttMs } from '../../testkit/probe.ts';
 import { createIperf } from './iperf.ts';
 import { median, round, type BenchResult } from './util.ts';
 

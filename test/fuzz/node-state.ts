@@ -5,7 +5,7 @@
 // tables, chains, rules and set definitions. Everything per attachment must return exactly.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { run } from '../helpers/netns.ts';
+import { run } from '../../testkit/netns.ts';
 
 /** A snapshot: per-attachment lines (must match exactly) and infrastructure lines (may only grow). */
 export interface NodeState {

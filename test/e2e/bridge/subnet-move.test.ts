@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { rootOnly } from '../../helpers/netns.ts';
+import { rootOnly } from '../../../testkit/netns.ts';
 import { addrsOf, bridgeConf, makeNodes, ours, reachable, ROOT, runIn, tempDir, veths, type Impl } from './harness.ts';
 
 const OLD = '10.88.1.0/24';

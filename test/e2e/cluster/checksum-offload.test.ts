@@ -5,8 +5,8 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { release } from 'node:os';
 import { decideChecksumOffload } from '../../../agent/backend/checksum-offload.ts';
-import { Cluster, waitFor, type ClusterNode } from '../../harness/cluster.ts';
-import { nsRun } from '../../harness/topology.ts';
+import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
+import { nsRun } from '../../../testkit/topology.ts';
 import { skipReason } from './helpers.ts';
 
 async function txChecksum(n: ClusterNode): Promise<string> {

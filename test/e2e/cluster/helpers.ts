@@ -2,9 +2,9 @@
 // namespaces (never the root one), so assertions check what the kernel holds.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Cluster, ClusterNode } from '../../harness/cluster.ts';
-import { nsExec } from '../../harness/topology.ts';
-import type { Probe } from '../../harness/probe.ts';
+import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
+import { nsExec } from '../../../testkit/topology.ts';
+import type { Probe } from '../../../testkit/probe.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 

@@ -2,8 +2,8 @@
 // pod-to-pod traffic keeps the pod's address; one nftables table holds the rules.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { nsRun } from '../../harness/topology.ts';
+import { Cluster, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
+import { nsRun } from '../../../testkit/topology.ts';
 import { echoPeer, peerSeenBy, skipReason } from './helpers.ts';
 
 void describe('weftd --ip-masq', { skip: skipReason(), timeout: 120_000 }, () => {

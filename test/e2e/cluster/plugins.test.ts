@@ -6,9 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { Cluster, waitFor, type ClusterNode } from '../../harness/cluster.ts';
-import { PluginFailure } from '../../harness/cni-runner.ts';
-import { nsExec, nsRun } from '../../harness/topology.ts';
+import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
+import { PluginFailure } from '../../../testkit/cni-runner.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { pingOnce, skipReason, vtepLink } from './helpers.ts';
 
 void describe('flannel-vxlan plugin in a cluster', { skip: skipReason(), timeout: 120_000 }, () => {

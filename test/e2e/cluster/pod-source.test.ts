@@ -4,8 +4,8 @@
 // sees the sender pod's address; traffic leaving the Network is masqueraded once, to the node's address.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { nsRun } from '../../harness/topology.ts';
+import { Cluster, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
+import { nsRun } from '../../../testkit/topology.ts';
 import { echoPeer, peerSeenBy, skipReason } from './helpers.ts';
 
 void describe('pod source addresses across nodes', { skip: skipReason(), timeout: 300_000 }, () => {

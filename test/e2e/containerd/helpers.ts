@@ -3,7 +3,7 @@
 // namespaces from outside with nsenter.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { containerdMissing, run, type ContainerdEnv } from '../../harness/containerd.ts';
+import { containerdMissing, run, type ContainerdEnv } from '../../../testkit/containerd.ts';
 
 /**
  * The `skip` option of a containerd suite: a loud skip on a developer's machine without containerd

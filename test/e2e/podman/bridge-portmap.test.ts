@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_IPAM_DIR, loudSkip, PodmanEnv, podmanSkipReason, spawnCollect, uniqueNetworkName } from '../../harness/podman.ts';
-import { nsExec, Topology } from '../../harness/topology.ts';
+import { DEFAULT_IPAM_DIR, loudSkip, PodmanEnv, podmanSkipReason, spawnCollect, uniqueNetworkName } from '../../../testkit/podman.ts';
+import { nsExec, Topology } from '../../../testkit/topology.ts';
 import { nsJson, podElements, waitUntil } from './helpers.ts';
 
 const SUBNET = '10.88.0.0/24';

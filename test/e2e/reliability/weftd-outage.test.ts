@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { nsRun } from '../../harness/topology.ts';
+import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
+import { nsRun } from '../../../testkit/topology.ts';
 import { privateBinDir } from '../../fuzz/private-bin.ts';
 import { pingOnce, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from '../cluster/helpers.ts';
 

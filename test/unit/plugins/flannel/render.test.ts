@@ -5,7 +5,7 @@ import { CniError } from '../../../../lib/cni/errors.ts';
 import type { NetConf } from '../../../../lib/cni/types.ts';
 import { delDataDir, normalizeFlannelConfig } from '../../../../plugins/flannel/config.ts';
 import { renderDelegate } from '../../../../plugins/flannel/render.ts';
-import { parseFlannelSubnetFile } from '../../../../plugins/flannel/subnet-file.ts';
+import { parseFlannelSubnetFile } from '../../../../lib/flannel/subnet-file.ts';
 import { specIsCurrent } from '../../../../plugins/flannel/vtep-replay.ts';
 
 const V4 = parseFlannelSubnetFile('FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n', 'f');
