@@ -4,6 +4,7 @@
 // Each store's module is imported only when that store is chosen.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
+import type { EtcdSecurity } from './etcd-client.ts';
 import { loadEtcdStore } from './etcd-chunk.ts';
 import { FileLeaseStore } from './file-store.ts';
 import { DEFAULT_ANNOTATION_PREFIX } from '../kube/node-lease.ts';
@@ -16,6 +17,8 @@ export interface StoreFlags {
   etcdEndpoints?: string;
   etcdPrefix?: string;
   netConfPath?: string;
+  /** --etcd-cafile, --etcd-certfile, --etcd-keyfile, --etcd-username, --etcd-password. */
+  etcdSecurity?: EtcdSecurity;
   /** --kube-subnet-mgr and its options; nodeName comes from NODE_NAME. */
   kubeSubnetMgr?: boolean;
   kubeconfigFile?: string;
@@ -29,6 +32,12 @@ export interface StoreFlags {
 
 /** Which store the flags select; throws naming the flag when they are contradictory or malformed. */
 export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } | { kind: 'kube'; nodeName: string; prefix: string } {
+  const sec = f.etcdSecurity ?? {};
+  const secFlags = Object.entries(sec).filter(([, v]) => v !== undefined).map(([k]) => `--etcd-${k}`);
+  if (f.etcdEndpoints === undefined && secFlags.length > 0) throw new Error(`${secFlags.join(', ')} need --etcd-endpoints`);
+  // A client certificate is half a credential without its key (and the reverse).
+  if ((sec.certfile === undefined) !== (sec.keyfile === undefined)) throw new Error('--etcd-certfile and --etcd-keyfile go together');
+  if (sec.password !== undefined && sec.username === undefined) throw new Error('--etcd-password needs --etcd-username');
   if (f.kubeSubnetMgr === true) {
     if (f.store !== undefined || f.etcdEndpoints !== undefined) throw new Error('--kube-subnet-mgr and --store/--etcd-endpoints are mutually exclusive');
     if (!f.nodeName) throw new Error('--kube-subnet-mgr needs the node name in NODE_NAME');
@@ -75,7 +84,7 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   if (sel.kind === 'etcd') {
     // Loaded only when chosen: the etcd client (grpc, protobufjs) is most of an idle weftd's memory.
     const { openEtcdLeaseStore } = await loadEtcdStore();
-    return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
+    return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(f.etcdSecurity ? { security: f.etcdSecurity } : {}), ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
   }
   if (!netConf) throw new Error('--net-conf is required with the file store');
   return new FileLeaseStore({ dir: sel.dir, netConf, ...(f.ttlSeconds ? { ttlMs: f.ttlSeconds * 1000 } : {}), ...common });
