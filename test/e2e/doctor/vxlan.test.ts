@@ -3,7 +3,7 @@
 // repair it at once), sees doctor name it with its fix and exit 1, and puts it back.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
 import { nsRun } from '../../../testkit/topology.ts';
@@ -112,6 +112,41 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
       await nsRun(n1.netns, ['nft', `delete element inet weft ${set} { ${ip} }`]);
     }
     assertClean(await doctor(c, n1));
+  });
+
+  void it('names subnet.env disagreeing with the lease', async () => {
+    const text = readFileSync(n1.subnetFile, 'utf8');
+    const other = n2.subnet as string;
+    writeFileSync(n1.subnetFile, text.replace(/FLANNEL_SUBNET=\S+/, `FLANNEL_SUBNET=${other.replace(/\.0\//, '.1/')}`));
+    try {
+      const r = await doctor(c, n1);
+      const lease = problemsOf(r, 'lease');
+      assert.equal(lease.length, 1, JSON.stringify(r.problems));
+      assert.ok(lease[0]?.detail.includes(`but this node's lease is ${n1.subnet as string}`), lease[0]?.detail);
+      assert.match(lease[0]?.fix ?? '', /systemctl restart weftd/);
+    } finally {
+      writeFileSync(n1.subnetFile, text);
+    }
+    assertClean(await doctor(c, n1));
+  });
+
+  void it('names a VTEP MTU that differs from the uplink MTU minus the VXLAN overhead', async () => {
+    await withWeftdPaused(n1, async () => {
+      await nsRun(n1.netns, ['ip', 'link', 'set', 'dev', 'flannel.1', 'mtu', '1400']);
+      const r = await doctor(c, n1);
+      const mtu = problemsOf(r, 'mtu');
+      assert.equal(mtu.length, 1, JSON.stringify(mtu));
+      assert.match(mtu[0]?.detail ?? '', /^flannel\.1 has MTU 1400, expected 1450 \(uplink 1500 - 50\)/);
+      assert.match(mtu[0]?.fix ?? '', /ip link set dev flannel\.1 mtu 1450/);
+      assert.deepEqual([...new Set(r.problems.map((p) => p.check))].filter((x) => x !== 'mtu' && x !== 'weftd'), []);
+    });
+    await cleanAgain(c, n1);
+  });
+
+  void it('names weftd not answering and exits 1', async () => {
+    const r = await withWeftdPaused(n1, () => doctor(c, n1));
+    assert.deepEqual(r.problems.map((p) => p.check), ['weftd']);
+    assert.match(r.problems[0]?.detail ?? '', /weftd does not answer at http:\/\/127\.0\.0\.1:9101\/healthz/);
   });
 
   void it('names cni0 keeping the old gateway after the lease changed under it, with the pods still on the old subnet', async () => {
