@@ -29,7 +29,7 @@ function readText(path: string): string | null {
 
 /** Whether a conflist in `confDir` chains `type` (the bandwidth plugin needs ifb). */
 function confUses(confDir: string, type: string): boolean {
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(confDir).filter((n) => /\.(conflist|conf|json)$/.test(n));
   } catch {

@@ -126,7 +126,7 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
     .action((f: RawInstallFlags) => {
       setExit(printUninstall(io, uninstall(resolve(f.stateDir ?? DEFAULTS.stateDir), { force: f.force === true, dryRun: f.dryRun === true }), f.json === true));
     });
-  const doctor = doctorCommand(async (f) => setExit(await runDoctorCommand(f, io)));
+  const doctor = doctorCommand(async (f) => setExit(await runDoctorCommand(f, io))).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
   return root.addCommand(inst).addCommand(uninst).addCommand(doctor);
 }
 
