@@ -8,6 +8,7 @@ import { listTable, WEFT_TABLE, type NftTableState } from '../../lib/netfilter/i
 import { liveAttachments, readAllocations } from './allocations.ts';
 import { checkAllocations } from './check-allocations.ts';
 import { checkBridge } from './check-bridge.ts';
+import { checkCni } from './check-cni.ts';
 import { checkHealth } from './check-health.ts';
 import { checkKernel } from './check-kernel.ts';
 import { checkLease, ownLease } from './check-lease.ts';
@@ -57,6 +58,7 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   if (uplink === null && 'error' in node.uplink) lease.problems.push({ check: 'lease', detail: `no uplink: ${node.uplink.error}`, fix: 'pass --iface as weftd has it (systemctl cat weftd)' });
   results.push(lease);
   results.push(await checkHealth(o.metricsAddr));
+  results.push(checkCni(o.cniConfDir, o.cniBinDir));
   const own = 'error' in view ? null : ownLease(view, uplink?.publicIp ?? null);
   if ('error' in view || own === null || uplink === null) {
     results.push(skipped('peers', 'needs the lease table, this node\'s lease and its uplink (see lease)'));

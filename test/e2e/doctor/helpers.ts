@@ -1,7 +1,7 @@
 // Runs the built `weft doctor` inside a simulated node's netns, with the node's paths as flags (the
 // harness keeps each node's files in its own directory), and parses its --json report.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec } from '../../../testkit/topology.ts';
@@ -23,10 +23,22 @@ export function skipReason(): string | false {
   return false;
 }
 
-/** doctor's flags for node `n` of cluster `c` (file store). */
+/** The node's CNI conf dir: the conflist the harness runs, as a runtime would find it. */
+export function nodeConfDir(c: Cluster, n: ClusterNode): string {
+  const dir = join(n.dir, 'net.d');
+  if (!existsSync(dir)) {
+    mkdirSync(dir);
+    copyFileSync(join(ROOT, 'conf', `weft-${c.opts.backend}.conflist`), join(dir, '10-weft.conflist'));
+  }
+  return dir;
+}
+
+/** doctor's flags for node `n` of cluster `c` (file store, or etcd when the cluster has it). */
 export function doctorArgs(c: Cluster, n: ClusterNode): string[] {
-  return ['--store', `file:${c.leaseDir}`, '--net-conf', c.netConfPath, '--iface', n.uplink, '--subnet-file', n.subnetFile,
-    '--ipam-data-dir', join(n.dir, 'ipam'), '--cni-conf-dir', join(n.dir, 'no-conf'), '--metrics-addr', '127.0.0.1:9101'];
+  const store = c.etcd ? ['--etcd-endpoints', c.etcd.url] : ['--store', `file:${c.leaseDir}`];
+  const conf = c.etcd && c.opts.netConfInEtcd ? [] : ['--net-conf', c.netConfPath];
+  return [...store, ...conf, '--iface', n.uplink, '--subnet-file', n.subnetFile, '--ipam-data-dir', join(n.dir, 'ipam'),
+    '--cni-conf-dir', nodeConfDir(c, n), '--cni-bin-dir', join(ROOT, 'dist', 'bin'), '--metrics-addr', '127.0.0.1:9101'];
 }
 
 /** Runs `weft doctor --json` on node `n`; checks that the exit code agrees with `ok`. */

@@ -41,7 +41,7 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
     const r = await doctor(c, n1);
     assertClean(r);
     const status = Object.fromEntries(r.checks.map((x) => [x.check, x.status]));
-    for (const check of ['lease', 'weftd', 'peers', 'bridge', 'mtu', 'ipam', 'nft']) assert.equal(status[check], 'ok', `${check}: ${JSON.stringify(r.checks)}`);
+    for (const check of ['lease', 'weftd', 'cni', 'peers', 'bridge', 'mtu', 'ipam', 'nft']) assert.equal(status[check], 'ok', `${check}: ${JSON.stringify(r.checks)}`);
     assert.equal(r.checks.find((x) => x.check === 'lease')?.facts['subnet'], n1.subnet);
   });
 

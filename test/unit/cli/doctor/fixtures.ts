@@ -29,8 +29,8 @@ export function healthyNode(): NodeState {
     link(5, 'w1234560a1b2c3d', 1450, { kind: 'veth', master: 4, alias: 'weft:c1/eth0' }),
   ];
   const addrs: Addr[] = [
-    { index: 2, family: 4, cidr: '192.0.2.11/24', address: '192.0.2.11', prefix: 24, scope: 0, flags: 0 },
-    { index: 4, family: 4, cidr: '10.244.1.1/24', address: '10.244.1.1', prefix: 24, scope: 0, flags: 0 },
+    { index: 2, family: 4, cidr: '192.0.2.11/24', address: '192.0.2.11', prefix: 24, scope: 0, flags: 0, extra: [] },
+    { index: 4, family: 4, cidr: '10.244.1.1/24', address: '10.244.1.1', prefix: 24, scope: 0, flags: 0, extra: [] },
   ];
   const routes = [route('10.244.2.0/24', '10.244.2.0', 3, 87, true), route('0.0.0.0/0', '192.0.2.1', 2, 4)];
   const neighs: Neigh[] = [{ family: 4, index: 3, ip: '10.244.2.0', mac: '0a:00:00:00:00:12', state: 128, permanent: true, flags: 0, extra: [] }];
