@@ -34,6 +34,8 @@ export interface KernelInput {
   release: string;
   backend: string | null;
   modules: Array<{ name: string; why: string; state: ModuleState }>;
+  /** The VTEP's tx-checksum-ip-generic as the kernel reports it; null when unknown (no VTEP, no ethtool netlink). */
+  vtepTxChecksum?: boolean | null;
 }
 
 /** Runs the check (pure). */
@@ -42,8 +44,10 @@ export function judgeKernel(i: KernelInput): CheckResult {
   const problems: Problem[] = [];
   const facts: Record<string, unknown> = { release: i.release };
   const v = kernelVersion(i.release);
-  if (i.backend === 'vxlan' && v !== null && (v[0] < 5 || (v[0] === 5 && v[1] < 7))) {
-    problems.push({ check, detail: `kernel ${i.release} is older than 5.7: NAT can corrupt VXLAN UDP checksums (traffic through Services or masquerade stalls)`, fix: 'upgrade the kernel to 5.7 or newer, or keep checksum offload off on the VTEP: ethtool -K flannel.1 tx-checksum-ip-generic off (weftd does this at start)' });
+  if (i.vtepTxChecksum !== undefined && i.vtepTxChecksum !== null) facts['vtepTxChecksum'] = i.vtepTxChecksum ? 'on' : 'off';
+  // With the VTEP's offload known to be off, the workaround is in place and the old kernel is harmless.
+  if (i.backend === 'vxlan' && v !== null && (v[0] < 5 || (v[0] === 5 && v[1] < 7)) && i.vtepTxChecksum !== false) {
+    problems.push({ check, detail: `kernel ${i.release} is older than 5.7: NAT can corrupt VXLAN UDP checksums (traffic through Services or masquerade stalls)`, fix: 'upgrade the kernel to 5.7 or newer, or turn checksum offload off on the VTEP: ethtool -K flannel.1 tx-checksum-ip-generic off (weftd does so when Backend.ChecksumOffload is "auto" or "off")' });
   }
   for (const m of i.modules) {
     if (m.state === 'missing') problems.push({ check, detail: `kernel module ${m.name} is not available (needed for ${m.why})`, fix: `modprobe ${m.name} and list it in /etc/modules-load.d/weft.conf` });

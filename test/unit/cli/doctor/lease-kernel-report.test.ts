@@ -53,6 +53,8 @@ describe('kernel', () => {
     assert.deepEqual(judgeKernel({ release: '5.4.0', backend: 'host-gw', modules: [] }).problems, []);
     assert.deepEqual(judgeKernel({ release: '5.7.0', backend: 'vxlan', modules: [] }).problems, []);
     assert.deepEqual(judgeKernel({ release: '4.19.0', backend: 'vxlan', modules: [] }).problems.length, 1);
+    assert.deepEqual(judgeKernel({ release: '4.19.0', backend: 'vxlan', modules: [], vtepTxChecksum: true }).problems.length, 1);
+    assert.deepEqual(judgeKernel({ release: '4.19.0', backend: 'vxlan', modules: [], vtepTxChecksum: false }).problems, [], 'workaround in place');
   });
   test('missing modules are problems with modprobe; unknown ones are facts', () => {
     const r = judgeKernel({ release: '6.1', backend: 'vxlan', modules: [{ name: 'vxlan', why: 'v', state: 'missing' }, { name: 'ifb', why: 'b', state: 'unknown' }, { name: 'bridge', why: 'c', state: 'present' }] });
