@@ -40,11 +40,13 @@ export function checkLease(i: LeaseCheckInput): CheckResult & { env: SubnetEnv |
     problems.push({ check, detail: `cannot read the lease source: ${i.view.error}`, fix: 'check --store/--etcd-endpoints/--net-conf match weftd\'s flags (systemctl cat weftd) and that the store is reachable' });
     return { check, problems, facts, env };
   }
+  const mine = i.publicIp === null ? [] : i.view.leases.filter((l) => l.publicIp === i.publicIp);
+  // The node's own facts first: they are what a person reads in the table's one line.
+  if (mine[0] !== undefined) facts['subnet'] = mine[0].subnet;
   facts['source'] = i.view.source;
   facts['network'] = i.view.netConf.network;
   facts['backend'] = i.view.netConf.backend.type;
   facts['leases'] = i.view.leases.length;
-  const mine = i.publicIp === null ? [] : i.view.leases.filter((l) => l.publicIp === i.publicIp);
   if (mine.length === 0) {
     problems.push({ check, detail: `no lease in ${i.view.source} for this node's public IP ${i.publicIp ?? '(unknown: no uplink)'}`, fix: RESTART });
   } else if (mine.length > 1) {
@@ -52,7 +54,6 @@ export function checkLease(i: LeaseCheckInput): CheckResult & { env: SubnetEnv |
   }
   const own = mine[0];
   if (own !== undefined) {
-    facts['subnet'] = own.subnet;
     if (own.expiration > 0) {
       const left = Math.round((own.expiration - i.now) / 1000);
       facts['expiresInSeconds'] = left;

@@ -42,7 +42,26 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
     assertClean(r);
     const status = Object.fromEntries(r.checks.map((x) => [x.check, x.status]));
     for (const check of ['lease', 'weftd', 'cni', 'peers', 'bridge', 'mtu', 'ipam', 'nft']) assert.equal(status[check], 'ok', `${check}: ${JSON.stringify(r.checks)}`);
-    assert.equal(r.checks.find((x) => x.check === 'lease')?.facts['subnet'], n1.subnet);
+    const lease = r.checks.find((x) => x.check === 'lease');
+    assert.equal(lease?.facts['subnet'], n1.subnet);
+    assert.ok(Number(lease?.facts['expiresInSeconds']) > 3600, `expiry read from the lease file: ${JSON.stringify(lease?.facts)}`);
+  });
+
+  void it('names an expired lease', async () => {
+    const file = join(c.leaseDir, readdirSync(c.leaseDir).find((f) => f.startsWith((n1.subnet as string).replace('/', '-'))) ?? 'none');
+    const text = readFileSync(file, 'utf8');
+    await withWeftdPaused(n1, async () => {
+      writeFileSync(file, text.replace(/"Expiration":"[^"]+"/, `"Expiration":"${new Date(Date.now() - 120_000).toISOString()}"`));
+      try {
+        const r = await doctor(c, n1);
+        const lease = problemsOf(r, 'lease');
+        assert.equal(lease.length, 1, JSON.stringify(r.problems));
+        assert.match(lease[0]?.detail ?? '', new RegExp(`^lease ${(n1.subnet as string).replace(/\./g, '\\.')} expired 1[23]\\d s ago`));
+      } finally {
+        writeFileSync(file, text);
+      }
+    });
+    await cleanAgain(c, n1);
   });
 
   void it('names a deleted peer route and a planted stale FDB entry', async () => {
