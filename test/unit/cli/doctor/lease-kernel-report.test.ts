@@ -108,3 +108,10 @@ describe('report', () => {
     assert.match(formatReportTable(buildReport([{ check: 'lease', problems: [], facts: {} }])), /node is healthy\n$/);
   });
 });
+
+describe('etcd gateway', () => {
+  test('a prefix range ends one past the last byte (etcd\'s prefix convention)', async () => {
+    const { prefixRangeEnd } = await import('../../../../cli/doctor/etcd-gateway.ts');
+    assert.equal(prefixRangeEnd('/coreos.com/network/subnets/'), '/coreos.com/network/subnets0');
+  });
+});
