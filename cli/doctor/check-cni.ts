@@ -45,12 +45,16 @@ export function checkCni(confDir: string, binDir: string): CheckResult {
     return { check, problems, facts: { config: path } };
   }
   const types = pluginTypes(conf);
-  for (const t of types) {
+  const missing = types.filter((t) => {
     try {
       accessSync(join(binDir, t), constants.X_OK);
+      return false;
     } catch {
-      problems.push({ check, detail: `${path} uses plugin "${t}", but ${join(binDir, t)} is missing or not executable: every pod ADD fails with "failed to find plugin"`, fix: `weft install (copies the plugins into ${binDir}), or pass --cni-bin-dir as your runtime has it` });
+      return true;
     }
+  });
+  if (missing.length > 0) {
+    problems.push({ check, detail: `${path} uses ${missing.map((t) => `"${t}"`).join(', ')}, missing or not executable in ${binDir}: every pod ADD fails with "failed to find plugin"`, fix: `weft install (copies the plugins into ${binDir}), or pass --cni-bin-dir as your runtime has it` });
   }
   return { check, problems, facts: { config: path, plugins: types.join(',') } };
 }

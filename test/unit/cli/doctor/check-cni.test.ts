@@ -29,7 +29,7 @@ test('no config, a missing plugin, and a complete install', () => {
   writeFileSync(join(conf, '99-other.conflist'), '{not json');
   executable(join(bin, 'bridge'));
   const r = checkCni(conf, bin);
-  assert.deepEqual(r.problems.map((p) => p.detail), [`${join(conf, '10-weft.conflist')} uses plugin "host-local", but ${join(bin, 'host-local')} is missing or not executable: every pod ADD fails with "failed to find plugin"`]);
+  assert.deepEqual(r.problems.map((p) => p.detail), [`${join(conf, '10-weft.conflist')} uses "host-local", missing or not executable in ${bin}: every pod ADD fails with "failed to find plugin"`]);
   executable(join(bin, 'host-local'));
   assert.deepEqual(checkCni(conf, bin).problems, []);
 });
