@@ -62,7 +62,7 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
       configurePodIface(pod.rtnl, veth.pod.index, ips, routes, cfg.enableDad);
 
       if (cfg.ipMasq) {
-        const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName, podCidrs: ips.map((ip) => ip.address) };
+        const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName, podCidrs: ips.map((ip) => ip.address), exempt: cfg.masqExempt };
         rb.push('masquerade element', () => teardownMasq(spec));
         setupMasq(spec);
       }

@@ -44,12 +44,18 @@ export interface MasqNames {
   pods6: string;
   nets4: string;
   nets6: string;
+  /** weftMasqExempt's networks (interval sets), e.g. the whole flannel Network. */
+  exempt4: string;
+  exempt6: string;
 }
 
 /** Names for network `network`: a hash of the name, since network names allow upper case and dots nft names do not. */
 export function masqNames(network: string): MasqNames {
   const id = fnv1a32(network);
-  return { chain: `bridge-masq-${id}`, pods4: `bridge-pods4-${id}`, pods6: `bridge-pods6-${id}`, nets4: `bridge-nets4-${id}`, nets6: `bridge-nets6-${id}` };
+  return {
+    chain: `bridge-masq-${id}`, pods4: `bridge-pods4-${id}`, pods6: `bridge-pods6-${id}`, nets4: `bridge-nets4-${id}`, nets6: `bridge-nets6-${id}`,
+    exempt4: `bridge-exempt4-${id}`, exempt6: `bridge-exempt6-${id}`,
+  };
 }
 
 const COMMENT_OK = /^[A-Za-z0-9_.:/@=+,-]{1,128}$/;

@@ -16,6 +16,11 @@ function configuredRoutes(ipam: Record<string, unknown>): unknown[] {
   return r as unknown[];
 }
 
+/** Every cluster network of subnet.env, IPv4 then IPv6 (canonical CIDRs). */
+export function clusterNetworks(env: FlannelEnv): string[] {
+  return [...(env.networks ?? (env.network === '' ? [] : [env.network])), ...(env.ipv6Networks ?? [])];
+}
+
 /** Pure: the rendered `ipam` object for `env` (dual-stack when subnet.env has the IPv6 keys). */
 export function renderIpam(cfg: FlannelConfig, env: FlannelEnv): Record<string, unknown> {
   const ranges: Array<Array<{ subnet: string }>> = [];
@@ -23,7 +28,7 @@ export function renderIpam(cfg: FlannelConfig, env: FlannelEnv): Record<string, 
     const net = sn === undefined || sn === '' ? null : subnetNetwork(sn);
     if (net !== null) ranges.push([{ subnet: net }]);
   }
-  const networks = [...(env.networks ?? (env.network === '' ? [] : [env.network])), ...(env.ipv6Networks ?? [])];
+  const networks = clusterNetworks(env);
   return {
     type: 'host-local',
     ...cfg.ipam,

@@ -3,9 +3,9 @@
 // rule comments (nft's and iptables-nft's `-m comment`) are read back.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { NfnlSocket, listBaseChains, listRuleComments } from '../../../lib/netfilter/nfnl/index.ts';
-import { openNetns, withNetns } from '../../../lib/netns/index.ts';
-import { createTestNetns, rootOnly, run, type TestNetns } from '../../helpers/netns.ts';
+import { NfnlSocket, listBaseChains, listRuleComments } from '../../../../lib/netfilter/nfnl/index.ts';
+import { openNetns, withNetns } from '../../../../lib/netns/index.ts';
+import { createTestNetns, rootOnly, run, type TestNetns } from '../../../../testkit/netns.ts';
 
 const SCRIPT = `
 add table inet hostfw

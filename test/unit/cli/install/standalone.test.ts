@@ -5,11 +5,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { install } from '../../../../scripts/install/install.ts';
-import { readManifest } from '../../../../scripts/install/manifest.ts';
-import { normalizeInstallOptions, type InstallOptions } from '../../../../scripts/install/options.ts';
-import { pluginNames } from '../../../../scripts/install/plan.ts';
-import { uninstall } from '../../../../scripts/install/uninstall.ts';
+import { install } from '../../../../cli/install/install.ts';
+import { readManifest } from '../../../../cli/install/manifest.ts';
+import { normalizeInstallOptions, type InstallOptions } from '../../../../cli/install/options.ts';
+import { pluginNames } from '../../../../cli/install/plan.ts';
+import { uninstall } from '../../../../cli/install/uninstall.ts';
 
 const temps: string[] = [];
 after(() => {

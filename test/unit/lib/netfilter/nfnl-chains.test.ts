@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { attrNested, attrStr, concat, formatAttr } from '../../../lib/netlink/attrs.ts';
-import { parseBaseChain, parseRuleComment } from '../../../lib/netfilter/nfnl/chains.ts';
+import { attrNested, attrStr, concat, formatAttr } from '../../../../lib/netlink/attrs.ts';
+import { parseBaseChain, parseRuleComment } from '../../../../lib/netfilter/nfnl/chains.ts';
 
 const be32 = (type: number, v: number): Uint8Array => {
   const b = new Uint8Array(4);

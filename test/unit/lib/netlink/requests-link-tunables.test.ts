@@ -2,8 +2,8 @@
 // RTM_SETLINK with ifi_flags/ifi_change for IFF_ALLMULTI, an IFLA_TXQLEN u32 attribute for the queue.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NLM_F_ACK, NLM_F_REQUEST, RTM_SETLINK } from '../../../lib/netlink/constants.ts';
-import { Rtnl } from '../../../lib/netlink/rtnl.ts';
+import { NLM_F_ACK, NLM_F_REQUEST, RTM_SETLINK } from '../../../../lib/netlink/constants.ts';
+import { Rtnl } from '../../../../lib/netlink/rtnl.ts';
 import { FakeKernel } from './fake-kernel.ts';
 import { toHex } from './golden.ts';
 

@@ -40,6 +40,15 @@ test('invalid values are code 7 naming the field; unsupported keys are code 2', 
   assert.equal(code(() => parse({ vlanTrunk: [{ id: 5 }] })), 2);
 });
 
+test('weftMasqExempt: CIDRs of either family, host bits cleared; anything else is code 7; default none', () => {
+  assert.deepEqual(parse({}).masqExempt, []);
+  assert.deepEqual(parse({ weftMasqExempt: ['10.244.0.0/16', '10.1.2.3/8', 'fd00:1::5/56'] }).masqExempt, ['10.244.0.0/16', '10.0.0.0/8', 'fd00:1::/56']);
+  assert.equal(code(() => parse({ weftMasqExempt: ['10.244.0.0'] })), 7);
+  assert.equal(code(() => parse({ weftMasqExempt: '10.244.0.0/16' })), 7);
+  assert.equal(code(() => parse({ weftMasqExempt: [16] })), 7);
+  assert.notEqual(masqNames('a').exempt4, masqNames('a').nets4);
+});
+
 test('MAC: CNI_ARGS, then args.cni.mac, then runtimeConfig.mac; multicast refused', () => {
   assert.equal(parse({}, 'MAC=02:00:00:00:00:01').mac, '02:00:00:00:00:01');
   assert.equal(parse({ args: { cni: { mac: '02:00:00:00:00:02' } } }, 'MAC=02:00:00:00:00:01').mac, '02:00:00:00:00:02');
