@@ -4,6 +4,7 @@
 // by a device of its kind on the node; unknown (no /lib/modules) is reported as a fact, not a problem.
 import { existsSync, readFileSync } from 'node:fs';
 import { release } from 'node:os';
+import { Ethtool, TX_CHECKSUM_IP_GENERIC } from '../../lib/netlink/index.ts';
 import type { CheckResult, Problem } from './problem.ts';
 
 /** "5.4.0-150-generic" -> [5, 4]; null when unparsable. */
@@ -73,9 +74,22 @@ export function moduleState(name: string, rel: string, witness: boolean): Module
   return 'missing';
 }
 
-/** Reads the kernel facts from this machine. */
-export function checkKernel(backend: string | null, o: { kubelet: boolean; bandwidth: boolean; witnesses: Record<string, boolean> }): CheckResult {
+/** tx-checksum-ip-generic of `dev` through ethtool netlink, in the caller's netns; null when it cannot be read (no device, kernel < 5.6). */
+export function readTxChecksum(dev: string): boolean | null {
+  let et: Ethtool | undefined;
+  try {
+    et = Ethtool.open();
+    return et.activeFeatures(dev).has(TX_CHECKSUM_IP_GENERIC);
+  } catch {
+    return null;
+  } finally {
+    et?.close();
+  }
+}
+
+/** Reads the kernel facts from this machine (and `vtep`'s checksum offload, for vxlan). */
+export function checkKernel(backend: string | null, o: { kubelet: boolean; bandwidth: boolean; witnesses: Record<string, boolean>; vtep?: string }): CheckResult {
   const rel = release();
   const modules = neededModules(backend, o).map((m) => ({ ...m, state: moduleState(m.name, rel, o.witnesses[m.name] === true) }));
-  return judgeKernel({ release: rel, backend, modules });
+  return judgeKernel({ release: rel, backend, modules, ...(o.vtep !== undefined ? { vtepTxChecksum: readTxChecksum(o.vtep) } : {}) });
 }

@@ -3,6 +3,8 @@
 // nothing. Returns the report; the command prints it and exits 1 when it is not ok.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BackendConf } from '../../agent/config/backend-conf.ts';
+import { vtepName } from '../../lib/flannel/devices.ts';
 import { networkForm } from '../../lib/flannel/subnet-env.ts';
 import { listTable, WEFT_TABLE, type NftTableState } from '../../lib/netfilter/index.ts';
 import { liveAttachments, readAllocations, type Allocation, type LiveAttachments } from './allocations.ts';
@@ -68,7 +70,7 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   } else {
     results.push(checkPeers({ netConf: view.netConf, leases: view.leases, own, uplink, node }));
   }
-  const { allocs, live, tail } = localChecks(o, node, 'error' in view ? null : view.netConf.backend.type);
+  const { allocs, live, tail } = localChecks(o, node, 'error' in view ? null : view.netConf.backend);
   const subnet = own?.subnet ?? (lease.env !== null ? networkForm(lease.env.subnet) : null);
   results.push(checkBridge({ bridge: o.bridge, subnet, node, allocs, live }));
   if ('error' in view || uplink === null) results.push(skipped('mtu', 'needs the net-conf and the uplink (see lease)'));
@@ -78,7 +80,7 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
 }
 
 /** The checks that need no lease: host-local leaks, orphan nft elements, kernel facts. */
-function localChecks(o: DoctorOptions, node: NodeState, backend: string | null): { allocs: Allocation[]; live: LiveAttachments; tail: CheckResult[] } {
+function localChecks(o: DoctorOptions, node: NodeState, backend: BackendConf | null): { allocs: Allocation[]; live: LiveAttachments; tail: CheckResult[] } {
   const allocs = readAllocations(o.ipamDataDir);
   const live = liveAttachments(node.links);
   const results: CheckResult[] = [];
@@ -93,7 +95,9 @@ function localChecks(o: DoctorOptions, node: NodeState, backend: string | null):
   }
   if (nftOk) results.push(checkNft(table, `${WEFT_TABLE.family} ${WEFT_TABLE.name}`, allocs, live));
   const kinds = new Set(node.links.map((l) => l.kind));
-  results.push(checkKernel(backend, {
+  const vtep = backend?.type === 'vxlan' && node.links.some((l) => l.name === vtepName(backend.vni)) ? { vtep: vtepName(backend.vni) } : {};
+  results.push(checkKernel(backend?.type ?? null, {
+    ...vtep,
     kubelet: existsSync('/var/lib/kubelet'),
     bandwidth: confUses(o.cniConfDir, 'bandwidth'),
     witnesses: { bridge: kinds.has('bridge'), veth: kinds.has('veth'), vxlan: kinds.has('vxlan'), tun: kinds.has('tun'), ifb: kinds.has('ifb'), nf_tables: nftOk && table !== null, br_netfilter: existsSync('/proc/sys/net/bridge') },

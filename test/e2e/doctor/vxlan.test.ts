@@ -45,6 +45,8 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
     const lease = r.checks.find((x) => x.check === 'lease');
     assert.equal(lease?.facts['subnet'], n1.subnet);
     assert.ok(Number(lease?.facts['expiresInSeconds']) > 3600, `expiry read from the lease file: ${JSON.stringify(lease?.facts)}`);
+    const kernel = r.checks.find((x) => x.check === 'kernel');
+    assert.ok(['on', 'off'].includes(String(kernel?.facts['vtepTxChecksum'])), `VTEP offload read through ethtool netlink: ${JSON.stringify(kernel?.facts)}`);
   });
 
   void it('names an expired lease', async () => {
