@@ -32,16 +32,24 @@ export function checkBridge(i: BridgeInput): CheckResult {
     const c = parseCidr4Loose(a.cidr);
     const oldNet = c === null ? null : { ip: maskIPv4(c.ip, c.prefix), prefix: c.prefix };
     const oldText = oldNet === null ? a.cidr : `${formatIPv4(oldNet.ip)}/${oldNet.prefix}`;
-    const onOld = i.allocs.filter((x) => {
+    const inOld = i.allocs.filter((x) => {
       const ip = parseIPv4(x.ip);
-      return oldNet !== null && ip !== null && containsIPv4(oldNet, ip) && isLive(i.live, x.containerId, x.ifName);
+      return oldNet !== null && ip !== null && containsIPv4(oldNet, ip);
     });
-    const repair = `ip addr del ${a.cidr} dev ${i.bridge}${have.some((h) => h.cidr === want) ? '' : ` (the next pod ADD adds ${want})`}`;
+    const onOld = inOld.filter((x) => isLive(i.live, x.containerId, x.ifName));
+    const leaked = inOld.filter((x) => !onOld.includes(x));
+    const list = (xs: readonly Allocation[]): string => xs.map((x) => `${x.containerId}/${x.ifName}=${x.ip}`).join(', ');
+    const now = `ip addr del ${a.cidr} dev ${i.bridge}`;
+    // weft's bridge moves the address itself on the next ADD once no address file is left in the old subnet.
+    const then = `the next pod ADD then moves ${i.bridge} to ${want} by itself (weft's bridge), or now: ${now}`;
     problems.push({
       check,
       detail: `${i.bridge} has ${a.cidr}, but the node's subnet is ${i.subnet} (gateway ${want}): pod ADDs fail with "${i.bridge} already has an IP address different from ${want}"` +
-        (onOld.length > 0 ? `; ${onOld.length} pod(s) still on ${oldText}: ${onOld.map((x) => `${x.containerId}/${x.ifName}=${x.ip}`).join(', ')}` : ''),
-      fix: onOld.length > 0 ? `delete or restart the pods still on ${oldText} (they cannot reach the cluster), then: ${repair}` : repair,
+        (onOld.length > 0 ? `; ${onOld.length} pod(s) still on ${oldText}: ${list(onOld)}` : '') +
+        (leaked.length > 0 ? `; ${leaked.length} leaked address file(s) on ${oldText}: ${list(leaked)}` : ''),
+      fix: onOld.length > 0 ? `delete or restart the pods still on ${oldText} (they cannot reach the cluster)${leaked.length > 0 ? ' and run CNI GC' : ''}; ${then}`
+        : leaked.length > 0 ? `run CNI GC (see the ipam check) or remove those address files; ${then}`
+          : `${i.bridge} moves to ${want} on the next pod ADD by itself (weft's bridge); with another bridge plugin, or now: ${now}`,
     });
   }
   return { check, problems, facts };
