@@ -1,5 +1,6 @@
 // etcd v3 plumbing for the etcd lease store: the client with fast-failing calls and a short watch
 // back-off, flannel's key layout, etcd lease grant/keep-alive/revoke, and the config read.
+import { readFileSync } from 'node:fs';
 import { Etcd3, type IOptions } from 'etcd3';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
 import { parseLeaseAttrs, parseSubnetKey } from './lease-json.ts';
@@ -21,13 +22,47 @@ function cappedBackoff(ms: number, maxMs: number): Backoff {
   return { duration: ms, next: () => cappedBackoff(Math.min(ms * 2, maxMs), maxMs) };
 }
 
+/** PEM files for TLS to etcd; without caFile the system CAs verify the server. */
+export interface EtcdTlsFiles {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+}
+
+/** Connection options beyond the endpoints. */
+export interface EtcdClientOptions {
+  tls?: EtcdTlsFiles;
+  auth?: { username: string; password: string };
+  callTimeoutMs?: number;
+}
+
+/** Reads one PEM file of a --etcd-* flag; throws naming the flag. */
+function readPem(flag: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new Error(`${flag} ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`, { cause: e });
+  }
+}
+
 /** Creates a client for `--etcd-endpoints` (URLs such as http://10.0.0.1:2379); unary calls time out after callTimeoutMs. */
-export function createEtcdClient(endpoints: string[], callTimeoutMs = 5000): Etcd3 {
+export function createEtcdClient(endpoints: string[], o: EtcdClientOptions = {}): Etcd3 {
+  const callTimeoutMs = o.callTimeoutMs ?? 5000;
   for (const e of endpoints) {
     if (!/^https?:\/\/[^/]+\/?$/.test(e)) throw new Error(`--etcd-endpoints: ${JSON.stringify(e)} is not a URL such as http://127.0.0.1:2379`);
+    if (o.tls && e.startsWith('http:')) throw new Error(`--etcd-endpoints: ${JSON.stringify(e)} is http:// but TLS flags are given; use https://`);
   }
+  const tls = o.tls;
+  const credentials = tls ? {
+    // grpc verifies against the system CAs when rootCertificate is null.
+    rootCertificate: (tls.caFile !== undefined ? readPem('--etcd-cafile', tls.caFile) : null) as Buffer,
+    ...(tls.certFile !== undefined ? { certChain: readPem('--etcd-certfile', tls.certFile) } : {}),
+    ...(tls.keyFile !== undefined ? { privateKey: readPem('--etcd-keyfile', tls.keyFile) } : {}),
+  } : undefined;
   return new Etcd3({
     hosts: endpoints,
+    ...(credentials ? { credentials } : {}),
+    ...(o.auth ? { auth: { username: o.auth.username, password: o.auth.password, callOptions: () => ({ deadline: Date.now() + callTimeoutMs }) } } : {}),
     dialTimeout: callTimeoutMs,
     // Streams (watch, keep-alive) have no deadline; everything else fails fast so that an etcd
     // outage surfaces as errors the store retries, not as calls hanging for minutes.

@@ -7,7 +7,7 @@
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { NetConf } from '../config/net-conf.ts';
 import { planAcquire } from './allocate.ts';
-import { DEFAULT_ETCD_PREFIX, createEtcdClient, etcdKeys, grantEtcdLease, keepEtcdLeaseAlive, kvToLease, readEtcdNetConf, revokeEtcdLease } from './etcd-client.ts';
+import { DEFAULT_ETCD_PREFIX, type EtcdTlsFiles, createEtcdClient, etcdKeys, grantEtcdLease, keepEtcdLeaseAlive, kvToLease, readEtcdNetConf, revokeEtcdLease } from './etcd-client.ts';
 import { formatLeaseAttrs, formatSubnetKey, parseSubnetKey } from './lease-json.ts';
 import { LeaseTable } from './lease-table.ts';
 import { OwnLeaseKeeper } from './own-lease.ts';
@@ -20,6 +20,11 @@ export interface EtcdStoreOptions {
   netConf?: NetConf;
   /** etcd lease TTL; flannel uses 24 h. */
   ttlSeconds?: number;
+  /** See OwnLeaseKeeper. */
+  renewMarginMs?: number;
+  /** TLS and auth (flanneld's --etcd-* flags). */
+  tls?: EtcdTlsFiles;
+  auth?: { username: string; password: string };
   /** Period of the safety re-list (missed events, etcd data loss); default 30 s. */
   resyncMs?: number;
   onError?: (err: Error) => void;
@@ -27,7 +32,7 @@ export interface EtcdStoreOptions {
 
 /** Connects to etcd and returns the store; reads the net-conf from etcd unless one is given. */
 export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLeaseStore> {
-  const client = createEtcdClient(opts.endpoints);
+  const client = createEtcdClient(opts.endpoints, { ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.auth ? { auth: opts.auth } : {}) });
   try {
     const netConf = opts.netConf ?? await readEtcdNetConf(client, opts.prefix ?? DEFAULT_ETCD_PREFIX);
     return new EtcdLeaseStore(client, netConf, opts);
@@ -63,7 +68,7 @@ export class EtcdLeaseStore implements LeaseStore {
     this.ttl = opts.ttlSeconds ?? 24 * 3600;
     this.resyncMs = opts.resyncMs ?? 30_000;
     this.onError = opts.onError ?? (() => undefined);
-    this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttl * 1000, renew: (l) => this.renew(l), reacquire: (o) => this.acquireOnce(o), onError: this.onError });
+    this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttl * 1000, ...(opts.renewMarginMs !== undefined ? { renewMarginMs: opts.renewMarginMs } : {}), renew: (l) => this.renew(l), reacquire: (o) => this.acquireOnce(o), onError: this.onError });
   }
 
   /** Takes this node's lease (see LeaseStore) and keeps its etcd lease alive. */

@@ -3,7 +3,7 @@
 // otherwise from <prefix>/config in etcd (flannel's behaviour); the file store needs --net-conf.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
-import { DEFAULT_ETCD_PREFIX } from './etcd-client.ts';
+import { DEFAULT_ETCD_PREFIX, type EtcdTlsFiles } from './etcd-client.ts';
 import { openEtcdLeaseStore } from './etcd-store.ts';
 import { FileLeaseStore } from './file-store.ts';
 import type { LeaseStore } from './store.ts';
@@ -14,6 +14,12 @@ export interface StoreFlags {
   etcdEndpoints?: string;
   etcdPrefix?: string;
   netConfPath?: string;
+  /** TLS to etcd (flanneld's --etcd-cafile, --etcd-certfile/--etcd-keyfile). */
+  etcdTls?: EtcdTlsFiles;
+  /** etcd auth (--etcd-username/--etcd-password). */
+  etcdAuth?: { username: string; password: string };
+  /** Renew the own lease this long before it expires (--subnet-lease-renew-margin). */
+  renewMarginMs?: number;
   /** Test knobs; defaults are flannel's (24 h TTL). */
   ttlSeconds?: number;
   onError?: (err: Error) => void;
@@ -46,9 +52,12 @@ export function readNetConfFile(path: string | undefined): NetConf | null {
 export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const sel = normalizeStoreFlags(f);
   const netConf = readNetConfFile(f.netConfPath);
-  const common = f.onError ? { onError: f.onError } : {};
+  const common = { ...(f.onError ? { onError: f.onError } : {}), ...(f.renewMarginMs !== undefined ? { renewMarginMs: f.renewMarginMs } : {}) };
   if (sel.kind === 'etcd') {
-    return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
+    return openEtcdLeaseStore({
+      endpoints: sel.endpoints, prefix: sel.prefix, ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}),
+      ...(f.etcdTls ? { tls: f.etcdTls } : {}), ...(f.etcdAuth ? { auth: f.etcdAuth } : {}), ...common,
+    });
   }
   if (!netConf) throw new Error('--net-conf is required with the file store');
   return new FileLeaseStore({ dir: sel.dir, netConf, ...(f.ttlSeconds ? { ttlMs: f.ttlSeconds * 1000 } : {}), ...common });
