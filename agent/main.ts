@@ -5,6 +5,10 @@ import { Weftd } from './weftd.ts';
 
 const VERSION = '0.1.0';
 
+// grpc-js (etcd3) sets an IP address as TLS server name, which Node reports as a deprecation on
+// stderr: weftd's stderr is its JSON log, and the warning is about a dependency, not the user's setup.
+process.noDeprecation = true;
+
 async function main(): Promise<void> {
   const cmd = weftdCommand(VERSION);
   let opts;

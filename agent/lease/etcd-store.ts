@@ -35,11 +35,24 @@ export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLe
   const client = createEtcdClient(opts.endpoints, { ...(opts.tls ? { tls: opts.tls } : {}), ...(opts.auth ? { auth: opts.auth } : {}) });
   try {
     const netConf = opts.netConf ?? await readEtcdNetConf(client, opts.prefix ?? DEFAULT_ETCD_PREFIX);
+    // With --net-conf nothing was read yet: credentials and TLS must fail here, before any write.
+    if (opts.netConf) await client.get(etcdKeys(opts.prefix ?? DEFAULT_ETCD_PREFIX).config).string();
     return new EtcdLeaseStore(client, netConf, opts);
   } catch (err) {
     client.close();
-    throw err;
+    throw new Error(`etcd ${opts.endpoints.join(',')}: ${etcdErrorText(err)}`, { cause: err });
   }
+}
+
+/** One line for an etcd3/grpc error (their messages can span lines and nest causes). */
+function etcdErrorText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e instanceof Error && parts.length < 3; e = e.cause) {
+    // grpc-js appends an empty "Resolution note:" to connection errors.
+    const m = e.message.replace(/\s+/g, ' ').replace(/ Resolution note:$/, '').trim();
+    if (m && !parts.some((p) => p.includes(m))) parts.push(m);
+  }
+  return parts.join(': ') || String(err);
 }
 
 /** flannel retries allocation this often when another node wins the race for a subnet. */
