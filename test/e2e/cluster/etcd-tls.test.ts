@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EtcdServer, type EtcdTls } from '../../harness/etcd.ts';
-import { nsExec, Topology } from '../../harness/topology.ts';
+import { Topology } from '../../harness/topology.ts';
 import { skipReason } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
