@@ -41,6 +41,11 @@ const net = (subnet: string): string => subnet.split('/')[0] as string;
 /** What `n` must have programmed for peer `p` (flannel's per-peer entries, sec. 5 of the interop notes). */
 async function assertProgrammedFor(c: Cluster, n: ClusterNode, p: ClusterNode, backend: string): Promise<void> {
   assert.ok(p.subnet);
+  if (backend === 'udp') {
+    // udp keeps peers in the process: the kernel only routes the whole Network into the TUN.
+    assert.deepEqual((await routesTo(n, '10.244.0.0/16')).map((r) => r.dev), ['flannel0'], `${n.netns}: Network via flannel0`);
+    return;
+  }
   const routes = await routesTo(n, p.subnet);
   assert.equal(routes.length, 1, `${n.netns}: one route to ${p.netns}'s ${p.subnet}: ${JSON.stringify(routes)}`);
   const r = routes[0];
@@ -88,10 +93,13 @@ function pingLog(from: string, ip: string): { stop: () => Promise<{ maxGapMs: nu
 async function assertNoDuplicates(c: Cluster, n: ClusterNode, backend: string): Promise<void> {
   const vx = JSON.parse(await nsRun(n.netns, ['ip', '-j', 'link', 'show', 'type', 'vxlan'])) as Array<{ ifname: string }>;
   assert.deepEqual(vx.map((l) => l.ifname), backend === 'vxlan' ? ['flannel.1'] : [], `${n.netns}: vxlan devices`);
+  const tun = JSON.parse(await nsRun(n.netns, ['ip', '-j', 'link', 'show', 'type', 'tun'])) as Array<{ ifname: string }>;
+  assert.deepEqual(tun.map((l) => l.ifname), backend === 'udp' ? ['flannel0'] : [], `${n.netns}: TUN devices`);
+  if (backend === 'udp') return;
   for (const p of c.nodes) if (p !== n) assert.equal((await routesTo(n, p.subnet as string)).length, 1, `${n.netns}: routes to ${p.subnet}`);
 }
 
-for (const backend of ['vxlan', 'host-gw'] as const) {
+for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
   void describe(`mixed cluster, ${backend}: flanneld on node 1, weftd on nodes 2 and 3`, { skip: skip(), timeout: 300_000 }, () => {
     let c: Cluster;
     before(async () => {
@@ -110,7 +118,9 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       for (const n of c.nodes) {
         const v = ls.get(`${PREFIX}${(n.subnet as string).replace('/', '-')}`);
         assert.ok(v, `lease of ${n.netns} (${n.subnet})`);
-        assert.deepEqual([v.PublicIP, v.BackendType], [n.ip, backend]);
+        // flanneld's udp backend writes no BackendType at all (v0.28.10); weftd takes such a lease as udp.
+        const type = backend === 'udp' && c.runsFlanneld(n) ? undefined : backend;
+        assert.deepEqual([v.PublicIP, v.BackendType], [n.ip, type]);
         if (backend === 'vxlan') assert.deepEqual(v.BackendData, { VNI: 1, VtepMAC: (await vtepLink(n))?.address });
       }
       const [f, ...w] = c.nodes as [ClusterNode, ...ClusterNode[]];
@@ -125,7 +135,10 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       t.diagnostic(`subnets: ${c.nodes.map((n) => `${n.netns}=${n.subnet}`).join(' ')}`);
     });
 
-    it('migration in place on node 1: flanneld -> weftd -> flanneld, lease and pods kept, no ping gap > 1 s', async (t) => {
+    // udp: flannel0 is not persistent and dies with the old agent, so the gap is the new agent's
+    // start-up (1.2 s measured for weftd): over the 1 s bound, whoever takes over.
+    const udpSkip = backend === 'udp' ? 'udp: the TUN dies with the old agent; the gap is the new agent\'s start-up (~1.2 s)' : false;
+    it('migration in place on node 1: flanneld -> weftd -> flanneld, lease and pods kept, no ping gap > 1 s', { skip: udpSkip }, async (t) => {
       const f = c.nodes[0] as ClusterNode;
       const keys = [...(await leases(c)).keys()].sort();
       const env = readFileSync(f.subnetFile, 'utf8');
