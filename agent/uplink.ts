@@ -1,7 +1,7 @@
 // The node's uplink (the interface peers reach it through) and its public IP, in the node's netns:
 // from --iface, or the interface holding --public-ip, or the one carrying the IPv4 default route.
 import type { Addr, Link, Route, Rtnl } from '../lib/netlink/index.ts';
-import { containsIPv4, parseCidr4Loose, parseIPv4 } from './config/cidr4.ts';
+import { containsIPv4, parseCidr4Loose, parseIPv4 } from '../lib/ip/ipv4.ts';
 
 /** The resolved uplink. */
 export interface Uplink {

@@ -4,7 +4,7 @@
 // run, alternating the order each round. Needs the flanneld of scripts/flannel-setup.sh.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { Cluster } from '../../test/harness/cluster.ts';
+import { Cluster } from '../../testkit/cluster.ts';
 import { createIperf } from './iperf.ts';
 import { median, round, type BenchResult } from './util.ts';
 

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { EtcdServer, type EtcdTls } from '../../harness/etcd.ts';
-import { Topology } from '../../harness/topology.ts';
+import { EtcdServer, type EtcdTls } from '../../../testkit/etcd.ts';
+import { Topology } from '../../../testkit/topology.ts';
 import { skipReason } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');

@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { Cluster, type ClusterNode } from '../../harness/cluster.ts';
-import { nsExec, nsRun } from '../../harness/topology.ts';
+import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { pingOnce, skipReason, vtepFdb, vtepLink, vtepNeighs } from './helpers.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
