@@ -4,7 +4,7 @@ import { FLANNELD_DEFAULT_ETCD_ENDPOINTS } from './flanneld-argv.ts';
 import { normalizeStoreFlags } from './lease/open-store.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
-import type { StoreFlags } from './lease/open-store.ts';
+import type { EtcdSecurity } from './lease/etcd-client.ts';
 import type { WeftdOptions } from './weftd.ts';
 
 /** The flags as commander hands them over. */
@@ -143,15 +143,16 @@ export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {
   };
 }
 
-/** --etcd-{key,cert,ca}file and --etcd-username/--password as StoreFlags; throws on half a pair. */
-function etcdSecurity(f: RawFlags): Pick<StoreFlags, 'etcdTls' | 'etcdAuth'> {
-  if ((f.etcdKeyfile === undefined) !== (f.etcdCertfile === undefined)) throw new Error('--etcd-keyfile and --etcd-certfile go together (client certificate and its key)');
-  if (f.etcdPassword !== undefined && f.etcdUsername === undefined) throw new Error('--etcd-password needs --etcd-username');
-  const tls = f.etcdCafile !== undefined || f.etcdCertfile !== undefined;
-  return {
-    ...(tls ? { etcdTls: { ...(f.etcdCafile !== undefined ? { caFile: f.etcdCafile } : {}), ...(f.etcdCertfile !== undefined ? { certFile: f.etcdCertfile, keyFile: f.etcdKeyfile as string } : {}) } } : {}),
-    ...(f.etcdUsername !== undefined ? { etcdAuth: { username: f.etcdUsername, password: f.etcdPassword ?? '' } } : {}),
+/** The etcd TLS/auth flags that were given, as StoreFlags.etcdSecurity (absent when none was; normalizeStoreFlags checks the pairs). */
+function etcdSecurity(f: RawFlags): { etcdSecurity?: EtcdSecurity } {
+  const sec: EtcdSecurity = {
+    ...(f.etcdCafile !== undefined ? { cafile: f.etcdCafile } : {}),
+    ...(f.etcdCertfile !== undefined ? { certfile: f.etcdCertfile } : {}),
+    ...(f.etcdKeyfile !== undefined ? { keyfile: f.etcdKeyfile } : {}),
+    ...(f.etcdUsername !== undefined ? { username: f.etcdUsername } : {}),
+    ...(f.etcdPassword !== undefined ? { password: f.etcdPassword } : {}),
   };
+  return Object.keys(sec).length > 0 ? { etcdSecurity: sec } : {};
 }
 
 /** --metrics-addr, or flanneld's --healthz-ip/--healthz-port (port 0: off); both at once is refused. */

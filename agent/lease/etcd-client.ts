@@ -22,47 +22,45 @@ function cappedBackoff(ms: number, maxMs: number): Backoff {
   return { duration: ms, next: () => cappedBackoff(Math.min(ms * 2, maxMs), maxMs) };
 }
 
-/** PEM files for TLS to etcd; without caFile the system CAs verify the server. */
-export interface EtcdTlsFiles {
-  caFile?: string;
-  certFile?: string;
-  keyFile?: string;
+/** TLS and password auth for etcd, as flanneld's --etcd-cafile/-certfile/-keyfile/-username/-password name them (paths, not contents). */
+export interface EtcdSecurity {
+  cafile?: string;
+  certfile?: string;
+  keyfile?: string;
+  username?: string;
+  password?: string;
 }
 
-/** Connection options beyond the endpoints. */
-export interface EtcdClientOptions {
-  tls?: EtcdTlsFiles;
-  auth?: { username: string; password: string };
-  callTimeoutMs?: number;
-}
-
-/** Reads one PEM file of a --etcd-* flag; throws naming the flag. */
-function readPem(flag: string, path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    throw new Error(`${flag} ${JSON.stringify(path)}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`, { cause: e });
+/** The etcd3 options for `sec`: TLS credentials when a CA or a client cert is named, auth when a username is. */
+export function etcdSecurityOptions(sec: EtcdSecurity): Pick<IOptions, 'credentials' | 'auth'> {
+  const read = (flag: string, path: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (e) {
+      throw new Error(`${flag} ${JSON.stringify(path)}: ${(e as Error).message}`, { cause: e });
+    }
+  };
+  const out: Pick<IOptions, 'credentials' | 'auth'> = {};
+  if (sec.cafile !== undefined || sec.certfile !== undefined) {
+    // grpc's createSsl takes a null root certificate as "the system's roots"; etcd3 types it as a Buffer.
+    out.credentials = {
+      rootCertificate: (sec.cafile !== undefined ? read('--etcd-cafile', sec.cafile) : null) as Buffer,
+      ...(sec.certfile !== undefined ? { certChain: read('--etcd-certfile', sec.certfile) } : {}),
+      ...(sec.keyfile !== undefined ? { privateKey: read('--etcd-keyfile', sec.keyfile) } : {}),
+    };
   }
+  if (sec.username !== undefined) out.auth = { username: sec.username, password: sec.password ?? '' };
+  return out;
 }
 
 /** Creates a client for `--etcd-endpoints` (URLs such as http://10.0.0.1:2379); unary calls time out after callTimeoutMs. */
-export function createEtcdClient(endpoints: string[], o: EtcdClientOptions = {}): Etcd3 {
-  const callTimeoutMs = o.callTimeoutMs ?? 5000;
+export function createEtcdClient(endpoints: string[], callTimeoutMs = 5000, security: EtcdSecurity = {}): Etcd3 {
   for (const e of endpoints) {
     if (!/^https?:\/\/[^/]+\/?$/.test(e)) throw new Error(`--etcd-endpoints: ${JSON.stringify(e)} is not a URL such as http://127.0.0.1:2379`);
-    if (o.tls && e.startsWith('http:')) throw new Error(`--etcd-endpoints: ${JSON.stringify(e)} is http:// but TLS flags are given; use https://`);
   }
-  const tls = o.tls;
-  const credentials = tls ? {
-    // grpc verifies against the system CAs when rootCertificate is null.
-    rootCertificate: (tls.caFile !== undefined ? readPem('--etcd-cafile', tls.caFile) : null) as Buffer,
-    ...(tls.certFile !== undefined ? { certChain: readPem('--etcd-certfile', tls.certFile) } : {}),
-    ...(tls.keyFile !== undefined ? { privateKey: readPem('--etcd-keyfile', tls.keyFile) } : {}),
-  } : undefined;
   return new Etcd3({
     hosts: endpoints,
-    ...(credentials ? { credentials } : {}),
-    ...(o.auth ? { auth: { username: o.auth.username, password: o.auth.password, callOptions: () => ({ deadline: Date.now() + callTimeoutMs }) } } : {}),
+    ...etcdSecurityOptions(security),
     dialTimeout: callTimeoutMs,
     // Streams (watch, keep-alive) have no deadline; everything else fails fast so that an etcd
     // outage surfaces as errors the store retries, not as calls hanging for minutes.

@@ -40,7 +40,7 @@ void describe('weftd flags', () => {
     ]));
     assert.deepEqual(o.store, {
       etcdEndpoints: 'https://10.0.0.1:2379', etcdPrefix: '/coreos.com/network', renewMarginMs: 30 * 60_000,
-      etcdTls: { caFile: '/pki/ca.pem', certFile: '/pki/c.pem', keyFile: '/pki/c-key.pem' }, etcdAuth: { username: 'flannel', password: 's3cret' },
+      etcdSecurity: { cafile: '/pki/ca.pem', certfile: '/pki/c.pem', keyfile: '/pki/c-key.pem', username: 'flannel', password: 's3cret' },
     });
     assert.deepEqual(o.uplink, { iface: ['eth1', '10.0.0.5'], ifaceRegex: [/^ens/], ifaceCanReach: '10.0.0.1', publicIp: '10.0.0.5' });
     assert.equal(o.ipMasq, true);
@@ -69,7 +69,7 @@ void describe('weftd flags', () => {
 
   it('pairs and ranges of the flanneld flags are checked', () => {
     const ok = ['--etcd-endpoints', 'https://a:2379'];
-    assert.throws(() => normalizeWeftdFlags(parse([...ok, '--etcd-certfile', '/c'])), /--etcd-keyfile and --etcd-certfile go together/);
+    assert.throws(() => normalizeWeftdFlags(parse([...ok, '--etcd-certfile', '/c'])), /--etcd-certfile and --etcd-keyfile go together/);
     assert.throws(() => normalizeWeftdFlags(parse([...ok, '--etcd-password', 'p'])), /--etcd-password needs --etcd-username/);
     assert.throws(() => normalizeWeftdFlags(parse([...ok, '--subnet-lease-renew-margin', '1440'])), /--subnet-lease-renew-margin "1440" must be an integer from 1 to 1439/);
     assert.throws(() => normalizeWeftdFlags(parse([...ok, '--healthz-port', '8081', '--metrics-addr', ':1'])), /give one/);
@@ -79,5 +79,14 @@ void describe('weftd flags', () => {
     // flanneld reaches etcd at its default endpoints when only other --etcd-* flags are given.
     assert.equal(normalizeWeftdFlags(parse(['--etcd-prefix', '/p'])).store.etcdEndpoints, 'http://127.0.0.1:4001,http://127.0.0.1:2379');
     assert.throws(() => normalizeWeftdFlags(parse(['-v=x', '--net-conf', '/n'])), /--v "x" must be a non-negative integer/);
+  });
+
+  it('etcd TLS and auth flags keep flanneld\'s names and pass through; half-given ones are refused', () => {
+    const o = normalizeWeftdFlags(parse(['--etcd-endpoints', 'https://a:2379', '--etcd-cafile', '/ca', '--etcd-certfile', '/c', '--etcd-keyfile', '/k', '--etcd-username', 'u', '--etcd-password', 'p']));
+    assert.deepEqual(o.store, { etcdEndpoints: 'https://a:2379', renewMarginMs: 3600_000, etcdSecurity: { cafile: '/ca', certfile: '/c', keyfile: '/k', username: 'u', password: 'p' } });
+    // Without --etcd-endpoints, flanneld's default endpoints (flanneld always uses etcd).
+    assert.equal(normalizeWeftdFlags(parse(['--etcd-cafile', '/ca'])).store.etcdEndpoints, 'http://127.0.0.1:4001,http://127.0.0.1:2379');
+    assert.throws(() => normalizeWeftdFlags(parse(['--etcd-endpoints', 'https://a', '--etcd-certfile', '/c'])), /--etcd-certfile and --etcd-keyfile go together/);
+    assert.throws(() => normalizeWeftdFlags(parse(['--etcd-endpoints', 'https://a', '--etcd-password', 'p'])), /--etcd-password needs --etcd-username/);
   });
 });
