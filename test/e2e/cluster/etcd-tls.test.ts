@@ -61,12 +61,12 @@ void describe('weftd against etcd with TLS and auth (flanneld flags)', { skip: s
   after(() => topo?.destroySync());
 
   /** Runs weftd on node 1 with `args`; resolves once it exited (failure cases) or wrote subnet.env (then stops it). */
-  async function weftd(args: string[]): Promise<{ code: number | null; stderr: string; subnetFile: string }> {
+  async function weftd(args: string[], env: string[] = []): Promise<{ code: number | null; stderr: string; subnetFile: string }> {
     const n = topo.nodes[0];
     assert.ok(n);
     const subnetFile = join(n.dir, `subnet-${++runs}.env`);
     const log = join(n.dir, `weftd-${runs}.log`);
-    const p = topo.spawnIn(n.netns, [WEFTD, ...args, '--iface', 'eth0', '--subnet-file', subnetFile], log);
+    const p = topo.spawnIn(n.netns, ['env', ...env, WEFTD, ...args, '--iface', 'eth0', '--subnet-file', subnetFile], log);
     const end = Date.now() + 60_000;
     while (p.exitCode === null && !existsSync(subnetFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
     if (p.exitCode === null) {
@@ -127,8 +127,16 @@ void describe('weftd against etcd with TLS and auth (flanneld flags)', { skip: s
     const root = ['--user', 'root:rootpw'];
     assert.deepEqual(await leaseKeys(authEtcd, root), []);
     for (const r of [bad, none]) assert.equal(existsSync(r.subnetFile), false);
-    const ok = await weftd(url.concat('--etcd-password', 'rootpw'));
+    // As a flanneld unit with an EnvironmentFile would run it: everything from FLANNELD_*.
+    const ok = await weftd([], [`FLANNELD_ETCD_ENDPOINTS=${authEtcd.url}`, 'FLANNELD_ETCD_USERNAME=root', 'FLANNELD_ETCD_PASSWORD=rootpw', 'FLANNELD_IPTABLES_FORWARD_RULES=true']);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal((await leaseKeys(authEtcd, root)).length, 1);
+  });
+
+  it('a flanneld flag weftd cannot honour stops it with one line and exit 2, before touching etcd', async () => {
+    const r = await weftd(['--etcd-endpoints', authEtcd.url, '--etcd-username', 'root', '--etcd-password', 'rootpw'], ['FLANNELD_KUBE_SUBNET_MGR=true']);
+    assert.equal(r.code, 2);
+    assert.deepEqual(r.stderr.trim().split('\n'), ['weftd: --kube-subnet-mgr=true: flanneld flag not supported by weftd (the Kubernetes subnet manager is not implemented; use --etcd-endpoints); remove it']);
+    assert.equal((await leaseKeys(authEtcd, ['--user', 'root:rootpw'])).length, 1, 'still only the lease of the previous test');
   });
 });
