@@ -16,6 +16,8 @@ export interface StoreFlags {
   netConfPath?: string;
   /** --etcd-cafile, --etcd-certfile, --etcd-keyfile, --etcd-username, --etcd-password. */
   etcdSecurity?: EtcdSecurity;
+  /** Renew the own lease this long before it expires (--subnet-lease-renew-margin). */
+  renewMarginMs?: number;
   /** Test knobs; defaults are flannel's (24 h TTL). */
   ttlSeconds?: number;
   onError?: (err: Error) => void;
@@ -54,7 +56,7 @@ export function readNetConfFile(path: string | undefined): NetConf | null {
 export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const sel = normalizeStoreFlags(f);
   const netConf = readNetConfFile(f.netConfPath);
-  const common = f.onError ? { onError: f.onError } : {};
+  const common = { ...(f.onError ? { onError: f.onError } : {}), ...(f.renewMarginMs !== undefined ? { renewMarginMs: f.renewMarginMs } : {}) };
   if (sel.kind === 'etcd') {
     return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(f.etcdSecurity ? { security: f.etcdSecurity } : {}), ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
   }
