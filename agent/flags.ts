@@ -1,9 +1,10 @@
 // weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
 import { Command } from 'commander';
-import type { EtcdSecurity } from './lease/etcd-client.ts';
+import { FLANNELD_DEFAULT_ETCD_ENDPOINTS } from './flanneld-argv.ts';
 import { normalizeStoreFlags, type StoreFlags } from './lease/open-store.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
+import type { EtcdSecurity } from './lease/etcd-client.ts';
 import type { WeftdOptions } from './weftd.ts';
 
 /** The flags as commander hands them over. */
@@ -12,15 +13,23 @@ export interface RawFlags {
   store?: string;
   etcdEndpoints?: string;
   etcdPrefix?: string;
-  etcdCafile?: string;
-  etcdCertfile?: string;
   etcdKeyfile?: string;
+  etcdCertfile?: string;
+  etcdCafile?: string;
   etcdUsername?: string;
   etcdPassword?: string;
-  iface?: string;
+  iface?: string[];
+  ifaceRegex?: string[];
+  ifaceCanReach?: string;
   publicIp?: string;
+  publicIpv6?: string;
   subnetFile: string;
+  netConfigPath?: string;
   ipMasq?: boolean;
+  subnetLeaseRenewMargin?: string;
+  healthzIp?: string;
+  healthzPort?: string;
+  v?: string;
   metricsAddr?: string;
   resyncInterval: string;
   logLevel?: string;
@@ -29,7 +38,6 @@ export interface RawFlags {
   kubeconfigFile?: string;
   kubeApiUrl?: string;
   kubeAnnotationPrefix?: string;
-  netConfigPath?: string;
 }
 
 /** Builds the commander program (no parsing yet). */
@@ -41,37 +49,36 @@ export function weftdCommand(version: string): Command {
     .option('--store <spec>', 'lease store: file:/DIR shared by the nodes of one machine (default file:/var/lib/weft/leases)')
     .option('--etcd-endpoints <urls>', 'etcd v3 endpoints, comma-separated (selects the etcd store)')
     .option('--etcd-prefix <prefix>', 'etcd key prefix (default /coreos.com/network)')
-    .option('--etcd-cafile <path>', 'CA bundle that verifies the etcd servers (TLS)')
-    .option('--etcd-certfile <path>', 'client certificate for etcd (TLS, with --etcd-keyfile)')
-    .option('--etcd-keyfile <path>', 'client key for etcd (TLS, with --etcd-certfile)')
-    .option('--etcd-username <name>', 'etcd user (password auth)')
-    .option('--etcd-password <password>', 'etcd password (password auth)')
-    .option('--iface <name|ip>', 'uplink interface (name or one of its addresses); default: the default route\'s')
+    .option('--etcd-keyfile <path>', 'client key for etcd TLS (with --etcd-certfile)')
+    .option('--etcd-certfile <path>', 'client certificate for etcd TLS (with --etcd-keyfile)')
+    .option('--etcd-cafile <path>', "CA that signed etcd's server certificate (default: the system CAs)")
+    .option('--etcd-username <name>', 'etcd user (etcd auth)')
+    .option('--etcd-password <password>', 'password of --etcd-username')
+    .option('--iface <name|ip>', 'uplink interface (name or one of its addresses), repeatable: the first that exists wins; default: the default route\'s', collect)
+    .option('--iface-regex <regex>', 'uplink: first address, then interface name matching, repeatable (after --iface)', collect)
+    .option('--iface-can-reach <ip>', 'uplink: the interface the main table routes this IP through (after --iface-regex)')
     .option('--public-ip <ip>', 'address advertised to peers (default: the uplink\'s first IPv4 address)')
+    .option('--public-ipv6 <ip>', 'IPv6 address advertised to peers (IPv6 is not implemented: refused unless empty)')
     .option('--subnet-file <path>', 'where to write subnet.env', '/run/flannel/subnet.env')
+    .option('--net-config-path <path>', 'same as --net-conf (flanneld\'s name)')
     .option('--ip-masq', 'masquerade traffic leaving the cluster Network (nftables)')
+    .option('--subnet-lease-renew-margin <minutes>', 'renew the lease this long before it expires, 1..1439', '60')
+    .option('--healthz-ip <ip>', 'address of the /healthz server (with --healthz-port)', '0.0.0.0')
+    .option('--healthz-port <port>', 'serve /healthz (and /metrics) on this port; 0: off', '0')
+    .option('--v <level>', "klog verbosity as flanneld takes it: 0 is --log-level info, more is debug")
     .option('--metrics-addr <host:port>', 'serve /metrics and /healthz here')
     .option('--resync-interval <ms>', 'safety-net reconcile period in ms (events act sooner)', '1000')
     .option('--lease-ttl <seconds>', 'lease TTL (default 86400, flannel\'s 24 h)')
-    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .option('--log-level <level>', 'debug, info, warn or error (default info)')
     .option('--kube-subnet-mgr', 'leases are Kubernetes Nodes (podCIDR + annotations), node name from NODE_NAME')
     .option('--kubeconfig-file <path>', 'kubeconfig for --kube-subnet-mgr (default: in-cluster service account)')
     .option('--kube-api-url <url>', 'Kubernetes API server URL (overrides the kubeconfig\'s server)')
     .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
-    .option('--net-config-path <path>', 'net-conf.json for --kube-subnet-mgr (flanneld\'s name for --net-conf)')
     .addHelpText('after', NET_CONF_HELP);
 }
 
-/** The etcd TLS/auth flags that were given, as StoreFlags.etcdSecurity (absent when none was). */
-function etcdSecurityFlags(f: RawFlags): { etcdSecurity?: EtcdSecurity } {
-  const sec: EtcdSecurity = {
-    ...(f.etcdCafile !== undefined ? { cafile: f.etcdCafile } : {}),
-    ...(f.etcdCertfile !== undefined ? { certfile: f.etcdCertfile } : {}),
-    ...(f.etcdKeyfile !== undefined ? { keyfile: f.etcdKeyfile } : {}),
-    ...(f.etcdUsername !== undefined ? { username: f.etcdUsername } : {}),
-    ...(f.etcdPassword !== undefined ? { password: f.etcdPassword } : {}),
-  };
-  return Object.keys(sec).length > 0 ? { etcdSecurity: sec } : {};
+function collect(v: string, prev: string[] | undefined): string[] {
+  return [...(prev ?? []), v];
 }
 
 /** The net-conf.json keys, for --help (docs/weftd.md has the whole story). */
@@ -88,17 +95,26 @@ net-conf.json (flannel's keys, matched case-insensitively):
 
 /** Validates the parsed flags; throws an Error naming the flag and value. */
 export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = process.env): WeftdOptions {
-  if (f.netConf !== undefined && f.netConfigPath !== undefined) throw new Error('--net-conf and --net-config-path name the same file: give one');
+  if (f.netConf !== undefined && f.netConfigPath !== undefined) throw new Error('--net-conf and --net-config-path are the same flag; give one');
   const netConf = f.netConf ?? f.netConfigPath;
+  const etcdOnly = [f.etcdPrefix, f.etcdKeyfile, f.etcdCertfile, f.etcdCafile, f.etcdUsername, f.etcdPassword].some((x) => x !== undefined);
+  // flanneld always talks to etcd: its --etcd-* flags without endpoints mean its default endpoints.
+  const etcdEndpoints = f.etcdEndpoints ?? (etcdOnly && f.store === undefined ? FLANNELD_DEFAULT_ETCD_ENDPOINTS : undefined);
   const storeFlags = {
     ...(f.store !== undefined ? { store: f.store } : {}),
-    ...(f.etcdEndpoints !== undefined ? { etcdEndpoints: f.etcdEndpoints } : {}),
+    ...(etcdEndpoints !== undefined ? { etcdEndpoints } : {}),
     ...(f.etcdPrefix !== undefined ? { etcdPrefix: f.etcdPrefix } : {}),
     ...(netConf !== undefined ? { netConfPath: netConf } : {}),
-    ...etcdSecurityFlags(f),
+    ...etcdSecurity(f),
     ...kubeStoreFlags(f, env),
   };
   normalizeStoreFlags(storeFlags);
+  if (f.publicIpv6 !== undefined && f.publicIpv6 !== '') throw new Error(`--public-ipv6 ${JSON.stringify(f.publicIpv6)}: IPv6 is not implemented in weftd yet`);
+  const marginMin = Number(f.subnetLeaseRenewMargin ?? '60');
+  if (!Number.isInteger(marginMin) || marginMin < 1 || marginMin > 1439) {
+    throw new Error(`--subnet-lease-renew-margin ${JSON.stringify(f.subnetLeaseRenewMargin)} must be an integer from 1 to 1439 (minutes)`);
+  }
+  const metricsAddr = healthzAddr(f);
   const resyncMs = Number(f.resyncInterval);
   if (!Number.isInteger(resyncMs) || resyncMs < 100 || resyncMs > 3_600_000) {
     throw new Error(`--resync-interval ${JSON.stringify(f.resyncInterval)} must be an integer from 100 to 3600000 (ms)`);
@@ -108,16 +124,27 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     ttlSeconds = Number(f.leaseTtl);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 5) throw new Error(`--lease-ttl ${JSON.stringify(f.leaseTtl)} must be an integer of at least 5 (seconds)`);
   }
-  if (f.metricsAddr !== undefined) parseListenAddr(f.metricsAddr);
+  if (metricsAddr !== undefined) parseListenAddr(metricsAddr);
   if (!f.subnetFile.startsWith('/')) throw new Error(`--subnet-file ${JSON.stringify(f.subnetFile)} must be an absolute path`);
-  const log = createAgentLog(normalizeLogLevel(f.logLevel));
+  const log = createAgentLog(normalizeLogLevel(logLevel(f)));
+  const ifaceRegex = (f.ifaceRegex ?? []).map((r) => {
+    try {
+      return new RegExp(r);
+    } catch {
+      throw new Error(`--iface-regex ${JSON.stringify(r)} is not a valid regular expression`);
+    }
+  });
   return {
-    store: { ...storeFlags, ...(ttlSeconds !== undefined ? { ttlSeconds } : {}) },
-    ...(f.iface !== undefined ? { iface: f.iface } : {}),
-    ...(f.publicIp !== undefined ? { publicIp: f.publicIp } : {}),
+    store: { ...storeFlags, renewMarginMs: marginMin * 60_000, ...(ttlSeconds !== undefined ? { ttlSeconds } : {}) },
+    uplink: {
+      ...(f.iface !== undefined ? { iface: f.iface } : {}),
+      ...(ifaceRegex.length > 0 ? { ifaceRegex } : {}),
+      ...(f.ifaceCanReach !== undefined ? { ifaceCanReach: f.ifaceCanReach } : {}),
+      ...(f.publicIp !== undefined && f.publicIp !== '' ? { publicIp: f.publicIp } : {}),
+    },
     subnetFile: f.subnetFile,
     ipMasq: f.ipMasq === true,
-    ...(f.metricsAddr !== undefined ? { metricsAddr: f.metricsAddr } : {}),
+    ...(metricsAddr !== undefined ? { metricsAddr } : {}),
     resyncMs,
     // Coalesces a burst of notifications (our own writes echo back too) into one pass.
     debounceMs: 20,
@@ -133,4 +160,34 @@ function kubeStoreFlags(f: RawFlags, env: NodeJS.ProcessEnv): Partial<StoreFlags
     ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}),
     ...(f.kubeAnnotationPrefix !== undefined ? { kubeAnnotationPrefix: f.kubeAnnotationPrefix } : {}),
   };
+}
+
+/** The etcd TLS/auth flags that were given, as StoreFlags.etcdSecurity (absent when none was; normalizeStoreFlags checks the pairs). */
+function etcdSecurity(f: RawFlags): { etcdSecurity?: EtcdSecurity } {
+  const sec: EtcdSecurity = {
+    ...(f.etcdCafile !== undefined ? { cafile: f.etcdCafile } : {}),
+    ...(f.etcdCertfile !== undefined ? { certfile: f.etcdCertfile } : {}),
+    ...(f.etcdKeyfile !== undefined ? { keyfile: f.etcdKeyfile } : {}),
+    ...(f.etcdUsername !== undefined ? { username: f.etcdUsername } : {}),
+    ...(f.etcdPassword !== undefined ? { password: f.etcdPassword } : {}),
+  };
+  return Object.keys(sec).length > 0 ? { etcdSecurity: sec } : {};
+}
+
+/** --metrics-addr, or flanneld's --healthz-ip/--healthz-port (port 0: off); both at once is refused. */
+function healthzAddr(f: RawFlags): string | undefined {
+  const port = Number(f.healthzPort ?? '0');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--healthz-port ${JSON.stringify(f.healthzPort)} must be a port number (0: off)`);
+  if (port === 0) return f.metricsAddr;
+  if (f.metricsAddr !== undefined) throw new Error('--healthz-port and --metrics-addr both name the /healthz server; give one');
+  const ip = f.healthzIp ?? '0.0.0.0';
+  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+/** --log-level, else klog's --v (flanneld units pass -v=N). */
+function logLevel(f: RawFlags): string | undefined {
+  if (f.logLevel !== undefined || f.v === undefined) return f.logLevel;
+  const v = Number(f.v);
+  if (!Number.isInteger(v) || v < 0) throw new Error(`--v ${JSON.stringify(f.v)} must be a non-negative integer`);
+  return v === 0 ? 'info' : 'debug';
 }

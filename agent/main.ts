@@ -1,14 +1,20 @@
 // Entry point of dist/bin/weftd: flags, start, and SIGTERM/SIGINT handling (wiring only).
+import { flanneldArgv } from './flanneld-argv.ts';
 import { normalizeWeftdFlags, weftdCommand, type RawFlags } from './flags.ts';
 import { Weftd } from './weftd.ts';
 
 const VERSION = '0.1.0';
 
+// grpc-js (etcd3) sets an IP address as TLS server name, which Node reports as a deprecation on
+// stderr: weftd's stderr is its JSON log, and the warning is about a dependency, not the user's setup.
+process.noDeprecation = true;
+
 async function main(): Promise<void> {
   const cmd = weftdCommand(VERSION);
-  cmd.parse(process.argv);
   let opts;
   try {
+    // flanneld's syntax and FLANNELD_* environment, so that a flanneld unit runs weftd unchanged.
+    cmd.parse(flanneldArgv(process.argv.slice(2), process.env), { from: 'user' });
     opts = normalizeWeftdFlags(cmd.opts<RawFlags>());
   } catch (e) {
     process.stderr.write(`weftd: ${(e as Error).message}\n`);

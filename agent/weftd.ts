@@ -18,7 +18,7 @@ import { RTPROT_WEFT, desiredState } from './reconcile/desired.ts';
 import { planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
-import { findUplink, type Uplink } from './uplink.ts';
+import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -26,8 +26,7 @@ const IPMASQ_RESYNC_MS = 30_000;
 /** Everything weftd needs, normalised from the CLI (see flags.ts). */
 export interface WeftdOptions {
   store: StoreFlags;
-  iface?: string;
-  publicIp?: string;
+  uplink: UplinkQuery;
   subnetFile: string;
   ipMasq: boolean;
   metricsAddr?: string;
@@ -63,7 +62,7 @@ export class Weftd {
   /** Starts weftd in the calling thread's netns; resolves once the lease is held and the first pass ran. */
   static async start(o: WeftdOptions): Promise<Weftd> {
     const rtnl = Rtnl.open();
-    const uplink = findUplink(rtnl, { ...(o.iface !== undefined ? { iface: o.iface } : {}), ...(o.publicIp !== undefined ? { publicIp: o.publicIp } : {}) });
+    const uplink = findUplink(rtnl, o.uplink);
     o.log.info('uplink', { ...uplink });
     const store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
     try {

@@ -3,7 +3,7 @@
 // binaries, for a chosen backend (vxlan | host-gw | udp) and lease store (file | etcd). Everything is
 // created inside namespaces the harness owns and removed by destroy() (also on exit and Ctrl-C).
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CniRunner, type ConfList } from './cni-runner.ts';
 import { EtcdServer } from './etcd.ts';
@@ -40,6 +40,12 @@ export interface ClusterOptions {
   delegate?: Record<string, unknown>;
   /** Extra weftd flags for every node. */
   weftdArgs?: string[];
+  /**
+   * Mixed cluster: these nodes (ids from 1) run the real flanneld `bin` (etcd store, net-conf in
+   * etcd) instead of weftd, and wire pods with weft's `flannel` executable delegating to the
+   * reference bridge and host-local of `referenceDir` (flannel's own CNI binary cannot be built).
+   */
+  flanneld?: { bin: string; nodes: number[]; args?: string[]; referenceDir?: string };
   onProgress?: (msg: string) => void;
 }
 
@@ -48,6 +54,8 @@ export interface ClusterNode extends SimNode {
   subnetFile: string;
   runner: CniRunner;
   weftd?: ChildProcess;
+  /** The real flanneld, on the nodes ClusterOptions.flanneld names. */
+  flanneld?: ChildProcess;
   /** The node's lease subnet once weftd wrote subnet.env ("10.244.3.0/24"). */
   subnet?: string;
 }
@@ -116,7 +124,7 @@ export class Cluster {
         for (const n of topo.nodes) await c.kube.createNode(n.netns, kubePodCidr(opts.network ?? '10.244.0.0/16', n.id));
       }
       for (const n of topo.nodes) c.nodes.push({ ...n, subnetFile: join(n.dir, 'subnet.env'), runner: c.runnerFor(n) });
-      await Promise.all(c.nodes.map((n) => c.startWeftd(n)));
+      await Promise.all(c.nodes.map((n) => (c.runsFlanneld(n) ? c.startFlanneld(n) : c.startWeftd(n))));
       progress(`weftd running on ${c.nodes.map((n) => `${n.netns}=${n.subnet ?? '?'}`).join(', ')}`);
       for (const n of c.nodes) {
         for (let i = 1; i <= (opts.podsPerNode ?? 2); i++) await c.addPod(n, i);
@@ -131,14 +139,68 @@ export class Cluster {
 
   /** The node's conflist (from conf/) with per-node paths, so nodes sharing one machine never share files. */
   private runnerFor(n: SimNode): CniRunner {
-    const file = join(ROOT, 'conf', this.opts.conflist === 'flannel' ? '10-flannel.conflist' : `weft-${this.opts.backend}.conflist`);
+    const file = join(ROOT, 'conf', this.opts.conflist === 'flannel' || this.runsFlanneld(n) ? '10-flannel.conflist' : `weft-${this.opts.backend}.conflist`);
     const conf = JSON.parse(readFileSync(file, 'utf8')) as ConfList;
     const plugins = conf.plugins.filter((p) => p.type !== 'portmap' || this.opts.portmap === true).map((p) =>
       p.type === 'portmap' ? p : {
         ...p, subnetFile: join(n.dir, 'subnet.env'), dataDir: join(n.dir, 'flannel'), ipam: { dataDir: join(n.dir, 'ipam') },
         delegate: { ...(p['delegate'] as Record<string, unknown> | undefined), ...this.opts.delegate },
       });
-    return new CniRunner({ ...conf, plugins }, { binDirs: [this.binDir], nodeNetns: n.netns, ...(this.opts.wrap ? { wrap: this.opts.wrap } : {}) });
+    return new CniRunner({ ...conf, plugins }, { binDirs: [this.runsFlanneld(n) ? this.referenceBinDir(n) : this.binDir], nodeNetns: n.netns, ...(this.opts.wrap ? { wrap: this.opts.wrap } : {}) });
+  }
+
+  /** True when the node runs flanneld (ClusterOptions.flanneld). */
+  runsFlanneld(n: SimNode): boolean {
+    return this.opts.flanneld?.nodes.includes(n.id) === true;
+  }
+
+  /** A per-node CNI bin dir: weft's `flannel` in front of the reference bridge, host-local and loopback. */
+  private referenceBinDir(n: SimNode): string {
+    const dir = join(n.dir, 'cni-bin');
+    const ref = this.opts.flanneld?.referenceDir ?? '/usr/lib/cni';
+    mkdirSync(dir, { recursive: true });
+    for (const [name, target] of [['flannel', join(this.binDir, 'flannel')], ['bridge', join(ref, 'bridge')], ['host-local', join(ref, 'host-local')], ['loopback', join(ref, 'loopback')]] as const) {
+      if (!existsSync(join(dir, name))) symlinkSync(target, join(dir, name));
+    }
+    return dir;
+  }
+
+  /** flanneld's command line for a node (its defaults otherwise: no --ip-masq, vxlan port 8472). */
+  flanneldArgv(n: ClusterNode): string[] {
+    const f = this.opts.flanneld;
+    if (!f || !this.etcd) throw new Error('flanneld nodes need ClusterOptions.flanneld and the etcd store');
+    return [f.bin, '--etcd-endpoints', this.etcd.url, '--iface', n.uplink, '--subnet-file', n.subnetFile, '--healthz-ip', '127.0.0.1', '--healthz-port', '9102', ...(f.args ?? [])];
+  }
+
+  /** Starts flanneld on a node (log in <node dir>/flanneld.log) and waits for its subnet.env. */
+  async startFlanneld(n: ClusterNode): Promise<void> {
+    n.flanneld = this.topo.spawnIn(n.netns, this.flanneldArgv(n), join(n.dir, 'flanneld.log'));
+    const proc = n.flanneld;
+    await waitFor(`flanneld on ${n.netns}`, () => {
+      if (proc.exitCode !== null) throw new Error(`flanneld on ${n.netns} exited with ${proc.exitCode}: ${this.flanneldLog(n).slice(-2000)}`);
+      return existsSync(n.subnetFile);
+    }, 30_000, 100);
+    this.readSubnet(n);
+  }
+
+  /** Stops flanneld (SIGTERM: it leaves its lease, devices and routes, like weftd). */
+  async stopFlanneld(n: ClusterNode): Promise<void> {
+    const p = n.flanneld;
+    delete n.flanneld;
+    if (!p || p.exitCode !== null) return;
+    const closed = new Promise((res) => p.once('close', res));
+    p.kill('SIGTERM');
+    await closed;
+  }
+
+  /** The node's flanneld log so far. */
+  flanneldLog(n: SimNode): string {
+    try { return readFileSync(join(n.dir, 'flanneld.log'), 'utf8'); } catch { return ''; }
+  }
+
+  private readSubnet(n: ClusterNode): void {
+    const m = /FLANNEL_SUBNET=([0-9.]+)\.[0-9]+\/([0-9]+)/.exec(readFileSync(n.subnetFile, 'utf8'));
+    if (m) n.subnet = `${m[1]}.0/${m[2]}`;
   }
 
   /** weftd's command line for a node. */
@@ -162,9 +224,7 @@ export class Cluster {
       if (proc.exitCode !== null) throw new Error(`weftd on ${n.netns} exited with ${proc.exitCode}: ${this.weftdLog(n).slice(-2000)}`);
       return (await nsExec(n.netns, ['curl', '-fsS', '--max-time', '1', 'http://127.0.0.1:9101/healthz'])).code === 0;
     }, 20_000, 100);
-    const env = readFileSync(n.subnetFile, 'utf8');
-    const m = /FLANNEL_SUBNET=([0-9.]+)\.[0-9]+\/([0-9]+)/.exec(env);
-    if (m) n.subnet = `${m[1]}.0/${m[2]}`;
+    this.readSubnet(n);
   }
 
   /** Sends `signal` to weftd and resolves with its exit code. */

@@ -84,7 +84,9 @@ export class UdpBackend implements Backend {
 
   /** Gives the forwarder the current udp leases (rebuilt only when they changed). */
   syncLeases(leases: readonly Lease[], own: Lease): void {
-    const udp = leases.filter((l) => l.backendType === 'udp' || l.subnet === own.subnet);
+    // flanneld's udp backend writes its lease with no BackendType at all ("" once decoded), and its
+    // own udp network takes every lease: a typeless lease is a udp peer too.
+    const udp = leases.filter((l) => l.backendType === 'udp' || l.backendType === '' || l.subnet === own.subnet);
     const key = `${own.subnet} ${udp.map((l) => `${l.subnet}@${l.publicIp}`).sort().join(',')}`;
     if (key === this.tableKey || !this.forwarder) return;
     this.tableKey = key;

@@ -22,6 +22,8 @@ export interface EtcdStoreOptions {
   security?: EtcdSecurity;
   /** etcd lease TTL; flannel uses 24 h. */
   ttlSeconds?: number;
+  /** See OwnLeaseKeeper. */
+  renewMarginMs?: number;
   /** Period of the safety re-list (missed events, etcd data loss); default 30 s. */
   resyncMs?: number;
   onError?: (err: Error) => void;
@@ -32,11 +34,24 @@ export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLe
   const client = createEtcdClient(opts.endpoints, undefined, opts.security);
   try {
     const netConf = opts.netConf ?? await readEtcdNetConf(client, opts.prefix ?? DEFAULT_ETCD_PREFIX);
+    // With --net-conf nothing was read yet: credentials and TLS must fail here, before any write.
+    if (opts.netConf) await client.get(etcdKeys(opts.prefix ?? DEFAULT_ETCD_PREFIX).config).string();
     return new EtcdLeaseStore(client, netConf, opts);
   } catch (err) {
     client.close();
-    throw err;
+    throw new Error(`etcd ${opts.endpoints.join(',')}: ${etcdErrorText(err)}`, { cause: err });
   }
+}
+
+/** One line for an etcd3/grpc error (their messages can span lines and nest causes). */
+function etcdErrorText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = err; e instanceof Error && parts.length < 3; e = e.cause) {
+    // grpc-js appends an empty "Resolution note:" to connection errors.
+    const m = e.message.replace(/\s+/g, ' ').replace(/ Resolution note:$/, '').trim();
+    if (m && !parts.some((p) => p.includes(m))) parts.push(m);
+  }
+  return parts.join(': ') || String(err);
 }
 
 /** flannel retries allocation this often when another node wins the race for a subnet. */
@@ -65,7 +80,7 @@ export class EtcdLeaseStore implements LeaseStore {
     this.ttl = opts.ttlSeconds ?? 24 * 3600;
     this.resyncMs = opts.resyncMs ?? 30_000;
     this.onError = opts.onError ?? (() => undefined);
-    this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttl * 1000, renew: (l) => this.renew(l), reacquire: (o) => this.acquireOnce(o), onError: this.onError });
+    this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttl * 1000, ...(opts.renewMarginMs !== undefined ? { renewMarginMs: opts.renewMarginMs } : {}), renew: (l) => this.renew(l), reacquire: (o) => this.acquireOnce(o), onError: this.onError });
   }
 
   /** Takes this node's lease (see LeaseStore) and keeps its etcd lease alive. */

@@ -16,6 +16,8 @@ export interface FileStoreOptions {
   dir: string;
   netConf: NetConf;
   ttlMs?: number;
+  /** See OwnLeaseKeeper. */
+  renewMarginMs?: number;
   rescanMs?: number;
   /** Called for problems the store works around (unreadable lease file, failed renewal, ...). */
   onError?: (err: Error) => void;
@@ -44,7 +46,7 @@ export class FileLeaseStore implements LeaseStore {
     this.onError = opts.onError ?? (() => undefined);
     mkdirSync(this.dir, { recursive: true });
     this.reader = new LeaseDirReader(this.dir, (name, err) => this.onError(new Error(`lease file ${name} ignored: ${String(err)}`, { cause: err })));
-    this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttlMs, renew: (l) => this.renew(l), reacquire: async (o) => ({ lease: await this.acquireLocked(o), revision: 0 }), onError: this.onError });
+    this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttlMs, ...(opts.renewMarginMs !== undefined ? { renewMarginMs: opts.renewMarginMs } : {}), renew: (l) => this.renew(l), reacquire: async (o) => ({ lease: await this.acquireLocked(o), revision: 0 }), onError: this.onError });
   }
 
   /** Takes this node's lease under the directory lock and keeps it renewed. */

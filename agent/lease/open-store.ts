@@ -19,6 +19,8 @@ export interface StoreFlags {
   netConfPath?: string;
   /** --etcd-cafile, --etcd-certfile, --etcd-keyfile, --etcd-username, --etcd-password. */
   etcdSecurity?: EtcdSecurity;
+  /** Renew the own lease this long before it expires (--subnet-lease-renew-margin). */
+  renewMarginMs?: number;
   /** --kube-subnet-mgr and its options; nodeName comes from NODE_NAME. */
   kubeSubnetMgr?: boolean;
   kubeconfigFile?: string;
@@ -45,9 +47,6 @@ export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string 
     if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(\/[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)?$/.test(prefix)) throw new Error(`--kube-annotation-prefix ${JSON.stringify(prefix)} is not a DNS-style prefix such as flannel.alpha.coreos.com`);
     return { kind: 'kube', nodeName: f.nodeName, prefix };
   }
-  for (const [flag, v] of [['--kubeconfig-file', f.kubeconfigFile], ['--kube-api-url', f.kubeApiUrl], ['--kube-annotation-prefix', f.kubeAnnotationPrefix]] as const) {
-    if (v !== undefined) throw new Error(`${flag} needs --kube-subnet-mgr`);
-  }
   if (f.etcdEndpoints !== undefined) {
     if (f.store !== undefined) throw new Error(`--store ${JSON.stringify(f.store)} and --etcd-endpoints are mutually exclusive`);
     const endpoints = f.etcdEndpoints.split(',').map((s) => s.trim()).filter(Boolean);
@@ -73,13 +72,13 @@ export function readNetConfFile(path: string | undefined): NetConf | null {
 export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const sel = normalizeStoreFlags(f);
   const netConf = readNetConfFile(f.netConfPath);
-  const common = f.onError ? { onError: f.onError } : {};
+  const common = { ...(f.onError ? { onError: f.onError } : {}), ...(f.renewMarginMs !== undefined ? { renewMarginMs: f.renewMarginMs } : {}) };
   if (sel.kind === 'kube') {
     if (!netConf) throw new Error('--net-config-path (or --net-conf) is required with --kube-subnet-mgr');
     const { KubeLeaseStore } = await import('./kube-store.ts');
     const { resolveKubeConn } = await import('../kube/config.ts');
     const conn = resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
-    return new KubeLeaseStore({ conn, nodeName: sel.nodeName, annotationPrefix: sel.prefix, netConf, ...common });
+    return new KubeLeaseStore({ conn, nodeName: sel.nodeName, annotationPrefix: sel.prefix, netConf, ...(f.onError ? { onError: f.onError } : {}) });
   }
   if (sel.kind === 'etcd') {
     // Loaded only when chosen: the etcd client (grpc, protobufjs) is most of an idle weftd's memory.

@@ -26,7 +26,8 @@ export class OwnLeaseKeeper {
   private readonly margin: number;
 
   constructor(private readonly o: OwnLeaseKeeperOptions) {
-    this.margin = o.renewMarginMs ?? Math.min(3600_000, o.ttlMs / 3);
+    // A margin as long as the TTL (flanneld's 60 min with a short test TTL) would renew in a loop.
+    this.margin = Math.min(o.renewMarginMs ?? 3600_000, o.ttlMs / 3);
   }
 
   /** The lease being kept, if any. */

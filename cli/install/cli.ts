@@ -1,4 +1,4 @@
-// The `weft` command line (npm bin, dist/bin/weft): `weft install [--uninstall]` and `weft uninstall`.
+// The `weft` command line (npm bin, dist/bin/weft): `weft install [--uninstall]`, `weft uninstall`, `weft doctor`.
 // Human-readable lines by default, one JSON document with --json; exit 0 done, 1 failed, 2 bad option.
 import { Command, CommanderError } from 'commander';
 import { existsSync, realpathSync } from 'node:fs';
@@ -6,6 +6,8 @@ import { dirname, join, resolve } from 'node:path';
 import { install } from './install.ts';
 import { BACKENDS, DEFAULTS, InstallOptionError, normalizeInstallOptions } from './options.ts';
 import { uninstall, type UninstallReport } from './uninstall.ts';
+import { doctorCommand, runDoctorCommand } from '../doctor/command.ts';
+import { DoctorOptionError } from '../doctor/options.ts';
 
 /** Where the CLI writes; injected so tests can capture it. */
 export interface CliIo {
@@ -90,7 +92,7 @@ function addDirOptions(cmd: Command): Command {
 
 /** Builds the commander program; actions set `exit`. */
 function program(io: CliIo, argv1: string | undefined, setExit: (code: number) => void): Command {
-  const root = new Command('weft').description('weft CNI plugins: installation').exitOverride();
+  const root = new Command('weft').description('weft CNI plugins: installation and diagnosis').exitOverride();
   root.configureOutput({ writeOut: io.out, writeErr: io.err });
   const inst = addDirOptions(new Command('install'))
     .description('copy the plugins into the CNI bin dir (atomically), write a conflist, weftd and its systemd unit')
@@ -146,7 +148,8 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
     .action((f: RawInstallFlags) => {
       setExit(printUninstall(io, uninstall(resolve(f.stateDir ?? DEFAULTS.stateDir), { force: f.force === true, dryRun: f.dryRun === true }), f.json === true));
     });
-  return root.addCommand(inst).addCommand(uninst);
+  const doctor = doctorCommand(async (f) => setExit(await runDoctorCommand(f, io))).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
+  return root.addCommand(inst).addCommand(uninst).addCommand(doctor);
 }
 
 /** Runs the CLI on `args` (without node and script); resolves with the exit code. */
@@ -157,7 +160,7 @@ export async function runWeftCli(args: string[], io: CliIo, argv1 = process.argv
     return exit;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-    if (e instanceof InstallOptionError) {
+    if (e instanceof InstallOptionError || e instanceof DoctorOptionError) {
       io.err(`weft: ${e.message}\n`);
       return 2;
     }

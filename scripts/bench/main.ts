@@ -14,6 +14,7 @@ import { benchFirewall } from './firewall.ts';
 import { benchTuning } from './tuning.ts';
 import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
+import { benchMixedFlanneld } from './mixed-flanneld.ts';
 import { benchStandalone } from './standalone.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
@@ -30,6 +31,7 @@ const BENCHES: Record<string, Bench> = {
   tuning: () => benchTuning(),
   dataplane: () => benchDataplane(),
   udp: () => benchUdp(),
+  'mixed-flanneld': () => benchMixedFlanneld(),
   standalone: () => benchStandalone(),
 };
 

@@ -14,7 +14,7 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   ipam: ['plugins', 'agent', 'cli', 'scripts', 'testkit', 'test'],
   plugins: ['agent', 'cli', 'scripts', 'testkit', 'test'],
   agent: ['plugins', 'ipam', 'cli', 'scripts', 'testkit', 'test'],
-  cli: ['plugins', 'ipam', 'agent', 'testkit', 'test'],
+  cli: ['plugins', 'ipam', 'testkit', 'test'],
   scripts: ['test'],
   testkit: ['test'],
 };

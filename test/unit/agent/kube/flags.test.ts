@@ -17,7 +17,6 @@ void describe('weftd --kube-subnet-mgr flags', () => {
     assert.throws(() => normalizeWeftdFlags(parse(['--kube-subnet-mgr']), {}), /NODE_NAME/);
     assert.throws(() => normalizeWeftdFlags(parse(['--kube-subnet-mgr', '--etcd-endpoints', 'http://a:2379']), { NODE_NAME: 'n' }), /mutually exclusive/);
     assert.throws(() => normalizeWeftdFlags(parse(['--kube-subnet-mgr', '--kube-annotation-prefix', 'Not A Prefix']), { NODE_NAME: 'n' }), /--kube-annotation-prefix/);
-    assert.throws(() => normalizeWeftdFlags(parse(['--kube-api-url', 'https://a']), {}), /--kube-api-url needs --kube-subnet-mgr/);
     assert.throws(() => normalizeWeftdFlags(parse(['--net-conf', '/a', '--net-config-path', '/b']), {}), /give one/);
   });
   void it('accepts a custom annotation prefix', () => {

@@ -1,0 +1,122 @@
+// `weft doctor`: reads the node's state once (lease source, subnet.env, rtnetlink, host-local's
+// files, weft's nftables table) and runs every check over it. Runs in the node's netns; changes
+// nothing. Returns the report; the command prints it and exits 1 when it is not ok.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BackendConf } from '../../agent/config/backend-conf.ts';
+import { vtepName } from '../../lib/flannel/devices.ts';
+import { networkForm } from '../../lib/flannel/subnet-env.ts';
+import { listTable, WEFT_TABLE, type NftTableState } from '../../lib/netfilter/index.ts';
+import { liveAttachments, readAllocations, type Allocation, type LiveAttachments } from './allocations.ts';
+import { checkAllocations } from './check-allocations.ts';
+import { checkBridge } from './check-bridge.ts';
+import { checkCni } from './check-cni.ts';
+import { checkHealth } from './check-health.ts';
+import { checkKernel } from './check-kernel.ts';
+import { checkLease, ownLease } from './check-lease.ts';
+import { checkMtu } from './check-mtu.ts';
+import { checkNft } from './check-nft.ts';
+import { checkPeers } from './check-peers.ts';
+import { readLeaseView, type LeaseView } from './leases.ts';
+import { readNodeState, uplinkOf, type NodeState } from './node-state.ts';
+import type { DoctorOptions } from './options.ts';
+import { buildReport, type CheckResult, type Report } from './problem.ts';
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a conflist in `confDir` chains `type` (the bandwidth plugin needs ifb). */
+function confUses(confDir: string, type: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(confDir).filter((n) => /\.(conflist|conf|json)$/.test(n));
+  } catch {
+    return false;
+  }
+  return names.some((n) => (readText(join(confDir, n)) ?? '').includes(`"${type}"`));
+}
+
+function skipped(check: string, why: string): CheckResult {
+  return { check, problems: [], facts: {}, skipped: why };
+}
+
+/** Runs every check; never throws for what it finds, only for a failure to read the netns at all. */
+export async function runDoctor(o: DoctorOptions): Promise<Report> {
+  const node = readNodeState({ ...(o.iface !== undefined ? { iface: o.iface } : {}), ...(o.publicIp !== undefined ? { publicIp: o.publicIp } : {}) });
+  const uplink = uplinkOf(node);
+  let view: LeaseView | { error: string };
+  try {
+    view = await readLeaseView(o);
+  } catch (e) {
+    view = { error: (e as Error).message };
+  }
+  const results: CheckResult[] = [];
+  const cni = checkCni(o.cniConfDir, o.cniBinDir);
+  const subnetEnvText = readText(o.subnetFile);
+  if (subnetEnvText === null && usesNoOverlay(cni)) return bridgeOnly(o, cni, node);
+  const lease = checkLease({ view, publicIp: uplink?.publicIp ?? null, subnetFile: o.subnetFile, subnetEnvText, now: Date.now() });
+  if (uplink === null && 'error' in node.uplink) lease.problems.push({ check: 'lease', detail: `no uplink: ${node.uplink.error}`, fix: 'pass --iface as weftd has it (systemctl cat weftd)' });
+  results.push(lease);
+  results.push(await checkHealth(o.metricsAddr));
+  results.push(cni);
+  const own = 'error' in view ? null : ownLease(view, uplink?.publicIp ?? null);
+  if ('error' in view || own === null || uplink === null) {
+    results.push(skipped('peers', 'needs the lease table, this node\'s lease and its uplink (see lease)'));
+  } else {
+    results.push(checkPeers({ netConf: view.netConf, leases: view.leases, own, uplink, node }));
+  }
+  const { allocs, live, tail } = localChecks(o, node, 'error' in view ? null : view.netConf.backend);
+  const subnet = own?.subnet ?? (lease.env !== null ? networkForm(lease.env.subnet) : null);
+  results.push(checkBridge({ bridge: o.bridge, subnet, node, allocs, live }));
+  if ('error' in view || uplink === null) results.push(skipped('mtu', 'needs the net-conf and the uplink (see lease)'));
+  else results.push(checkMtu({ netConf: view.netConf, uplink, env: lease.env, bridge: o.bridge, node }));
+  results.push(...tail);
+  return buildReport(results);
+}
+
+/** The checks that need no lease: host-local leaks, orphan nft elements, kernel facts. */
+function localChecks(o: DoctorOptions, node: NodeState, backend: BackendConf | null): { allocs: Allocation[]; live: LiveAttachments; tail: CheckResult[] } {
+  const allocs = readAllocations(o.ipamDataDir);
+  const live = liveAttachments(node.links);
+  const results: CheckResult[] = [];
+  results.push(checkAllocations(o.ipamDataDir, allocs, live));
+  let table: NftTableState | null = null;
+  let nftOk = true;
+  try {
+    table = listTable(WEFT_TABLE);
+  } catch (e) {
+    nftOk = false;
+    results.push(skipped('nft', `cannot list ${WEFT_TABLE.family} ${WEFT_TABLE.name}: ${(e as Error).message.split('\n')[0] ?? ''}`));
+  }
+  if (nftOk) results.push(checkNft(table, `${WEFT_TABLE.family} ${WEFT_TABLE.name}`, allocs, live));
+  const kinds = new Set(node.links.map((l) => l.kind));
+  const vtep = backend?.type === 'vxlan' && node.links.some((l) => l.name === vtepName(backend.vni)) ? { vtep: vtepName(backend.vni) } : {};
+  results.push(checkKernel(backend?.type ?? null, {
+    ...vtep,
+    kubelet: existsSync('/var/lib/kubelet'),
+    bandwidth: confUses(o.cniConfDir, 'bandwidth'),
+    witnesses: { bridge: kinds.has('bridge'), veth: kinds.has('veth'), vxlan: kinds.has('vxlan'), tun: kinds.has('tun'), ifb: kinds.has('ifb'), nf_tables: nftOk && table !== null, br_netfilter: existsSync('/proc/sys/net/bridge') },
+  }));
+  return { allocs, live, tail: results };
+}
+
+const OVERLAY_TYPES = ['flannel', 'flannel-vxlan', 'host-gw', 'flannel-udp'];
+
+/** The CNI config was read and names no flannel plugin: a plain bridge network, no weftd. */
+function usesNoOverlay(cni: CheckResult): boolean {
+  const plugins = cni.facts['plugins'];
+  return typeof plugins === 'string' && !plugins.split(',').some((t) => OVERLAY_TYPES.includes(t));
+}
+
+/** A node whose CNI config is a plain bridge network: weftd's checks do not apply. */
+async function bridgeOnly(o: DoctorOptions, cni: CheckResult, node: NodeState): Promise<Report> {
+  const why = `${String(cni.facts['config'])} uses no flannel plugin and there is no ${o.subnetFile}: a bridge network without weftd`;
+  const results = [skipped('lease', why), await checkHealth(o.metricsAddr), cni, skipped('peers', why), skipped('bridge', why), skipped('mtu', why)];
+  results.push(...localChecks(o, node, null).tail);
+  return buildReport(results);
+}

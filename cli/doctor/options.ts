@@ -1,0 +1,90 @@
+// `weft doctor`'s options: weftd's lease-source and path flags with the paths `weft install` writes
+// as defaults, plus the CNI directories and weftd's --metrics-addr. One normalisation entry point.
+import { isAbsolute } from 'node:path';
+
+/** Everything the checks read, normalised. */
+export interface DoctorOptions {
+  subnetFile: string;
+  /** file:/DIR store (ignored when etcdEndpoints is set). */
+  store: string;
+  etcdEndpoints?: string[];
+  etcdPrefix: string;
+  /** net-conf.json; with etcd, absent means <prefix>/config. */
+  netConf?: string;
+  iface?: string;
+  publicIp?: string;
+  cniConfDir: string;
+  cniBinDir: string;
+  /** host-local's dataDir: one directory per network below it. */
+  ipamDataDir: string;
+  bridge: string;
+  metricsAddr?: string;
+  json: boolean;
+}
+
+/** Defaults: where `weft install` puts things on a node. */
+export const DOCTOR_DEFAULTS = {
+  subnetFile: '/run/flannel/subnet.env',
+  store: 'file:/var/lib/weft/leases',
+  etcdPrefix: '/coreos.com/network',
+  netConf: '/etc/weft/net-conf.json',
+  cniConfDir: '/etc/cni/net.d',
+  cniBinDir: '/opt/cni/bin',
+  ipamDataDir: '/var/lib/cni/networks',
+  bridge: 'cni0',
+} as const;
+
+/** The flags as commander hands them over. */
+export interface RawDoctorFlags {
+  subnetFile?: string;
+  store?: string;
+  etcdEndpoints?: string;
+  etcdPrefix?: string;
+  netConf?: string;
+  iface?: string;
+  publicIp?: string;
+  cniConfDir?: string;
+  cniBinDir?: string;
+  ipamDataDir?: string;
+  bridge?: string;
+  metricsAddr?: string;
+  json?: boolean;
+}
+
+/** A bad flag: the CLI prints the message and exits 2. */
+export class DoctorOptionError extends Error {}
+
+function absolute(flag: string, v: string): string {
+  if (!isAbsolute(v)) throw new DoctorOptionError(`--${flag} ${JSON.stringify(v)} must be an absolute path`);
+  return v;
+}
+
+/** Validates the flags (naming the flag and the bad value) and fills the defaults. */
+export function normalizeDoctorOptions(f: RawDoctorFlags): DoctorOptions {
+  if (f.etcdEndpoints !== undefined && f.store !== undefined) throw new DoctorOptionError('--store and --etcd-endpoints are mutually exclusive');
+  if (f.etcdPrefix !== undefined && f.etcdEndpoints === undefined) throw new DoctorOptionError('--etcd-prefix needs --etcd-endpoints');
+  const store = f.store ?? DOCTOR_DEFAULTS.store;
+  if (!/^file:\/.+$/.test(store)) throw new DoctorOptionError(`--store ${JSON.stringify(store)} must be file:/absolute/dir (or use --etcd-endpoints)`);
+  const endpoints = f.etcdEndpoints?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (endpoints !== undefined && endpoints.length === 0) throw new DoctorOptionError(`--etcd-endpoints ${JSON.stringify(f.etcdEndpoints)} lists no URL`);
+  if (f.metricsAddr !== undefined && !/^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$/.test(f.metricsAddr)) {
+    throw new DoctorOptionError(`--metrics-addr ${JSON.stringify(f.metricsAddr)} must be host:port`);
+  }
+  // With etcd, flannel's way is the config in etcd: only an explicit --net-conf overrides it.
+  const netConf = f.netConf ?? (endpoints === undefined ? DOCTOR_DEFAULTS.netConf : undefined);
+  return {
+    subnetFile: absolute('subnet-file', f.subnetFile ?? DOCTOR_DEFAULTS.subnetFile),
+    store,
+    ...(endpoints !== undefined ? { etcdEndpoints: endpoints } : {}),
+    etcdPrefix: f.etcdPrefix ?? DOCTOR_DEFAULTS.etcdPrefix,
+    ...(netConf !== undefined ? { netConf: absolute('net-conf', netConf) } : {}),
+    ...(f.iface !== undefined ? { iface: f.iface } : {}),
+    ...(f.publicIp !== undefined ? { publicIp: f.publicIp } : {}),
+    cniConfDir: absolute('cni-conf-dir', f.cniConfDir ?? DOCTOR_DEFAULTS.cniConfDir),
+    cniBinDir: absolute('cni-bin-dir', f.cniBinDir ?? DOCTOR_DEFAULTS.cniBinDir),
+    ipamDataDir: absolute('ipam-data-dir', f.ipamDataDir ?? DOCTOR_DEFAULTS.ipamDataDir),
+    bridge: f.bridge ?? DOCTOR_DEFAULTS.bridge,
+    ...(f.metricsAddr !== undefined ? { metricsAddr: f.metricsAddr } : {}),
+    json: f.json === true,
+  };
+}
