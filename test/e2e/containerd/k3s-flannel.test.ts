@@ -91,6 +91,8 @@ describe('containerd (CRI) + k3s flannel conflist (flannel + portmap + bandwidth
       await waitServed(clientNs, `http://${n.node.ip}:8080/`);
       const left = await nodeLeftovers(n);
       assert.equal(left.veths.length, 1);
+      assert.deepEqual(left.addressFiles, [n.pod?.ip ?? '']);
+      assert.deepEqual(left.dataFiles, [join(n.flannelDir, n.pod?.id ?? '')]);
       const veth = left.veths[0] ?? '';
       // Ingress (into the pod) shapes the host veth's egress; egress is redirected to an ifb shaped the same way.
       const q = await qdiscs(n.node.netns);
