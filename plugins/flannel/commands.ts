@@ -1,11 +1,11 @@
 // ADD/DEL/CHECK of the flannel plugins (flannel-vxlan, host-gw): read subnet.env, render and store
 // the delegate config, delegate to it (in-process when it is our bundle); DEL replays the stored one.
 // Runs in the runtime's (node's) netns; the pod netns is only touched by the delegate.
-import { delegateAdd, delegateCheck, delegateDel, registerInProcess } from '../../lib/cni/delegate.ts';
+import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd, registerInProcess } from '../../lib/cni/delegate.ts';
 import { unknownContainer } from '../../lib/cni/errors.ts';
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs, Plugin } from '../../lib/cni/plugin.ts';
-import type { Result } from '../../lib/cni/types.ts';
+import type { NetConf, Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
 import { hostLocalPlugin } from '../../ipam/host-local/plugin.ts';
 import { bridgePlugin } from '../bridge/plugin.ts';
@@ -40,12 +40,14 @@ function withPrevResult(stored: Buffer, a: CmdArgs): { type: string; bytes: Buff
 async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
   const cfg = normalizeFlannelConfig(a.config, a.cniVersion);
   const env = readFlannelSubnetFile(cfg.subnetFile);
-  hooks.beforeAdd?.(cfg, env);
   const conf = renderDelegate(cfg, env);
-  // Stored before ADD so that a DEL after a crash mid-ADD still finds what to undo.
-  saveDelegateConf(cfg.dataDir, a.containerId, conf);
   const bytes = Buffer.from(JSON.stringify(conf));
   const type = delegateType(conf);
+  // The delegate's (and its IPAM's) own checks, before the VTEP, the stored config or the bridge exist.
+  await delegateValidateAdd(type, bytes, a.env, { config: conf as NetConf, cniVersion: cfg.cniVersion });
+  hooks.beforeAdd?.(cfg, env);
+  // Stored before ADD so that a DEL after a crash mid-ADD still finds what to undo.
+  saveDelegateConf(cfg.dataDir, a.containerId, conf);
   try {
     return await delegateAdd(type, bytes, a.env);
   } catch (e) {
