@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full reliability run behind `npm run test:stress` (issue 10): the fuzz suite at >= 2,000 cases per
+# The full reliability run behind `npm run test:stress`: the fuzz suite at >= 2,000 cases per
 # plugin (plus 100 through each binary), 200 SIGKILL trials of bridge ADD, storms of 64 parallel ADD/DEL
 # and 1,000 mixed operations, and test/stress when it exists. Needs root (network namespaces made by
 # the tests; the root namespace is never touched). Prints the figures for the closing note at the end.

@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { execPlugin, type PluginRun } from '../../harness/cni-runner.ts';
-import { Topology, nsRun, type SimNode, type SimPod } from '../../harness/topology.ts';
-import { isRoot } from '../../helpers/netns.ts';
+import { execPlugin, type PluginRun } from '../../../testkit/cni-runner.ts';
+import { Topology, nsRun, type SimNode, type SimPod } from '../../../testkit/topology.ts';
+import { isRoot } from '../../../testkit/netns.ts';
 import { diffLines, fingerprint } from '../validate-first/fingerprint.ts';
 
 const BIN_DIR = join(import.meta.dirname, '..', '..', '..', 'dist', 'bin');

@@ -3,7 +3,7 @@
 // and the files (names, sizes, contents) under the test's data dirs. Two equal fingerprints mean "no change".
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { nsRun } from '../../harness/topology.ts';
+import { nsRun } from '../../../testkit/topology.ts';
 
 // Volatile parts dropped: address lifetimes and DAD flags, link statistics are not printed (-o without -s).
 const NETNS_SCRIPT = `

@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { execPlugin } from '../../harness/cni-runner.ts';
-import { Topology, nsRun, type SimNode, type SimPod } from '../../harness/topology.ts';
-import { isRoot } from '../../helpers/netns.ts';
+import { execPlugin } from '../../../testkit/cni-runner.ts';
+import { Topology, nsRun, type SimNode, type SimPod } from '../../../testkit/topology.ts';
+import { isRoot } from '../../../testkit/netns.ts';
 import { fill, loadCorpus, renderCase } from './corpus.ts';
 import { diffLines, fingerprint } from './fingerprint.ts';
 
