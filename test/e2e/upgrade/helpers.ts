@@ -36,6 +36,11 @@ export function handOver(from: CniRunner, to: CniRunner, a: Attachment): void {
   to.adopt(a, r);
 }
 
+/** A namespace someone else owns (a simulated cluster's node) seen as a TestNetns whose destroy() does nothing. */
+export function borrowNetns(name: string): TestNetns {
+  return { name, path: `/run/netns/${name}`, exec: (cmd) => run(['ip', 'netns', 'exec', name, ...cmd]), destroy: () => Promise.resolve() };
+}
+
 /** The pod's eth0 addresses (global scope) as `ip/prefix`; [] when it has no eth0. */
 export async function podAddrs(pod: string): Promise<string[]> {
   const links = await ipJson<Array<{ ifname: string }>>(pod, ['link', 'show']);
