@@ -18,6 +18,12 @@ const FLAPS = Number(process.env['WEFTD_SOAK_FLAPS'] ?? 1000);
 const SAMPLE_EVERY = Number(process.env['WEFTD_SOAK_SAMPLE_EVERY'] ?? 1000);
 /** Lease events per batch; each batch ends with one uplink flap when flaps remain. */
 const BATCH = Math.max(1, Math.floor(EVENTS / Math.max(FLAPS, 1)));
+/**
+ * Node options of weftd during the soak (WEFTD_SOAK_NODE_OPTIONS): a bounded V8 heap, so that RSS
+ * follows live memory instead of how lazily V8 collects; a leak then shows as growth, or as weftd
+ * dying of heap exhaustion.
+ */
+const WEFTD_NODE_OPTIONS = process.env['WEFTD_SOAK_NODE_OPTIONS'] ?? '--max-old-space-size=48 --max-semi-space-size=2';
 /** At most this many fake peers live at once. */
 const MAX_LIVE = 40;
 
@@ -50,7 +56,13 @@ async function programmed(n: ClusterNode): Promise<{ routes: number; neigh: numb
 
 describe('soak: weftd through lease churn and uplink flaps', rootOnly(), () => {
   test(`${EVENTS} lease events and ${FLAPS} uplink flaps: RSS and fds flat`, { timeout: 4 * 3600_000 }, async (t) => {
-    const c = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 1, podsPerNode: 0 });
+    // weftd inherits this process's environment (topology.spawnIn); the plugins get their own.
+    const saved = process.env['NODE_OPTIONS'];
+    process.env['NODE_OPTIONS'] = WEFTD_NODE_OPTIONS;
+    const c = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 1, podsPerNode: 0 }).finally(() => {
+      if (saved === undefined) delete process.env['NODE_OPTIONS'];
+      else process.env['NODE_OPTIONS'] = saved;
+    });
     try {
       const n = c.nodes[0];
       assert.ok(n?.weftd?.pid !== undefined, 'weftd runs');
@@ -118,7 +130,7 @@ describe('soak: weftd through lease churn and uplink flaps', rootOnly(), () => {
       const rest = samples.slice(1);
       const kbPer1k = slope(samples.map((s) => s.events / 1000), samples.map((s) => s.rssKb));
       const fdPer1k = slope(samples.map((s) => s.events / 1000), samples.map((s) => s.fds));
-      t.diagnostic(`weftd soak ${events} events, ${flaps} flaps in ${secs.toFixed(0)} s; RSS kB ${samples.map((s) => s.rssKb).join(' ')}; fds ${samples.map((s) => s.fds).join(' ')}; slope ${kbPer1k.toFixed(1)} kB and ${fdPer1k.toFixed(2)} fds per 1,000 events`);
+      t.diagnostic(`weftd soak (NODE_OPTIONS ${WEFTD_NODE_OPTIONS}) ${events} events, ${flaps} flaps in ${secs.toFixed(0)} s; RSS kB ${samples.map((s) => s.rssKb).join(' ')}; fds ${samples.map((s) => s.fds).join(' ')}; slope ${kbPer1k.toFixed(1)} kB and ${fdPer1k.toFixed(2)} fds per 1,000 events`);
       const maxRss = Math.max(...rest.map((s) => s.rssKb));
       const maxFds = Math.max(...rest.map((s) => s.fds));
       assert.ok(maxRss <= first.rssKb * 1.05, `RSS grew more than 5% after the first ${SAMPLE_EVERY} events: ${first.rssKb} -> ${maxRss} kB`);
