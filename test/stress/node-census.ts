@@ -33,9 +33,26 @@ export function bundleHashes(binDir: string, names: string[]): string[] {
   }).filter((h) => h !== '');
 }
 
-/** Files of /run/weft that belong to bundles with these hashes (their code caches), plus the addon files. */
-export function runWeftFilesOf(hashes: string[]): string[] {
-  return filesUnder('/run/weft').filter((f) => f.startsWith('weft_sys-') || hashes.some((h) => f.includes(`-${h}-`)));
+const FINAL_NAME = /^(weft-cc-[a-z0-9-]+-[0-9a-f]{16}-v[0-9.]+-[a-z0-9]+-[A-Za-z]+\.bin|weft_sys-[0-9a-f]{16}\.node)$/;
+
+/**
+ * Files of /run/weft that are neither a code cache nor an addon under its final name, except the temp
+ * files of processes still running (lib/fs/atomic-write.ts names them `<name>.tmp-<pid>-...`): what a
+ * killed or buggy writer leaves behind. The final names are bounded (one per bundle build, Node version
+ * and CNI command), and the directory is shared with every other weft build on the machine, so their
+ * count is reported, not compared.
+ */
+export function strayRunWeftFiles(): string[] {
+  return filesUnder('/run/weft').filter((f) => {
+    if (FINAL_NAME.test(f)) return false;
+    const pid = /\.tmp-(\d+)-/.exec(f)?.[1];
+    return pid === undefined || !existsSync(`/proc/${pid}`);
+  });
+}
+
+/** Code-cache files of /run/weft that belong to bundles with these body hashes. */
+export function codeCachesOf(hashes: string[]): string[] {
+  return filesUnder('/run/weft').filter((f) => hashes.some((h) => f.includes(`-${h}-`)));
 }
 
 /** Processes whose fds point into one of `dirs` (by /proc/<pid>/fd link target), as `pid:target`. */

@@ -3,14 +3,14 @@
 // CHECK after every ADD and, every SOAK_GC_EVERY rounds, a GC that keeps the live attachments and a GC
 // that removes one the runtime "forgot" to DEL. Afterwards the node must be exactly as after the first
 // round: links, addresses, routes, nft objects (counted, not handle values), set/map elements, IPAM
-// files, our bundles' files under /run/weft, no process left in the node and no fd left on our files.
+// files, no stray (temp) file under /run/weft, no process left in the node and no fd left on our files.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { rootOnly } from '../helpers/netns.ts';
 import { CniRunner, type Attachment, type ConfList } from '../harness/cni-runner.ts';
-import { DIST_BIN, makeLab, runPlugin } from '../e2e/reliability/harness.ts';
-import { bundleHashes, fdsInto, grown, nodeCensus, ownFdCount, runWeftFilesOf, type Census } from './node-census.ts';
+import { DIST_BIN, makeLab, nftElements, runPlugin } from '../e2e/reliability/harness.ts';
+import { bundleHashes, codeCachesOf, fdsInto, grown, nodeCensus, ownFdCount, strayRunWeftFiles, type Census } from './node-census.ts';
 
 const CYCLES = Number(process.env['SOAK_CYCLES'] ?? 10_000);
 const CONCURRENCY = Number(process.env['SOAK_CONCURRENCY'] ?? 4);
@@ -48,7 +48,7 @@ describe('soak: bridge + host-local + portmap', rootOnly(), () => {
     const hashes = bundleHashes(DIST_BIN, ['bridge', 'host-local', 'portmap']);
     const census = async (): Promise<Census> => ({
       ...(await nodeCensus(lab.node, [lab.dir])),
-      'our files under /run/weft': runWeftFilesOf(hashes).length,
+      'stray files under /run/weft': strayRunWeftFiles().length,
       'fds on our files': fdsInto([lab.dir, DIST_BIN]).length,
     });
     const counts = { ADD: 0, CHECK: 0, DEL: 0, GC: 0, 'removed by GC': 0 };
@@ -101,9 +101,10 @@ describe('soak: bridge + host-local + portmap', rootOnly(), () => {
       t.diagnostic(`soak cycles ${rounds * CONCURRENCY} in ${secs.toFixed(0)} s (${((rounds * CONCURRENCY) / secs).toFixed(1)}/s): ADD ${counts.ADD}, CHECK ${counts.CHECK}, DEL ${counts.DEL}, GC ${counts.GC}, removed by GC ${counts['removed by GC']}`);
       t.diagnostic(`soak baseline ${JSON.stringify(base)}`);
       t.diagnostic(`soak end      ${JSON.stringify(end)}; runner fds ${fds0} -> ${ownFdCount()}`);
+      t.diagnostic(`soak code caches of these bundles in /run/weft: ${codeCachesOf(hashes).length} (one per bundle and command)`);
       assert.deepEqual(growth, [], 'the node grew during the soak');
       assert.deepEqual(end, base, 'the node after the soak differs from the baseline');
-      assert.ok(end['nft elements'] === 0, `set/map elements left: ${end['nft elements']}`);
+      assert.deepEqual(await nftElements(lab.node, /^(bridge-pods|portmap)/), [], 'per-attachment set/map elements left');
       assert.equal(end['processes in node'], 0, 'plugin processes left in the node');
       assert.ok(ownFdCount() <= fds0 + 2, `runner fds grew: ${fds0} -> ${ownFdCount()}`);
     } finally {
