@@ -37,8 +37,21 @@ export function weftdCommand(version: string): Command {
     .option('--metrics-addr <host:port>', 'serve /metrics and /healthz here')
     .option('--resync-interval <ms>', 'safety-net reconcile period in ms (events act sooner)', '1000')
     .option('--lease-ttl <seconds>', 'lease TTL (default 86400, flannel\'s 24 h)')
-    .option('--log-level <level>', 'debug, info, warn or error', 'info');
+    .option('--log-level <level>', 'debug, info, warn or error', 'info')
+    .addHelpText('after', NET_CONF_HELP);
 }
+
+/** The net-conf.json keys, for --help (docs/weftd.md has the whole story). */
+const NET_CONF_HELP = `
+net-conf.json (flannel's keys, matched case-insensitively):
+  Network                    cluster IPv4 network (required)
+  SubnetLen, SubnetMin/Max   node subnet size and range (flannel's defaults)
+  Backend.Type               vxlan | host-gw | udp (udp when Backend is absent, as flannel)
+  Backend.VNI, Port, MTU     vxlan: VNI 1, port 8472; udp: port 8285; MTU: uplink minus overhead
+  Backend.DirectRouting      vxlan: plain routes to peers on the uplink's subnet (false)
+  Backend.ChecksumOffload    vxlan: auto | off | on (default auto). TX checksum offload on flannel.<VNI>:
+                             auto turns it off only on kernels older than 5.7 (VXLAN checksum bug
+                             under NAT, flannel#1279); off always applies that workaround; on never.`;
 
 /** Validates the parsed flags; throws an Error naming the flag and value. */
 export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {

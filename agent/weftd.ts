@@ -3,11 +3,11 @@
 // event, on relevant netlink events and periodically. Stopping leaves the data plane and the lease.
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { ensureIpMasq } from '../lib/netfilter/index.ts';
+import { ensureIpMasq } from './ip-masq.ts';
 import { Rtnl, RtnlEvents, type RtnlEvent } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
-import { createBackend, type Backend } from './backend/backend.ts';
-import { containsIPv4, formatCidr4, maskIPv4, parseCidr4, parseCidr4Loose, parseIPv4 } from './config/cidr4.ts';
+import { createBackend, type Backend } from './backend/index.ts';
+import { containsIPv4, parseCidr4, parseCidr4Loose } from '../lib/ip/ipv4.ts';
 import { openLeaseStore, type StoreFlags } from './lease/open-store.ts';
 import type { Lease, LeaseStore, Watch } from './lease/store.ts';
 import type { AgentLog } from './log.ts';
@@ -17,7 +17,7 @@ import { describeOp, applyPlan, readActual } from './reconcile/apply.ts';
 import { RTPROT_WEFT, desiredState } from './reconcile/desired.ts';
 import { planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
-import { parseSubnetEnv, writeSubnetEnv } from './subnet-env.ts';
+import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink } from './uplink.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
@@ -227,8 +227,8 @@ function previousSubnet(path: string, network: string): string | undefined {
     const env = parseSubnetEnv(readFileSync(path, 'utf8'));
     const sn = parseCidr4Loose(env.subnet);
     const net = parseCidr4(network);
-    const ip = sn ? formatCidr4({ ip: maskIPv4(sn.ip, sn.prefix), prefix: sn.prefix }) : undefined;
-    return ip !== undefined && net !== null && sn !== null && containsIPv4(net, sn.ip) && parseIPv4(ip.split('/')[0] ?? '') !== null ? ip : undefined;
+    const ip = networkForm(env.subnet) ?? undefined;
+    return ip !== undefined && net !== null && sn !== null && containsIPv4(net, sn.ip) ? ip : undefined;
   } catch {
     return undefined;
   }

@@ -6,7 +6,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildAddon } from './build/addon.ts';
+import { ADDON_PATHS, buildAddon } from './build/addon.ts';
 import { bundleBody } from './build/bundle.ts';
 import { formatCodeCachedBundle } from './build/code-cache.ts';
 import { buildStandalone, SEA_STARTUPS, type SeaStartup } from './build/sea.ts';
@@ -43,7 +43,8 @@ async function main(): Promise<void> {
     entries.map(async (entry) => {
       const outfile = join(outDir, entry.name);
       const header = `#!/usr/bin/env node\n// weft-bundle ${entry.name} ${version}\n`;
-      const body = await bundleBody(root, entry, addonPath);
+      // weftd embeds the full addon (udp packet I/O); the plugins the lean build (see entries.ts).
+      const body = await bundleBody(root, entry, entry.packetIo === true ? ADDON_PATHS.full : ADDON_PATHS.lean);
       bodies.set(entry.name, body);
       const text = codeCache && entry.codeCache !== false ? await formatCodeCachedBundle(entry.name, header, body) : `${header}${body}`;
       // Written beside and renamed: a plugin exec'd during the build never reads half a file.

@@ -5,8 +5,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Cluster, type ClusterOptions } from '../test/harness/cluster.ts';
-import { pingMatrix, rttMs, tcpGbps, type Probe } from '../test/harness/probe.ts';
+import { Cluster, type ClusterOptions } from '../testkit/cluster.ts';
+import { pingMatrix, rttMs, tcpGbps, type Probe } from '../testkit/probe.ts';
 import { DIST, median, round } from './bench/util.ts';
 
 type Backend = ClusterOptions['backend'];
@@ -160,7 +160,24 @@ function printSummary(reports: BackendReport[]): void {
   });
   process.stdout.write(`\n${head}\n${sep}\n${rows.join('\n')}\n`);
   process.stdout.write('\nADD and DEL run the whole conflist through `ip netns exec <node>` as a runtime would; node -e 0 is Node\'s bare start-up.\n');
+  process.stdout.write(`${throughputOrder(reports)}\n`);
 }
+
+/** Encapsulation adds work per packet, and the udp backend crosses into userspace twice per packet. */
+const EXPECTED_ORDER: Backend[] = ['host-gw', 'vxlan', 'udp'];
+
+/** The cross-node TCP figures fastest first, checked against the order the backends' designs predict. */
+function throughputOrder(reports: BackendReport[]): string {
+  const sorted = [...reports].sort((a, b) => b.crossGbps - a.crossGbps);
+  const line = `Cross-node TCP, fastest first: ${sorted.map((r) => `${r.backend} ${round(r.crossGbps)}`).join(' > ')} Gbit/s`;
+  const expected = EXPECTED_ORDER.filter((b) => reports.some((r) => r.backend === b));
+  if (sorted.every((r, i) => r.backend === expected[i])) {
+    return `${line}: as expected (plain routing, then in-kernel VXLAN, then weftd's userspace forwarder).`;
+  }
+  return `${line}: not the expected ${expected.join(' > ')}. One short iperf3 run per backend swings with the machine's load; ` +
+    '`npm run bench -- dataplane udp` measures the backends interleaved against baselines in one run.';
+}
+
 
 /** Namespaces whose names start with the cluster prefix: proof that nothing was left behind. */
 function leftovers(prefix: string): string[] {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full reliability run behind `npm run test:stress` (issue 10): the fuzz suite at >= 2,000 cases per
+# The full reliability run behind `npm run test:stress`: the fuzz suite at >= 2,000 cases per
 # plugin (plus 100 through each binary), 200 SIGKILL trials of bridge ADD, storms of 64 parallel ADD/DEL
 # and 1,000 mixed operations, and the soaks of test/stress (issue 20: SOAK_CYCLES bridge+portmap cycles,
 # weftd through WEFTD_SOAK_EVENTS lease events and WEFTD_SOAK_FLAPS uplink flaps). Needs root (network namespaces made by

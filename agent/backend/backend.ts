@@ -1,15 +1,9 @@
 // The backend seen by weftd's reconcile loop: what it advertises in the lease, the MTU pods get,
 // and the local device it keeps in place. Backends run in the node's netns (the Rtnl socket's).
 import type { Link, Rtnl } from '../../lib/netlink/index.ts';
-import type { BackendConf } from '../config/backend-conf.ts';
 import type { BackendData, Lease } from '../lease/store.ts';
 import type { DevIndexes } from '../reconcile/diff.ts';
-import type { Uplink } from '../uplink.ts';
-import type { AgentLog } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
-import { HostGwBackend } from './host-gw.ts';
-import { UdpBackend } from './udp.ts';
-import { VxlanBackend } from './vxlan.ts';
 
 /** One backend instance for the life of weftd. */
 export interface Backend {
@@ -28,13 +22,4 @@ export interface Backend {
   attachMetrics?(m: Metrics): void;
   /** Optional: releases what the backend holds in this process (udp: forwarder, TUN and socket fds). */
   stop?(): void;
-}
-
-/** Builds the backend the net-conf selects; throws when the node cannot run it. */
-export function createBackend(conf: BackendConf, uplink: Uplink, opts: { subnetFile: string; log: AgentLog; network?: string }): Backend {
-  switch (conf.type) {
-    case 'vxlan': return new VxlanBackend(conf, uplink, opts);
-    case 'host-gw': return new HostGwBackend(uplink);
-    case 'udp': return new UdpBackend(conf, uplink, { network: opts.network ?? '', log: opts.log });
-  }
 }

@@ -4,9 +4,10 @@
 // forwarder. The TUN is not persistent, so it disappears with weftd (and is re-created on start).
 import { closeSync, writeFileSync } from 'node:fs';
 import type { Link, Rtnl } from '../../lib/netlink/index.ts';
+import { UDP_TUN_NAME } from '../../lib/flannel/devices.ts';
 import { sys } from '../../lib/sys/index.ts';
 import type { BackendConf } from '../config/backend-conf.ts';
-import { formatIPv4, parseCidr4 } from '../config/cidr4.ts';
+import { formatIPv4, parseCidr4 } from '../../lib/ip/ipv4.ts';
 import type { BackendData, Lease } from '../lease/store.ts';
 import type { AgentLog } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -19,8 +20,6 @@ import type { Backend } from './backend.ts';
 
 /** Outer IPv4 header 20 + UDP header 8 (the payload is the bare inner packet). */
 export const UDP_OVERHEAD = 28;
-/** flannel's device name for the udp backend. */
-export const UDP_TUN_NAME = 'flannel0';
 /** rtm_protocol of the Network route: RTPROT_STATIC (linux/rtnetlink.h), not weftd's per-lease 87, which reconcile prunes. */
 const RTPROT_STATIC = 4;
 /**

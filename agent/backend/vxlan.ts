@@ -1,17 +1,18 @@
 // vxlan: the flannel.<VNI> VTEP (learning off, stable MAC, MTU = uplink - 50) plus, per remote
 // lease, neighbour + FDB + onlink route (programmed by the reconcile loop). TX checksum offload is
-// turned off once per device instance with ethtool: VXLAN over veth/virtio can leave the inner
-// UDP/TCP checksum unfilled (flannel#1279, the "checksum bug"), and rtnetlink has no knob for it.
-import { execFile } from 'node:child_process';
+// set once per device instance: off only where the kernel's VXLAN checksum bug needs it
+// (checksum-offload.ts), otherwise on, so a VTEP left by an older setting gets the kernel default back.
 import type { Link, Rtnl } from '../../lib/netlink/index.ts';
-import { ensureVtep, vtepMac, vtepName, vtepSpecPath, writeVtepSpec, type VtepSpec } from '../../plugins/flannel/vtep.ts';
+import { vtepName } from '../../lib/flannel/devices.ts';
+import { ensureVtep, vtepMac, vtepSpecPath, writeVtepSpec, type VtepSpec } from '../../lib/flannel/vtep.ts';
 import type { BackendConf } from '../config/backend-conf.ts';
-import { formatIPv4, parseCidr4 } from '../config/cidr4.ts';
+import { formatIPv4, parseCidr4 } from '../../lib/ip/ipv4.ts';
 import type { BackendData, Lease } from '../lease/store.ts';
 import type { AgentLog } from '../log.ts';
 import type { DevIndexes } from '../reconcile/diff.ts';
 import type { Uplink } from '../uplink.ts';
 import type { Backend } from './backend.ts';
+import { applyChecksumOffload, decideChecksumOffload, type OffloadDecision } from './checksum-offload.ts';
 
 /** VXLAN over IPv4: outer IP 20 + UDP 8 + VXLAN 8 + inner Ethernet 14 = 50 bytes (RFC 7348 section 5). */
 export const VXLAN_OVERHEAD = 50;
@@ -22,10 +23,12 @@ export class VxlanBackend implements Backend {
   private readonly mac: string;
   private readonly mtu: number;
   private offloadDoneFor = -1;
+  private readonly offload: OffloadDecision;
 
   constructor(private readonly conf: BackendConf, private readonly uplink: Uplink, private readonly opts: { subnetFile: string; log: AgentLog }) {
     this.mac = vtepMac(uplink.publicIp, conf.vni);
     this.mtu = conf.mtu ?? uplink.mtu - VXLAN_OVERHEAD;
+    this.offload = decideChecksumOffload(conf.checksumOffload);
   }
 
   /** VNI and the stable VtepMAC. */
@@ -48,14 +51,14 @@ export class VxlanBackend implements Backend {
     };
   }
 
-  /** Idempotent: VTEP present and correct; on a new device instance, TX checksum offload off. */
+  /** Idempotent: VTEP present and correct; on a new device instance, TX checksum offload as decided. */
   ensureLocal(rtnl: Rtnl, own: Lease): DevIndexes {
     const spec = this.spec(own);
     const { link, created } = ensureVtep(rtnl, spec);
     if (created) this.opts.log.info('created VTEP', { dev: spec.name, vni: spec.vni, mac: spec.mac, mtu: spec.mtu, local: spec.local });
     if (link.index !== this.offloadDoneFor) {
       this.offloadDoneFor = link.index;
-      this.disableTxChecksum(spec.name);
+      applyChecksumOffload(spec.name, this.offload, this.opts.log);
       writeVtepSpec(vtepSpecPath(this.opts.subnetFile), spec);
     }
     const up = rtnl.getLink(this.uplink.name);
@@ -66,13 +69,5 @@ export class VxlanBackend implements Backend {
   /** The VTEP and the uplink. */
   watchesLink(link: Link): boolean {
     return link.name === vtepName(this.conf.vni) || link.name === this.uplink.name;
-  }
-
-  private disableTxChecksum(dev: string): void {
-    // Spawned, not awaited: a missing ethtool only costs the offload fix, never the data plane.
-    execFile('ethtool', ['-K', dev, 'tx', 'off'], { timeout: 5000 }, (err) => {
-      if (err) this.opts.log.warn('could not turn TX checksum offload off', { dev, error: err });
-      else this.opts.log.debug('TX checksum offload off', { dev });
-    });
   }
 }

@@ -1,4 +1,5 @@
-// The Backend section of flannel's net-conf.json: type, VNI, port, MTU, DirectRouting.
+// The Backend section of flannel's net-conf.json: type, VNI, port, MTU, DirectRouting, and weft's
+// ChecksumOffload (vxlan: when to apply the TX checksum workaround).
 import { NetConfError, getKey, isObject } from './net-conf-error.ts';
 
 /** Backends weftd implements. */
@@ -17,7 +18,13 @@ export interface BackendConf {
   directRouting: boolean;
   /** vxlan Group Based Policy extension; parsed for compatibility, refused when true. */
   gbp: boolean;
+  /** vxlan only: TX checksum offload on the VTEP; auto turns it off on kernels older than 5.7 (see checksum-offload.ts). */
+  checksumOffload: ChecksumOffload;
 }
+
+/** Backend.ChecksumOffload: "auto" (by kernel version), "off" (always apply the workaround), "on" (never). */
+export type ChecksumOffload = 'auto' | 'off' | 'on';
+const OFFLOAD_MODES: readonly string[] = ['auto', 'off', 'on'];
 
 const DEFAULT_PORT: Record<BackendType, number> = { vxlan: 8472, udp: 8285, 'host-gw': 0 };
 const TYPES: readonly string[] = ['vxlan', 'host-gw', 'udp'];
@@ -40,9 +47,18 @@ export function normalizeBackendConf(raw: unknown): BackendConf {
     throw new NetConfError('Backend.DirectRouting', directRouting, `is only meaningful for vxlan, not ${t}`);
   }
   if (gbp) throw new NetConfError('Backend.GBP', gbp, 'is not supported by weftd');
-  const conf: BackendConf = { type: t, vni, port, directRouting, gbp };
+  const checksumOffload = normalizeChecksumOffload(getKey(raw, 'ChecksumOffload'));
+  const conf: BackendConf = { type: t, vni, port, directRouting, gbp, checksumOffload };
   if (mtu !== undefined) conf.mtu = mtu;
   return conf;
+}
+
+/** The key as flannel decodes keys (case-insensitive); its value case-insensitive too ("Auto" = "auto"). */
+function normalizeChecksumOffload(v: unknown): ChecksumOffload {
+  if (v === undefined || v === null || v === '') return 'auto';
+  const mode = typeof v === 'string' ? v.toLowerCase() : undefined;
+  if (mode === undefined || !OFFLOAD_MODES.includes(mode)) throw new NetConfError('Backend.ChecksumOffload', v, `must be one of ${OFFLOAD_MODES.join(', ')}`);
+  return mode as ChecksumOffload;
 }
 
 function optionalInt(obj: Record<string, unknown>, key: string, min: number, max: number): number | undefined {

@@ -1,7 +1,7 @@
 // flannel's net-conf.json (also the value of <etcd-prefix>/config): parse, validate, fill defaults.
 // The rules follow flannel's CheckNetworkConfig so that a config flannel accepts means the same here.
 import { type BackendConf, normalizeBackendConf } from './backend-conf.ts';
-import { type Cidr4, formatIPv4, parseCidr4, parseCidr4Loose, parseIPv4, prefixSize, containsIPv4, lastIPv4, formatCidr4 } from './cidr4.ts';
+import { type Cidr4, formatIPv4, parseCidr4, parseCidr4Loose, parseIPv4, prefixSize, containsIPv4, lastIPv4, formatCidr4 } from '../../lib/ip/ipv4.ts';
 import { NetConfError, getKey, isObject } from './net-conf-error.ts';
 
 /** The validated net-conf: all defaults filled, addresses as strings in canonical form. */

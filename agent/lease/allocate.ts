@@ -1,7 +1,7 @@
 // Subnet choice for a new lease, as flannel does it: the free /SubnetLen subnets from SubnetMin
 // upwards (at most 100 of them) are candidates and one is picked at random, so that nodes
 // starting together rarely race for the same one; the store's exclusive create settles the rest.
-import { type Cidr4, formatCidr4, overlapsCidr4, parseCidr4, parseIPv4, prefixSize } from '../config/cidr4.ts';
+import { type Cidr4, formatCidr4, overlapsCidr4, parseCidr4, parseIPv4, prefixSize } from '../../lib/ip/ipv4.ts';
 import type { NetConf } from '../config/net-conf.ts';
 import type { AcquireOptions, Lease } from './store.ts';
 

@@ -1,6 +1,6 @@
 // flannel's wire formats for leases: the key "10.244.3.0-24" and the JSON value
 // {"PublicIP":"…","BackendType":"vxlan","BackendData":{"VNI":1,"VtepMAC":"…"}}.
-import { formatCidr4, parseCidr4, parseIPv4 } from '../config/cidr4.ts';
+import { formatCidr4, parseCidr4, parseIPv4 } from '../../lib/ip/ipv4.ts';
 import { getKey, isObject } from '../config/net-conf-error.ts';
 import type { BackendData } from './store.ts';
 

@@ -1,6 +1,6 @@
 // Desired data-plane state as a pure function of the lease table, this node's lease and the backend:
 // what weftd must have programmed in the node's netns. No I/O here, so it is unit-tested by tables.
-import { containsIPv4, formatIPv4, maskIPv4, parseCidr4, parseCidr4Loose, parseIPv4, type Cidr4 } from '../config/cidr4.ts';
+import { containsIPv4, formatIPv4, maskIPv4, parseCidr4, parseCidr4Loose, parseIPv4, type Cidr4 } from '../../lib/ip/ipv4.ts';
 import type { Lease } from '../lease/store.ts';
 
 /**

@@ -1,7 +1,7 @@
 // Diff between the desired state and what the kernel holds (pure): the operations that converge
 // them, touching only entries weftd owns (routes with RTPROT_WEFT; permanent neighbour/FDB entries
 // on its own VTEP). Healthy entries produce no operation, so a restart never re-adds them.
-import { containsIPv4, parseCidr4, parseIPv4, type Cidr4 } from '../config/cidr4.ts';
+import { containsIPv4, parseCidr4, parseIPv4, type Cidr4 } from '../../lib/ip/ipv4.ts';
 import type { Fdb, Neigh, Route } from '../../lib/netlink/index.ts';
 import { RTPROT_WEFT, type DesiredState, type WantFdb, type WantNeigh, type WantRoute } from './desired.ts';
 

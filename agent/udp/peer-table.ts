@@ -1,7 +1,7 @@
 // The forwarder's view of the lease table: longest-prefix lookup of a destination to the node
 // that holds it, and the stranger checks for received datagrams (is the sender a lease holder,
 // does the inner source lie in one of its subnets). Built once per lease change, read per packet.
-import { parseCidr4, parseIPv4 } from '../config/cidr4.ts';
+import { parseCidr4, parseIPv4 } from '../../lib/ip/ipv4.ts';
 import type { Lease } from '../lease/store.ts';
 
 /** Results of checkSender: accepted, sender holds no lease, inner source outside the sender's subnets. */

@@ -2,8 +2,9 @@
 // It lives outside the network directory (<dataDir>/.weft-index/<network>.json), which therefore
 // stays byte-identical to the reference's, and it is trusted only while the network directory is
 // exactly as we left it. Only ever read or written under the network's flock. Runs in any netns.
-import { mkdirSync, readFileSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
 
 const VERSION = 1;
 const INDEX_DIR = '.weft-index';
@@ -73,13 +74,9 @@ export function saveIndex(dataDir: string, network: string, dir: string, holders
       return;
     }
     const doc: IndexFile = { v: VERSION, dir, token: String(token), holders: Object.fromEntries(holders) };
-    const tmp = `${path}.tmp-${process.pid}`;
-    writeFileSync(tmp, JSON.stringify(doc), { mode: 0o644 });
-    // Unlink, then rename: renaming over an existing file makes ext4 (auto_da_alloc) start
-    // writeback of the new data, which costs a millisecond or more per ADD. A crash in between
-    // leaves no index, which only means the next call reads the files.
-    removeIndex(path);
-    renameSync(tmp, path);
+    // Unlink, then rename, no fsync (see unlinkFirst): a crash in between leaves no index, which
+    // only means the next call reads the files.
+    writeFileAtomicSync(path, JSON.stringify(doc), { mode: 0o644, fsync: false, unlinkFirst: true });
   } catch {
     removeIndex(path);
   }

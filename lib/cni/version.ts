@@ -1,4 +1,5 @@
 // CNI version comparison and result formatting from the internal (1.1.0) form to any version's wire form.
+import { familyOfText } from '../ip/addr.ts';
 import { incompatibleVersion } from './errors.ts';
 import { parseResult } from './result-parse.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './types.ts';
@@ -47,9 +48,9 @@ export function isSupportedVersion(v: unknown, among: readonly string[] = SUPPOR
   return typeof v === 'string' && among.includes(v) && (SUPPORTED_VERSIONS as readonly string[]).includes(v);
 }
 
-/** Address family of an IP or CIDR string: '6' when it contains ':'. */
+/** Address family of an IP or CIDR string as the 0.3.x result's `version` field spells it. */
 export function ipFamily(addr: string): '4' | '6' {
-  return addr.includes(':') ? '6' : '4';
+  return familyOfText(addr) === 6 ? '6' : '4';
 }
 
 /** An internal result in the wire form of `cniVersion`, with cniVersion set first. Throws code 1. */

@@ -1,10 +1,10 @@
-// Atomic file replacement, shared by the addon loader, the code cache, subnet.env, the file lease
-// store and the installer: write a uniquely named temp file in the destination's directory, fsync
+// Atomic file replacement, shared by the addon loader, the code cache, subnet.env, the VTEP spec,
+// flannel's stored delegate configs, host-local's holder index, the file lease store and the installer: write a uniquely named temp file in the destination's directory, fsync
 // it, rename(2) it over the destination. rename within one filesystem swaps the directory entry in
 // one step, so a reader (or a runtime exec'ing the path) sees the old file or the new one, never half.
 // Imports only node:fs and node:path: this runs in every plugin bundle's start-up (lib/sys/loader.ts),
 // where node:crypto would cost 4-20 ms, so temp names are pid + time + counter instead of random bytes.
-import { closeSync, constants, fchmodSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** How a file is written; every field optional (see the defaults on each). */
@@ -21,6 +21,12 @@ export interface AtomicWriteOptions {
   hidden?: boolean;
   /** Word between the destination's name and the pid in the temp name. Default 'tmp'. */
   tempTag?: string;
+  /**
+   * Unlink the destination before the rename. Readers may then briefly find no file, so only for
+   * caches whose absence is harmless: renaming over an existing file makes ext4 (auto_da_alloc)
+   * start writeback of the new data, a millisecond or more on a plugin's ADD path. Default false.
+   */
+  unlinkFirst?: boolean;
 }
 
 let tmpSeq = 0;
@@ -79,6 +85,7 @@ export function writeTempFileSync(path: string, data: Uint8Array | string, opts:
 export function writeFileAtomicSync(path: string, data: Uint8Array | string, opts: AtomicWriteOptions = {}): void {
   const tmp = writeTempFileSync(path, data, opts);
   try {
+    if (opts.unlinkFirst === true) removeQuietly(path);
     renameSync(tmp, path);
   } catch (e) {
     removeQuietly(tmp);
@@ -95,4 +102,31 @@ export function fsyncDir(dir: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Replaces `dest` with `data` for runtimes that list and exec its directory (CNI bin and conf dirs):
+ * hidden temp name (a stray temp file never looks like a plugin or conflist), exactly `mode` (the
+ * umask is not applied), directory fsynced. A running executable is never opened for writing (that
+ * fails with ETXTBSY): the new file is renamed over it.
+ */
+export function publishFileSync(dest: string, data: Uint8Array | string, mode: number): void {
+  writeFileAtomicSync(dest, data, { mode, exactMode: true, hidden: true, tempTag: 'weft-tmp', fsyncDir: true });
+}
+
+/**
+ * Makes `dest` a hard link to `target` atomically: the link is made under a hidden temp name in the
+ * same directory and renamed over `dest` (directory fsynced), so a runtime exec'ing `dest` finds the
+ * old file or the new one, never none. Both must be on one filesystem (EXDEV otherwise).
+ */
+export function linkFileAtomicSync(target: string, dest: string): void {
+  const tmp = join(dirname(dest), `.${basename(dest)}.weft-tmp-${process.pid}-${Date.now().toString(36)}-${(tmpSeq++).toString(36)}`);
+  linkSync(target, tmp);
+  try {
+    renameSync(tmp, dest);
+  } catch (e) {
+    removeQuietly(tmp);
+    throw e;
+  }
+  fsyncDir(dirname(dest));
 }

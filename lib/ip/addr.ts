@@ -1,6 +1,10 @@
 // IP addresses as (family, bigint) pairs: parse and format exactly like Go's net package, so that
 // file names written by host-local (`<dataDir>/<net>/<ip>`) match the reference plugin's byte for byte.
-// Dependency-free on purpose: `ip-address` costs 10-20 ms of start-up per plugin exec (measured).
+// Dependency-free on purpose, measured 2026-12-01 (esbuild --bundle --minify, Node 20, loaded 2-core
+// machine, median of 15): ip-address bundles to 33.5 kB against 1.2 kB for this file; importing it
+// and parsing one address of each family took 13-22 ms against 11 ms (an empty module: 12-14 ms), and
+// 40,000 parses took 348 ms against 215 ms here. It also has no Go text forms, which host-local's
+// file names need, so it is not a dependency of weft.
 
 /** 4 or 6. */
 export type Family = 4 | 6;
@@ -100,9 +104,18 @@ function parseV6Value(s: string): bigint | null {
   return v;
 }
 
+/**
+ * The family an address or CIDR text is written in, without parsing it: IPv6 text always holds a
+ * ':' and IPv4 text never does (RFC 4291 section 2.2). For text already validated by a schema or
+ * the kernel; use parseIp to validate.
+ */
+export function familyOfText(s: string): Family {
+  return s.includes(':') ? 6 : 4;
+}
+
 /** Parses a textual address like Go's net.ParseIP (no zone, no brackets); null when invalid. Keeps the written family. */
 export function parseIp(s: string): IpAddr | null {
-  if (s.includes(':')) {
+  if (familyOfText(s) === 6) {
     const v = parseV6Value(s);
     return v === null ? null : { family: 6, value: v };
   }

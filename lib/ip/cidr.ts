@@ -73,3 +73,17 @@ export function cidrOverlaps(a: Cidr, b: Cidr): boolean {
 export function cidrSize(c: Cidr): bigint {
   return 1n << BigInt(familyBits(c.addr.family) - c.prefix);
 }
+
+/** "10.1.2.3/24" -> "10.1.2.0/24": the subnet of an address in CIDR form (host bits cleared); throws on malformed text. */
+export function subnetOf(cidr: string): string {
+  const c = parseCidr(cidr);
+  if (c === null) throw new RangeError(`not an address/prefix: ${JSON.stringify(cidr)}`);
+  return formatCidr(canonicalCidr(c));
+}
+
+/** The IPv4 broadcast of "a.b.c.d/n"; none for IPv6 and for /31 and /32 (RFC 3021), as the reference's netlink library computes it. */
+export function broadcastOf(cidr: string): string | undefined {
+  const c = parseCidr(cidr);
+  if (c === null || c.addr.family !== 4 || c.prefix >= 31) return undefined;
+  return formatIp(lastOf(c));
+}

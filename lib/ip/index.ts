@@ -1,8 +1,10 @@
-// lib/ip: dependency-free IP and CIDR arithmetic (bigint based) with Go-compatible text forms.
+// lib/ip: the one IP library of the project: IP and CIDR arithmetic (bigint, IPv4 and IPv6) with
+// Go-compatible text forms, and IPv4 prefixes as numbers for the flannel contract and weftd.
 export type { Family, IpAddr } from './addr.ts';
 export {
   compareIp,
   familyBits,
+  familyOfText,
   formatIp,
   ipAddr,
   ipEqual,
@@ -19,6 +21,7 @@ export {
   canonicalCidr,
   cidrContains,
   cidrOverlaps,
+  broadcastOf,
   cidrSize,
   formatCidr,
   hasHostBits,
@@ -26,4 +29,18 @@ export {
   maskValue,
   networkOf,
   parseCidr,
+  subnetOf,
 } from './cidr.ts';
+export type { Cidr4 } from './ipv4.ts';
+export {
+  containsIPv4,
+  formatCidr4,
+  formatIPv4,
+  lastIPv4,
+  maskIPv4,
+  overlapsCidr4,
+  parseCidr4,
+  parseCidr4Loose,
+  parseIPv4,
+  prefixSize,
+} from './ipv4.ts';

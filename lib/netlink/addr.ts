@@ -1,6 +1,6 @@
 // IPv4/IPv6 address, CIDR and MAC string <-> byte codecs for netlink attributes. Text parsing is
 // lib/ip's (dependency-free: ip-address costs start-up time we do not have); this adds the wire form.
-import { parseIp } from '../ip/addr.ts';
+import { familyOfText, parseIp } from '../ip/addr.ts';
 
 /** An IP prefix in wire form: `bytes` is 4 (IPv4) or 16 (IPv6) bytes, `prefix` the prefix length. */
 export interface Prefix {
@@ -46,10 +46,8 @@ export function formatIP(b: Uint8Array): string {
   return `${hex(g.slice(0, bestStart))}::${hex(g.slice(bestStart + bestLen))}`;
 }
 
-/** Address family of an IP string (4 or 6), by the presence of ':'. */
-export function ipFamily(s: string): 4 | 6 {
-  return s.includes(':') ? 6 : 4;
-}
+/** Address family of an IP string (4 or 6). */
+export const ipFamily = familyOfText;
 
 /** Parses "addr/len" (a bare address means a host prefix) into wire form; throws naming the bad value. */
 export function parseCidr(s: string): Prefix {

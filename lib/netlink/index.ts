@@ -1,4 +1,5 @@
-// Public surface of weft's rtnetlink layer: verbs (Rtnl), notifications (RtnlEvents), errors and codecs.
+// Public surface of weft's netlink layer: rtnetlink verbs (Rtnl), notifications (RtnlEvents), generic
+// netlink (Genl) and its ethtool family (Ethtool), errors and codecs.
 export { Rtnl } from './rtnl.ts';
 export { Tc, type TcFilterSpec, type TcSpec } from './tc.ts';
 export { RtnlEvents, parseRtnlEvent, type RtnlEvent, type RtnlGroup } from './events.ts';
@@ -11,3 +12,5 @@ export type { Neigh } from './neigh.ts';
 export type { Fdb } from './fdb.ts';
 export { formatCidr, formatIP, formatMac, parseCidr, parseIP, parseMac, type Prefix } from './addr.ts';
 export * as nlconst from './constants.ts';
+export { Genl, type GenlFamily } from './genl.ts';
+export { Ethtool, TX_CHECKSUM_IP_GENERIC } from './ethtool.ts';

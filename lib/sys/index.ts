@@ -1,5 +1,7 @@
 // Typed entry point to weft's only native code (lib/sys/*.c: weft_sys.c, with the udp backend's packet I/O in tun_io.c and udp_io.c). The addon is loaded lazily on
 // the first sys() call, never at import time, so commands such as VERSION pay nothing for it.
+// Bundles embed one of two builds (scripts/build/addon.ts): weftd the full one; the plugins the lean
+// one, which lacks tunOpen, setNonBlocking, setTxQueueLen and the batched packet I/O (weftd-only calls).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EMBEDDED_ADDON } from './embedded.ts';

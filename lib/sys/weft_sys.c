@@ -1,6 +1,8 @@
 // weft_sys: the only native code in weft (N-API, plain C). The exact surface is the contract in
-// lib/sys/index.ts: setns, flock, a TUN open, raw netlink sockets, an fd readiness watch and
-// (in tun_io.c and udp_io.c) batched TUN/UDP packet I/O for the udp backend.
+// lib/sys/index.ts: setns, flock, raw netlink sockets, an fd readiness watch and, for weftd's udp
+// backend only, a TUN open and (in tun_io.c and udp_io.c) batched TUN/UDP packet I/O. Built twice
+// (binding.gyp): weft_sys for weftd, and weft_sys_lean (WEFT_SYS_LEAN: no packet I/O) that the
+// plugins embed, since they never move packets and every byte of the addon is in their start-up.
 // Every call is synchronous and acts on the calling thread (the JS main thread). Failing syscalls
 // throw an Error carrying code (errno name), errno (positive) and syscall; errno is copied right
 // after the failing call, before anything else can overwrite it.
@@ -135,6 +137,7 @@ static napi_value js_flock(napi_env env, napi_callback_info info) {
   }
 }
 
+#ifndef WEFT_SYS_LEAN
 static napi_value js_tun_open(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   struct ifreq ifr;
@@ -170,6 +173,7 @@ static napi_value js_tun_open(napi_env env, napi_callback_info info) {
   }
   return obj;
 }
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // Netlink sockets
@@ -440,13 +444,14 @@ NAPI_MODULE_INIT() {
   napi_property_descriptor props[] = {
       {"setns", NULL, js_setns, NULL, NULL, NULL, napi_enumerable, NULL},
       {"flock", NULL, js_flock, NULL, NULL, NULL, napi_enumerable, NULL},
-      {"tunOpen", NULL, js_tun_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"nlOpen", NULL, js_nl_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"nlAddMembership", NULL, js_nl_add_membership, NULL, NULL, NULL, napi_enumerable, NULL},
       {"nlSend", NULL, js_nl_send, NULL, NULL, NULL, napi_enumerable, NULL},
       {"nlRecv", NULL, js_nl_recv, NULL, NULL, NULL, napi_enumerable, NULL},
       {"pollStart", NULL, js_poll_start, NULL, NULL, NULL, napi_enumerable, NULL},
       {"pollStop", NULL, js_poll_stop, NULL, NULL, NULL, napi_enumerable, NULL},
+#ifndef WEFT_SYS_LEAN
+      {"tunOpen", NULL, js_tun_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"setNonBlocking", NULL, js_set_non_blocking, NULL, NULL, NULL, napi_enumerable, NULL},
       {"tunReadBatch", NULL, js_tun_read_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"tunSetOffload", NULL, js_tun_set_offload, NULL, NULL, NULL, napi_enumerable, NULL},
@@ -455,6 +460,7 @@ NAPI_MODULE_INIT() {
       {"udpOpen", NULL, js_udp_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"udpRecvBatch", NULL, js_udp_recv_batch, NULL, NULL, NULL, napi_enumerable, NULL},
       {"udpSendBatch", NULL, js_udp_send_batch, NULL, NULL, NULL, napi_enumerable, NULL},
+#endif
   };
   CALL(env, napi_define_properties(env, exports, sizeof props / sizeof props[0], props));
   return exports;

@@ -3,6 +3,7 @@
 import { unsupportedField } from '../../lib/cni/errors.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
+import { familyOfText } from '../../lib/ip/addr.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { ensureBridge } from './bridge-link.ts';
 import { parseBridgeConfig, type BridgeConfig } from './config.ts';
@@ -53,7 +54,7 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
         for (const ip of ips) {
           const gw = gatewayCidr(ip);
           if (gw === undefined) continue;
-          families.add(ip.address.includes(':') ? 6 : 4);
+          families.add(familyOfText(ip.address));
           if (ensureGatewayAddr(host, br.link.index, gw, cfg.forceAddress)) pinBridgeMac(host, br.link.index, br.link.mac);
         }
         ensureForwarding(families);
@@ -61,7 +62,7 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
       configurePodIface(pod.rtnl, veth.pod.index, ips, routes, cfg.enableDad);
 
       if (cfg.ipMasq) {
-        const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName, podCidrs: ips.map((ip) => ip.address) };
+        const spec = { network: cfg.name, containerId: a.containerId, ifName: a.ifName, podCidrs: ips.map((ip) => ip.address), exempt: cfg.masqExempt };
         rb.push('masquerade element', () => teardownMasq(spec));
         setupMasq(spec);
       }

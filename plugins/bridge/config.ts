@@ -6,6 +6,7 @@ import { validateIfName } from '../../lib/cni/ids.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Dns, IpamConf, NetConf } from '../../lib/cni/types.ts';
 import { validateConfig } from '../../lib/cni/validate.ts';
+import { canonicalCidr, formatCidr, parseCidr } from '../../lib/ip/index.ts';
 import { validate } from '../../gen/validators/bridge.js';
 
 /** The reference's default bridge name. */
@@ -31,6 +32,7 @@ interface BridgeNetConf extends NetConf {
   preserveDefaultVlan?: boolean;
   disableContainerInterface?: boolean;
   portIsolation?: boolean;
+  weftMasqExempt?: string[];
   runtimeConfig?: { mac?: string };
   args?: { cni?: { mac?: string } };
 }
@@ -44,6 +46,8 @@ export interface BridgeConfig {
   isDefaultGateway: boolean;
   forceAddress: boolean;
   ipMasq: boolean;
+  /** weftMasqExempt: destination networks (canonical CIDRs) the masquerade never applies to, besides the pod's own subnet. */
+  masqExempt: string[];
   /** 0: leave the kernel's default (1500 for a new veth/bridge). */
   mtu: number;
   hairpinMode: boolean;
@@ -78,6 +82,7 @@ export function parseBridgeConfig(a: Pick<CmdArgs, 'config' | 'args' | 'cniVersi
     isDefaultGateway,
     forceAddress: c.forceAddress ?? false,
     ipMasq: c.ipMasq ?? false,
+    masqExempt: normalizeMasqExempt(c.weftMasqExempt ?? []),
     mtu,
     hairpinMode: c.hairpinMode ?? false,
     promiscMode: c.promiscMode ?? false,
@@ -100,6 +105,15 @@ function rejectUnsupported(c: BridgeNetConf): void {
       throw unsupportedField(`unsupported field: ${key}`, `${key} = ${JSON.stringify(v)} is not implemented by weft bridge`);
     }
   }
+}
+
+/** Each weftMasqExempt entry must be an IPv4 or IPv6 CIDR; host bits are cleared (nft wants the network). */
+function normalizeMasqExempt(list: readonly string[]): string[] {
+  return list.map((text) => {
+    const c = parseCidr(text);
+    if (c === null) throw invalidConfig('invalid weftMasqExempt', `${JSON.stringify(text)} is not a CIDR such as "10.244.0.0/16"`);
+    return formatCidr(canonicalCidr(c));
+  });
 }
 
 function pickMac(c: BridgeNetConf, rawArgs: string): string | undefined {

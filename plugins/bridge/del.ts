@@ -102,8 +102,8 @@ export async function cmdDel(a: CmdArgs): Promise<void> {
   else bestEffort('macspoofchk elements', () => teardownMacSpoof(spec));
   const removed = a.netns !== '' && teardownPodLink(a.netns, a.ifName);
   if (!removed) {
-    // No pod side to go through: find the host end by its computed name, then (veths of earlier builds,
-    // named at random) by its alias; none is left when the pair went with the netns.
+    // No pod side to go through: find the host end by its computed name, then (veths with random
+    // `veth` names) by its alias; none is left when the pair went with the netns.
     const host = Rtnl.open();
     try {
       const name = hostVethName(cfg.name, a.containerId, a.ifName);

@@ -5,7 +5,7 @@ import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { ensureSysctl } from '../../lib/netns/sysctl.ts';
 import { parseCidr, cidrContains, parseIp } from '../../lib/ip/index.ts';
 import { conflict } from './errors.ts';
-import { broadcastOf } from './pod-iface.ts';
+import { broadcastOf } from '../../lib/ip/cidr.ts';
 
 /** The gateway's address on the bridge: gateway IP with the pod address's prefix length. */
 export function gatewayCidr(ip: IpConfig): string | undefined {

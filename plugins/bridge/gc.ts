@@ -1,6 +1,6 @@
 // GC (CNI 1.1 "GC"), run in the node netns: frees every attachment of this network that is not in
 // cni.dev/valid-attachments, so what an ADD killed mid-way left (and the runtime forgot) goes away:
-// host veths named after the network (or, from earlier builds, tagged with a weft alias), masquerade
+// host veths named after the network (or randomly named ones tagged with a weft alias), masquerade
 // and macspoofchk elements by their comment, then the IPAM plugin's own GC with the same stdin.
 import { delegateGc } from '../../lib/cni/delegate.ts';
 import { invalidConfig } from '../../lib/cni/errors.ts';
@@ -41,7 +41,7 @@ interface KeepVeths {
 /**
  * Which host veth GC of `network` (bridge `bridge`) deletes. By name: every veth named with the
  * network's prefix whose attachment part (and alias) is not valid, enslaved or not (the name is set by the creating
- * RTM_NEWLINK, so even an ADD killed right after it is covered). By alias, for veths of earlier builds
+ * RTM_NEWLINK, so even an ADD killed right after it is covered). By alias, for veths not named by hostVethName
  * (random `veth` names): weft-tagged ones on `bridge`, or on no bridge (an ADD killed between tagging and
  * enslaving; a finished ADD always enslaves), whose alias is not valid. Computed names of other
  * networks are left to their own GC.

@@ -1,16 +1,14 @@
-// IPAM delegation per the spec (plugin `ipam.type` from CNI_PATH, same env and stdin); host-local runs
-// in-process when the file found is our own bundle (or the standalone executable we run as), saving a
-// second Node start-up, and starts from the config the bridge already decoded.
-import { delegateAdd, delegateCheck, delegateDel, registerInProcess } from '../../lib/cni/delegate.ts';
+// IPAM delegation per the spec (plugin `ipam.type` from CNI_PATH, same env and stdin); a plugin that
+// main.ts registered in-process (host-local) runs here when the file found is our own bundle (or the
+// standalone executable we run as), saving a second Node start-up, and starts from the config the
+// bridge already decoded.
+import { delegateAdd, delegateCheck, delegateDel } from '../../lib/cni/delegate.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { DecodedConfig } from '../../lib/cni/skel.ts';
 import type { Result } from '../../lib/cni/types.ts';
-import { hostLocalPlugin } from '../../ipam/host-local/plugin.ts';
 import type { BridgeConfig } from './config.ts';
 import { BridgeError } from './errors.ts';
 import { CniError, invalidConfig } from '../../lib/cni/errors.ts';
-
-registerInProcess('host-local', hostLocalPlugin);
 
 /** What the skeleton decoded from the bridge's stdin, for an in-process IPAM. */
 function decoded(a: CmdArgs): DecodedConfig {

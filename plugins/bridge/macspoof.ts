@@ -3,7 +3,7 @@
 // An attachment is one element in each set (its host veth; its host veth . pod MAC), commented
 // `<containerID>/<ifname>` so DEL and GC find them without prevResult. Steady state: both elements in one
 // nf_tables transaction over netlink, in-process; `nft -f -` only creates the network's chain and sets.
-import { NftError } from '../../lib/netfilter/errors.ts';
+import { netlinkElseNft } from '../../lib/netfilter/netlink-else-nft.ts';
 import { NftBatch } from '../../lib/netfilter/batch.ts';
 import { nftExpr } from '../../lib/netfilter/expr.ts';
 import { listTable } from '../../lib/netfilter/list.ts';
@@ -65,14 +65,10 @@ export function ensureMacSpoofChain(network: string): void {
  * the chain and sets are created with nft, then the elements are added again.
  */
 export function setupMacSpoof(spec: MacSpoofSpec): void {
-  try {
+  netlinkElseNft({}, () => addElements(spec), () => {
+    ensureMacSpoofChain(spec.network);
     addElements(spec);
-    return;
-  } catch (e) {
-    if (e instanceof NftError) throw e; // a refused value: a retry would be refused too
-  }
-  ensureMacSpoofChain(spec.network);
-  addElements(spec);
+  });
 }
 
 /** Forgiving DEL step, in the node netns: removes the attachment's elements, found by comment; gone is fine. */

@@ -1,15 +1,7 @@
 // Names the bridge plugin derives: the host veth name, the link alias that finds it again, and the
 // nftables object names and element comment of one network/attachment.
 
-/** 32-bit FNV-1a of a string, as 8 hex digits: a cheap, stable name hash (not a security boundary). */
-export function fnv1a32(s: string): string {
-  let h = 0x811c9dc5;
-  for (const byte of Buffer.from(s, 'utf8')) {
-    h ^= byte;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
+import { fnv1a32 } from '../../lib/hash/fnv.ts';
 
 /** `w` + 6 hex of the network name's hash: every host veth of network `network` starts with this. */
 export function vethNetworkPrefix(network: string): string {
@@ -52,12 +44,18 @@ export interface MasqNames {
   pods6: string;
   nets4: string;
   nets6: string;
+  /** weftMasqExempt's networks (interval sets), e.g. the whole flannel Network. */
+  exempt4: string;
+  exempt6: string;
 }
 
 /** Names for network `network`: a hash of the name, since network names allow upper case and dots nft names do not. */
 export function masqNames(network: string): MasqNames {
   const id = fnv1a32(network);
-  return { chain: `bridge-masq-${id}`, pods4: `bridge-pods4-${id}`, pods6: `bridge-pods6-${id}`, nets4: `bridge-nets4-${id}`, nets6: `bridge-nets6-${id}` };
+  return {
+    chain: `bridge-masq-${id}`, pods4: `bridge-pods4-${id}`, pods6: `bridge-pods6-${id}`, nets4: `bridge-nets4-${id}`, nets6: `bridge-nets6-${id}`,
+    exempt4: `bridge-exempt4-${id}`, exempt6: `bridge-exempt6-${id}`,
+  };
 }
 
 const COMMENT_OK = /^[A-Za-z0-9_.:/@=+,-]{1,128}$/;

@@ -1,23 +1,13 @@
 // The pod interface's L3 config in the pod netns (through a socket opened there): addresses, then routes.
 import type { IpConfig, Route } from '../../lib/cni/types.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
-import { subnetOf } from './masquerade.ts';
-
-/** The IPv4 broadcast of "a.b.c.d/n" (none for /31 and /32, RFC 3021), as the reference's netlink library computes it. */
-export function broadcastOf(cidr: string): string | undefined {
-  if (cidr.includes(':')) return undefined;
-  const prefix = Number(cidr.split('/')[1]);
-  if (prefix >= 31) return undefined;
-  const [net = ''] = subnetOf(cidr).split('/');
-  const v = net.split('.').reduce((acc, o) => (acc << 8) + Number(o), 0) >>> 0;
-  const b = (v | (0xffffffff >>> prefix)) >>> 0;
-  return [24, 16, 8, 0].map((s) => (b >>> s) & 255).join('.');
-}
+import { familyOfText } from '../../lib/ip/addr.ts';
+import { broadcastOf } from '../../lib/ip/cidr.ts';
 
 /** The gateway a route without `gw` uses: the first result IP of the route's family that has one. */
 export function defaultGatewayFor(ips: readonly IpConfig[], dst: string): string | undefined {
-  const v6 = dst.includes(':');
-  return ips.find((ip) => ip.gateway !== undefined && ip.address.includes(':') === v6)?.gateway;
+  const fam = familyOfText(dst);
+  return ips.find((ip) => ip.gateway !== undefined && familyOfText(ip.address) === fam)?.gateway;
 }
 
 /**

@@ -1,12 +1,13 @@
 // The ADD result, shaped as the reference's: interfaces [bridge, host veth, pod iface], ips on index 2.
 import type { Dns, Result, Route } from '../../lib/cni/types.ts';
+import { familyOfText } from '../../lib/ip/addr.ts';
 import type { Link } from '../../lib/netlink/link.ts';
 
 /** Default routes the reference adds for isDefaultGateway: one per family with a gateway, unless IPAM already gave one. */
 export function defaultRoutes(ipam: Result): Route[] {
   const out: Route[] = [];
   for (const v6 of [false, true]) {
-    const gw = ipam.ips?.find((ip) => ip.gateway !== undefined && ip.address.includes(':') === v6)?.gateway;
+    const gw = ipam.ips?.find((ip) => ip.gateway !== undefined && (familyOfText(ip.address) === 6) === v6)?.gateway;
     if (gw === undefined) continue;
     const dst = v6 ? '::/0' : '0.0.0.0/0';
     if ((ipam.routes ?? []).some((r) => r.dst === dst)) continue;

@@ -30,6 +30,8 @@ export const bridgeSchema = {
     preserveDefaultVlan: { type: 'boolean' },
     disableContainerInterface: { type: 'boolean' },
     portIsolation: { type: 'boolean' },
+    // weft's own: destinations the bridge never masquerades to (the flannel plugins put the cluster Network here).
+    weftMasqExempt: { type: 'array', maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 64 } },
     ipam: ipamRefSchema,
     dns: dnsSchema,
     runtimeConfig: { type: 'object', properties: { mac } },

@@ -1,6 +1,6 @@
 // Names the firewall plugin owns in `inet weft`: shared chains and sets, per-network chain and pod
 // sets, the packet mark bit that carries "pod traffic" to other tables' forward chains, element comments.
-import { stableId } from '../../lib/netfilter/stable-id.ts';
+import { stableId } from '../../lib/hash/fnv.ts';
 
 /** The packet mark bit set on pod traffic before any other forward chain runs, cleared after (docs/firewall.md). */
 export const FW_MARK = 0x00100000;

@@ -1,22 +1,17 @@
-// ADD/DEL/CHECK of the flannel plugins (flannel-vxlan, host-gw): read subnet.env, render and store
-// the delegate config, delegate to it (in-process when it is our bundle); DEL replays the stored one.
+// ADD/DEL/CHECK of the flannel plugins (flannel-vxlan, host-gw, flannel-udp): read subnet.env, render
+// and store the delegate config, delegate to it (in-process when main.ts registered it and CNI_PATH
+// holds our bundle of it); DEL replays the stored one.
 // Runs in the runtime's (node's) netns; the pod netns is only touched by the delegate.
-import { delegateAdd, delegateCheck, delegateDel, registerInProcess } from '../../lib/cni/delegate.ts';
+import { delegateAdd, delegateCheck, delegateDel } from '../../lib/cni/delegate.ts';
 import { unknownContainer } from '../../lib/cni/errors.ts';
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs, Plugin } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
-import { hostLocalPlugin } from '../../ipam/host-local/plugin.ts';
-import { bridgePlugin } from '../bridge/plugin.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
-import { readFlannelSubnetFile, type FlannelEnv } from './subnet-file.ts';
-
-// Our bundle carries bridge and host-local: when CNI_PATH holds our builds of them they run here.
-registerInProcess('bridge', bridgePlugin);
-registerInProcess('host-local', hostLocalPlugin);
+import { readFlannelSubnetFile, type FlannelEnv } from '../../lib/flannel/subnet-file.ts';
 
 /** Backend-specific work before the delegate runs (flannel-vxlan: make sure the VTEP exists). */
 export interface FlannelHooks {

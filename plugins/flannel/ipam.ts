@@ -2,21 +2,23 @@
 // (type defaulting to host-local), `ranges` replaced by one range set per family of the node
 // subnet(s), and a route to every cluster network appended to the configured routes.
 import { invalidConfig } from '../../lib/cni/errors.ts';
-import { canonicalCidr, formatCidr, parseCidr } from '../../lib/ip/index.ts';
+import { networkForm } from '../../lib/flannel/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
-import type { FlannelEnv } from './subnet-file.ts';
+import type { FlannelEnv } from '../../lib/flannel/subnet-file.ts';
 
 /** "10.244.3.1/24" (subnet.env's gateway form) -> "10.244.3.0/24"; null when it is not a prefix. */
-export function subnetNetwork(text: string): string | null {
-  const c = parseCidr(text);
-  return c === null ? null : formatCidr(canonicalCidr(c));
-}
+export const subnetNetwork = networkForm;
 
 function configuredRoutes(ipam: Record<string, unknown>): unknown[] {
   const r = ipam['routes'];
   if (r === undefined || r === null) return [];
   if (!Array.isArray(r)) throw invalidConfig('failed to read IPAM routes: failed to parse ipam.routes', `${JSON.stringify(r)} must be a list`);
   return r as unknown[];
+}
+
+/** Every cluster network of subnet.env, IPv4 then IPv6 (canonical CIDRs). */
+export function clusterNetworks(env: FlannelEnv): string[] {
+  return [...(env.networks ?? (env.network === '' ? [] : [env.network])), ...(env.ipv6Networks ?? [])];
 }
 
 /** Pure: the rendered `ipam` object for `env` (dual-stack when subnet.env has the IPv6 keys). */
@@ -26,7 +28,7 @@ export function renderIpam(cfg: FlannelConfig, env: FlannelEnv): Record<string, 
     const net = sn === undefined || sn === '' ? null : subnetNetwork(sn);
     if (net !== null) ranges.push([{ subnet: net }]);
   }
-  const networks = [...(env.networks ?? (env.network === '' ? [] : [env.network])), ...(env.ipv6Networks ?? [])];
+  const networks = clusterNetworks(env);
   return {
     type: 'host-local',
     ...cfg.ipam,

@@ -1,8 +1,9 @@
 // The rendered delegate config kept under dataDir/<containerID> between ADD and DEL (flannel's
 // layout): DEL replays exactly what ADD used even when subnet.env changed or is gone since.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ioFailure } from '../../lib/cni/errors.ts';
+import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
 import { scratchName } from './config.ts';
 
 /** Path of the stored delegate config for a container. */
@@ -13,14 +14,10 @@ export function scratchPath(dataDir: string, containerId: string): string {
 /** Stores the delegate config (atomic: temp file + rename, mode 0600 as it may hold runtime args). */
 export function saveDelegateConf(dataDir: string, containerId: string, conf: Record<string, unknown>): void {
   const path = scratchPath(dataDir, containerId);
-  const tmp = `${path}.tmp-${process.pid}`;
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const fd = openSync(tmp, 'w', 0o600);
-    try { writeSync(fd, JSON.stringify(conf)); fsyncSync(fd); } finally { closeSync(fd); }
-    renameSync(tmp, path);
+    writeFileAtomicSync(path, JSON.stringify(conf), { mode: 0o600 });
   } catch (e) {
-    rmSync(tmp, { force: true });
     throw ioFailure(`cannot store the delegate config under ${dataDir}`, (e as Error).message, e);
   }
 }

@@ -3,8 +3,8 @@
 // runtime's (node's) netns.
 import { Rtnl } from '../../lib/netlink/index.ts';
 import { subnetNetwork } from './ipam.ts';
-import type { FlannelEnv } from './subnet-file.ts';
-import { ensureVtep, readVtepSpec, vtepSpecPath, type VtepSpec } from './vtep.ts';
+import type { FlannelEnv } from '../../lib/flannel/subnet-file.ts';
+import { ensureVtep, readVtepSpec, vtepSpecPath, type VtepSpec } from '../../lib/flannel/vtep.ts';
 
 /**
  * True when the spec describes the backend weftd runs now: its MTU is the pods' MTU and its address

@@ -1,4 +1,5 @@
 // nftables object names of portmap inside weft's `inet weft` table, and the element comment of one attachment.
+import { fnv1a32 } from '../../lib/hash/fnv.ts';
 
 /**
  * Chains, maps and sets portmap owns in `inet weft` (prefix `portmap-`; no other concern touches them).
@@ -45,16 +46,6 @@ export function isDnatMap(name: string): boolean {
 }
 
 const COMMENT_OK = /^[A-Za-z0-9_.:/@=+,-]{1,128}$/;
-
-/** 32-bit FNV-1a as 8 hex digits: a cheap stable hash for over-long owners (not a security boundary). */
-function fnv1a32(s: string): string {
-  let h = 0x811c9dc5;
-  for (const byte of Buffer.from(s, 'utf8')) {
-    h ^= byte;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-}
 
 /**
  * The element comment naming the owner: `<network hash>:<containerID>/<ifname>`. DEL finds an

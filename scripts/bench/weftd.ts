@@ -13,8 +13,8 @@ import type { Lease } from '../../agent/lease/store.ts';
 import { RTPROT_WEFT } from '../../agent/reconcile/desired.ts';
 import { RtnlEvents } from '../../lib/netlink/index.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
-import { vtepMac } from '../../plugins/flannel/vtep.ts';
-import { Cluster, waitFor } from '../../test/harness/cluster.ts';
+import { vtepMac } from '../../lib/flannel/vtep.ts';
+import { Cluster, waitFor } from '../../testkit/cluster.ts';
 import { ROOT, quantile, median, round, type BenchResult } from './util.ts';
 
 const JOINS = 50;

@@ -10,15 +10,17 @@ import type { Plugin } from 'esbuild';
 
 const sysDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lib', 'sys');
 const addonPath = join(sysDir, 'build', 'Release', 'weft_sys.node');
+/** The two builds of lib/sys (binding.gyp): weftd's, with the udp packet I/O, and the plugins' lean one. */
+export const ADDON_PATHS = { full: addonPath, lean: join(sysDir, 'build', 'Release', 'weft_sys_lean.node') } as const;
 const sources = ['weft_sys.c', 'weft_sys.h', 'packet_args.c', 'tun_io.c', 'udp_io.c', 'binding.gyp'].map((f) => join(sysDir, f));
 
-/** Compiles lib/sys with `node-gyp rebuild` unless the .node is newer than its sources; returns the .node path. */
+/** Compiles both builds of lib/sys with `node-gyp rebuild` unless they are newer than their sources; returns weftd's .node path. */
 export async function buildAddon(): Promise<string> {
   if (isUpToDate()) return addonPath;
   const nodeGyp = createRequire(import.meta.url).resolve('node-gyp/bin/node-gyp.js');
   const nodedir = localNodeDir();
   await run(process.execPath, [nodeGyp, 'rebuild', '--loglevel=warn', ...(nodedir !== undefined ? [`--nodedir=${nodedir}`] : []), '-C', sysDir]);
-  if (!isUpToDate()) throw new Error(`node-gyp finished but ${addonPath} is missing or older than its sources`);
+  if (!isUpToDate()) throw new Error(`node-gyp finished but ${addonPath} or ${ADDON_PATHS.lean} is missing or older than its sources`);
   return addonPath;
 }
 
@@ -35,7 +37,7 @@ function localNodeDir(): string | undefined {
 function isUpToDate(): boolean {
   let built: number;
   try {
-    built = statSync(addonPath).mtimeMs;
+    built = Math.min(statSync(ADDON_PATHS.full).mtimeMs, statSync(ADDON_PATHS.lean).mtimeMs);
   } catch {
     return false;
   }
@@ -54,17 +56,19 @@ function run(cmd: string, args: string[]): Promise<void> {
 }
 
 /** Contents that replace lib/sys/embedded.ts in a bundle, cached per addon file version. */
-let cache: { key: string; contents: string } | undefined;
+const cache = new Map<string, string>();
 
 function embeddedModule(nodePath: string): string {
   const st = statSync(nodePath);
   const key = `${nodePath}:${st.size}:${st.mtimeMs}`;
-  if (cache?.key !== key) {
+  let contents = cache.get(key);
+  if (contents === undefined) {
     const bytes = readFileSync(nodePath);
     const addon = { sha256: createHash('sha256').update(bytes).digest('hex'), base64: bytes.toString('base64') };
-    cache = { key, contents: `export const EMBEDDED_ADDON = ${JSON.stringify(addon)};\n` };
+    contents = `export const EMBEDDED_ADDON = ${JSON.stringify(addon)};\n`;
+    cache.set(key, contents);
   }
-  return cache.contents;
+  return contents;
 }
 
 /** esbuild plugin: replaces lib/sys/embedded.ts with the addon at `nodePath` as base64 plus its sha256. */

@@ -8,6 +8,8 @@ export interface Entry {
   external?: string[];
   /** false: a plain bundle, without the V8 code-cache loader (see lib/sys/code-cache.ts). Default true. */
   codeCache?: boolean;
+  /** true: embeds the full addon with the udp backend's packet I/O (weftd); others embed the lean build. Default false. */
+  packetIo?: boolean;
 }
 
 export const ENTRIES: readonly Entry[] = [
@@ -22,7 +24,7 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },
   { name: 'host-gw', source: 'plugins/host-gw/main.ts' },
   { name: 'flannel-udp', source: 'plugins/flannel-udp/main.ts' },
-  { name: 'weftd', source: 'agent/main.ts', codeCache: false },
+  { name: 'weftd', source: 'agent/main.ts', codeCache: false, packetIo: true },
   // The installer CLI (`weft install`), the package.json "bin"; never copied into a CNI bin dir.
   { name: 'weft', source: 'cli/weft.ts', codeCache: false },
 ];

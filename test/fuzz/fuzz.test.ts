@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestNetns, rootOnly, run, type TestNetns } from '../helpers/netns.ts';
+import { createTestNetns, rootOnly, run, type TestNetns } from '../../testkit/netns.ts';
 import { makeCase, type CaseContext, type FuzzCase } from './cases.ts';
 import { diffNode, snapshotNode, type NodeState } from './node-state.ts';
 import { judge } from './oracle.ts';

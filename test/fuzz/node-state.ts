@@ -5,7 +5,7 @@
 // tables, chains, rules and set definitions. Everything per attachment must return exactly.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { run } from '../helpers/netns.ts';
+import { run } from '../../testkit/netns.ts';
 
 /** A snapshot: per-attachment lines (must match exactly) and infrastructure lines (may only grow). */
 export interface NodeState {
@@ -58,9 +58,9 @@ async function nftState(ns: string, out: NodeState): Promise<void> {
     const where = `${String(body['family'])} ${String(body['table'] ?? body['name'])}`;
     if (kind === 'set' || kind === 'map') {
       out.infra.push(`nft ${kind} ${where} ${String(body['name'])}`);
-      // bridge-nets4/6 hold each network's pod subnet, firewall's isolation sets its bridges: per network
-      // (they stay for the network's next pod).
-      const perNetwork = /-nets[46]-|^fw-(isolated|same|self-drop)$/.test(String(body['name']));
+      // bridge-nets4/6 and -exempt4/6 hold each network's pod subnet and exempt networks, firewall's
+      // isolation sets its bridges: per network (they stay for the network's next pod).
+      const perNetwork = /-(nets|exempt)[46]-|^fw-(isolated|same|self-drop)$/.test(String(body['name']));
       for (const e of (body['elem'] as unknown[] | undefined) ?? []) (perNetwork ? out.infra : out.exact).push(`nft elem ${where} ${String(body['name'])} ${JSON.stringify(e)}`);
     } else {
       const { handle: _h, ...rest } = body;

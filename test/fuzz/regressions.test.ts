@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestNetns, rootOnly, type TestNetns } from '../helpers/netns.ts';
+import { createTestNetns, rootOnly, type TestNetns } from '../../testkit/netns.ts';
 import type { Expectation, FuzzCase } from './cases.ts';
 import { judge } from './oracle.ts';
 import { FUZZ_TARGETS, type FuzzContext } from './targets.ts';

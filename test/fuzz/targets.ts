@@ -102,6 +102,13 @@ function flannelConfined(config: unknown, ctx: FuzzContext): boolean {
     typeof ipam === 'object' && ipam !== null && ipam['dataDir'] === ctx.dataDir;
 }
 
+/** Registers the in-process delegates as the plugin's main.ts does (host-local; bridge for the flannel plugins). */
+async function registerLikeMain(withBridge: boolean): Promise<void> {
+  const { registerInProcess } = await import('../../lib/cni/delegate.ts');
+  registerInProcess('host-local', (await import('../../ipam/host-local/plugin.ts')).hostLocalPlugin);
+  if (withBridge) registerInProcess('bridge', (await import('../../plugins/bridge/plugin.ts')).bridgePlugin);
+}
+
 /** The registry. */
 export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   {
@@ -119,7 +126,7 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
     // 100: the IPAM type names no plugin on CNI_PATH; 110: a name or address taken by something else.
     extraCodes: [100, 110],
     delCodes: [100],
-    load: async () => (await import('../../plugins/bridge/plugin.ts')).bridgePlugin,
+    load: async () => { await registerLikeMain(false); return (await import('../../plugins/bridge/plugin.ts')).bridgePlugin; },
     baseConfig: (ctx) => ({
       cniVersion: '1.0.0', name: 'fuzz-br', type: 'bridge', bridge: 'fuzzbr0', isGateway: true, ipMasq: true,
       ipam: hostLocalIpam(ctx),
@@ -168,17 +175,17 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   },
   {
     name: 'flannel-vxlan', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
-    load: async () => (await import('../../plugins/flannel-vxlan/plugin.ts')).flannelVxlanPlugin,
+    load: async () => { await registerLikeMain(true); return (await import('../../plugins/flannel-vxlan/plugin.ts')).flannelVxlanPlugin; },
     baseConfig: (ctx) => flannelConfig('flannel-vxlan', ctx),
   },
   {
     name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
-    load: async () => (await import('../../plugins/flannel-cni/plugin.ts')).flannelPlugin,
+    load: async () => { await registerLikeMain(true); return (await import('../../plugins/flannel-cni/plugin.ts')).flannelPlugin; },
     baseConfig: (ctx) => flannelConfig('flannel', ctx),
   },
   {
     name: 'host-gw', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
-    load: async () => (await import('../../plugins/host-gw/plugin.ts')).hostGwPlugin,
+    load: async () => { await registerLikeMain(true); return (await import('../../plugins/host-gw/plugin.ts')).hostGwPlugin; },
     baseConfig: (ctx) => flannelConfig('host-gw', ctx),
   },
 ];

@@ -2,8 +2,8 @@
 // node's tc/ifb state as `tc -j` and `ip -j` report it (the tests read the kernel with the real tools).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { execPlugin, type ConfList, type PluginRun } from '../../harness/cni-runner.ts';
-import { nsExec, nsRun, type Topology } from '../../harness/topology.ts';
+import { execPlugin, type ConfList, type PluginRun } from '../../../testkit/cni-runner.ts';
+import { nsExec, nsRun, type Topology } from '../../../testkit/topology.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const BIN_DIR = join(ROOT, 'dist', 'bin');

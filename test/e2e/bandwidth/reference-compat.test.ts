@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CniRunner } from '../../harness/cni-runner.ts';
-import { Topology, nsExec, type SimPod } from '../../harness/topology.ts';
-import { isRoot } from '../../helpers/netns.ts';
+import { CniRunner } from '../../../testkit/cni-runner.ts';
+import { Topology, nsExec, type SimPod } from '../../../testkit/topology.ts';
+import { isRoot } from '../../../testkit/netns.ts';
 import { BIN_DIR, bandwidthConfList, nodeIfbs, nodeQdiscs, runBandwidth } from './helpers.ts';
 
 const REF = '/usr/lib/cni/bandwidth';

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CniRunner, type ConfList } from '../../harness/cni-runner.ts';
-import { Topology, type SimPod } from '../../harness/topology.ts';
-import { isRoot } from '../../helpers/netns.ts';
+import { CniRunner, type ConfList } from '../../../testkit/cni-runner.ts';
+import { Topology, type SimPod } from '../../../testkit/topology.ts';
+import { isRoot } from '../../../testkit/netns.ts';
 import { BIN_DIR, bandwidthConfList, iperf, nodeIfbs, nodeQdiscs, resultIp } from './helpers.ts';
 
 const missing = ['bridge', 'host-local', 'bandwidth'].filter((b) => !existsSync(join(BIN_DIR, b)));

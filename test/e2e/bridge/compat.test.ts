@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { rootOnly } from '../../helpers/netns.ts';
+import { rootOnly } from '../../../testkit/netns.ts';
 import { addrsOf, bridgeConf, makeNodes, ours, reference, runIn, tempDir, type Impl } from './harness.ts';
 
 type Res = { cniVersion: string; interfaces: Array<Record<string, unknown>>; ips: Array<Record<string, unknown>>; routes: unknown[]; dns: unknown };

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestNetns, ipJson, type TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, ipJson, type TestNetns } from '../../../testkit/netns.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const REFERENCE_DIR = '/usr/lib/cni';

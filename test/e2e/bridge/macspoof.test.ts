@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { rootOnly, type TestNetns } from '../../helpers/netns.ts';
+import { rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 import { bridgeConf, makeNodes, ours, reachable, runIn, tempDir, withPrev, type Run } from './harness.ts';
 
 interface Elem {

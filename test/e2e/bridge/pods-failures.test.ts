@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { rootOnly } from '../../helpers/netns.ts';
+import { rootOnly } from '../../../testkit/netns.ts';
 import { bridgeConf, makeNodes, nftState, ours, reachable, runIn, tempDir, veths } from './harness.ts';
 
 function leases(dir: string, net = 'weftnet'): string[] {

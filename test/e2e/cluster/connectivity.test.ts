@@ -3,8 +3,8 @@
 // case runs every plugin and weftd from a standalone bin dir (dist/sea/weft under each name).
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, type ClusterNode } from '../../harness/cluster.ts';
-import { pingMatrix } from '../../harness/probe.ts';
+import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
+import { pingMatrix } from '../../../testkit/probe.ts';
 import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
 import { allProbes, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from './helpers.ts';
 

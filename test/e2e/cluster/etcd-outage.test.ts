@@ -3,8 +3,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { Cluster, waitFor, type ClusterNode } from '../../harness/cluster.ts';
-import { nsRun } from '../../harness/topology.ts';
+import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
+import { nsRun } from '../../../testkit/topology.ts';
 import { pingOnce, skipReason, weftRoutes } from './helpers.ts';
 
 const OUTAGE_MS = Number(process.env['WEFT_ETCD_OUTAGE_MS'] ?? 30_000);

@@ -6,8 +6,8 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Cluster, waitFor, type ClusterNode } from '../../harness/cluster.ts';
-import { nsExec, nsRun } from '../../harness/topology.ts';
+import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { pingOnce, skipReason } from './helpers.ts';
 
 /** Host veths on the node's bridge, and the address files host-local holds there. */

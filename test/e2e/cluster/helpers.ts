@@ -2,9 +2,9 @@
 // namespaces (never the root one), so assertions check what the kernel holds.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Cluster, ClusterNode } from '../../harness/cluster.ts';
-import { nsExec } from '../../harness/topology.ts';
-import type { Probe } from '../../harness/probe.ts';
+import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
+import { nsExec } from '../../../testkit/topology.ts';
+import type { Probe } from '../../../testkit/probe.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
@@ -58,6 +58,24 @@ export function allProbes(c: Cluster): Probe[] {
   for (const a of c.pods) for (const n of c.nodes) probes.push({ from: a.name, to: n.netns, toIp: n.ip, fromNetns: a.netns });
   for (const n of c.nodes) for (const b of c.pods) probes.push({ from: n.netns, to: b.name, toIp: b.ip, fromNetns: n.netns });
   return probes;
+}
+
+const ECHO_SERVER = "require('net').createServer((s)=>s.end(s.remoteAddress)).listen(9999,'0.0.0.0')";
+
+/** Starts a TCP server on port 9999 in `netns` that answers each connection with the peer address it sees. */
+export function echoPeer(c: Cluster, netns: string): void {
+  c.topo.spawnIn(netns, ['node', '-e', ECHO_SERVER]);
+}
+
+/** Connects from `fromNetns` to an echoPeer server at `ip` and returns the source address the server saw. */
+export async function peerSeenBy(fromNetns: string, ip: string): Promise<string> {
+  const client = `const s=require('net').connect(9999,'${ip}');let d='';s.on('data',(x)=>d+=x);s.on('end',()=>{process.stdout.write(d)});s.on('error',(e)=>{console.error(e.message);process.exit(1)})`;
+  for (let i = 0; i < 40; i++) {
+    const r = await nsExec(fromNetns, ['node', '-e', client], { timeoutMs: 5000 });
+    if (r.code === 0 && r.stdout !== '') return r.stdout.replace(/^::ffff:/, '');
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  throw new Error(`no answer from ${ip}:9999 (from ${fromNetns})`);
 }
 
 /** One quick ping (200 ms wait); true on a reply. */

@@ -2,26 +2,9 @@
 // pod-to-pod traffic keeps the pod's address; one nftables table holds the rules.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { nsExec, nsRun } from '../../harness/topology.ts';
-import { skipReason } from './helpers.ts';
-
-const SERVER = "require('net').createServer((s)=>s.end(s.remoteAddress)).listen(9999,'0.0.0.0')";
-
-/** Starts a TCP server in `netns` that answers with the peer address it sees. */
-function echoPeer(c: Cluster, netns: string): void {
-  c.topo.spawnIn(netns, ['node', '-e', SERVER]);
-}
-
-async function peerSeenBy(fromNetns: string, ip: string): Promise<string> {
-  const client = `const s=require('net').connect(9999,'${ip}');let d='';s.on('data',(x)=>d+=x);s.on('end',()=>{process.stdout.write(d)});s.on('error',(e)=>{console.error(e.message);process.exit(1)})`;
-  for (let i = 0; i < 40; i++) {
-    const r = await nsExec(fromNetns, ['node', '-e', client], { timeoutMs: 5000 });
-    if (r.code === 0 && r.stdout !== '') return r.stdout.replace(/^::ffff:/, '');
-    await new Promise((res) => setTimeout(res, 100));
-  }
-  throw new Error(`no answer from ${ip}:9999`);
-}
+import { Cluster, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
+import { nsRun } from '../../../testkit/topology.ts';
+import { echoPeer, peerSeenBy, skipReason } from './helpers.ts';
 
 void describe('weftd --ip-masq', { skip: skipReason(), timeout: 120_000 }, () => {
   let c: Cluster;

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Cluster } from '../../harness/cluster.ts';
-import { canPing } from '../../harness/probe.ts';
+import { Cluster } from '../../../testkit/cluster.ts';
+import { canPing } from '../../../testkit/probe.ts';
 import { skipReason } from './helpers.ts';
 
 const DIST = join(import.meta.dirname, '..', '..', '..', 'dist', 'bin');

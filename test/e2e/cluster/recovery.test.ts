@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { nsExec, nsRun } from '../../harness/topology.ts';
+import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { pingOnce, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from './helpers.ts';
 
 const LIMIT_MS = 3000; // the 2 s plus 1 s of slack for polling and a loaded machine

@@ -3,9 +3,9 @@
 // through node 1's port 8285, and the drop is counted in /metrics.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { pingMatrix } from '../../harness/probe.ts';
-import { nsExec, nsRun } from '../../harness/topology.ts';
+import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
+import { pingMatrix } from '../../../testkit/probe.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { allProbes, skipReason, weftRoutes } from './helpers.ts';
 
 const DROPS = 'weftd_udp_drops_total';

@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { execPlugin } from '../../harness/cni-runner.ts';
-import { createTestNetns, rootOnly, type TestNetns } from '../../helpers/netns.ts';
+import { execPlugin } from '../../../testkit/cni-runner.ts';
+import { createTestNetns, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 import { baseConf, CASES, type Case, type PluginName } from './cases.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');

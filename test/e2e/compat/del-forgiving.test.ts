@@ -9,8 +9,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { execPlugin, type PluginRun } from '../../harness/cni-runner.ts';
-import { createTestNetns, ipJson, rootOnly, type TestNetns } from '../../helpers/netns.ts';
+import { execPlugin, type PluginRun } from '../../../testkit/cni-runner.ts';
+import { createTestNetns, ipJson, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
 const BIN = join(import.meta.dirname, '..', '..', '..', 'dist', 'bin');
 const NET = 'delnet';

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../harness/containerd.ts';
-import { Topology, type SimNode } from '../../harness/topology.ts';
+import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../../testkit/containerd.ts';
+import { Topology, type SimNode } from '../../../testkit/topology.ts';
 import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
 import { CLEAN, failIfMissing, httpGet, leftovers, skipUnlessCi, waitUntil } from './helpers.ts';
 

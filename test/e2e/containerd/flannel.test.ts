@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Cluster, type ClusterNode } from '../../harness/cluster.ts';
-import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../harness/containerd.ts';
+import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
+import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../../testkit/containerd.ts';
 import { CLEAN, failIfMissing, httpGet, leftovers, skipUnlessCi, waitUntil } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');

@@ -3,7 +3,7 @@
 // namespaces from outside with nsenter.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { containerdMissing, run, type ContainerdEnv } from '../../harness/containerd.ts';
+import { containerdMissing, run, type ContainerdEnv } from '../../../testkit/containerd.ts';
 
 /**
  * The `skip` option of a containerd suite: a loud skip on a developer's machine without containerd
@@ -81,8 +81,8 @@ export async function leftovers(env: ContainerdEnv, nodeNs: string, ipamNetDir: 
     addressFiles: files(ipamNetDir).filter((f) => /^[0-9a-f.:]+$/.test(f)),
     // The node's uplink to the underlay is the only veth the test topology puts there.
     veths: links.map((l) => l.ifname).filter((n) => n !== 'eth0'),
-    // bridge-nets{4,6}-* hold the network's subnet, not a pod's: they stay, like the bridge itself.
-    nftElements: (await nftElements(path)).filter((e) => !/^bridge-nets[46]-/.test(e)),
+    // bridge-nets{4,6}-* and bridge-exempt{4,6}-* hold the network's subnet and exempt networks, not a pod's: they stay, like the bridge itself.
+    nftElements: (await nftElements(path)).filter((e) => !/^bridge-(nets|exempt)[46]-/.test(e)),
     cachedResults: env.cachedResults(),
     dataFiles: dataDirs.flatMap((d) => files(d).map((f) => join(d, f))),
   };

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CniRunner, type ConfList } from '../../harness/cni-runner.ts';
-import { canPing } from '../../harness/probe.ts';
-import { Topology, nsExec, nsRun, type SimPod } from '../../harness/topology.ts';
-import { isRoot } from '../../helpers/netns.ts';
+import { CniRunner, type ConfList } from '../../../testkit/cni-runner.ts';
+import { canPing } from '../../../testkit/probe.ts';
+import { Topology, nsExec, nsRun, type SimPod } from '../../../testkit/topology.ts';
+import { isRoot } from '../../../testkit/netns.ts';
 import { fwNetworkNames } from '../../../plugins/firewall/names.ts';
 import { BIN_DIR, runFirewall } from './helpers.ts';
 

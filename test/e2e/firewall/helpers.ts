@@ -1,6 +1,6 @@
 // Shared pieces of the firewall end-to-end tests: one-off runs of the built firewall binary in a node.
 import { join } from 'node:path';
-import { execPlugin, type PluginRun } from '../../harness/cni-runner.ts';
+import { execPlugin, type PluginRun } from '../../../testkit/cni-runner.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const BIN_DIR = join(ROOT, 'dist', 'bin');

@@ -1,9 +1,9 @@
 // Helpers for the installer tests: a temp "machine root" whose dirs stand in for /opt/cni/bin,
 // /etc/cni/net.d, ..., a content+mode hash of a whole tree, and running the built `weft` CLI.
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { run } from '../../../testkit/exec.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const DIST_BIN = join(ROOT, 'dist', 'bin');
@@ -51,17 +51,7 @@ export interface CliRun {
 
 /** Runs a command to completion (no shell); never rejects on a non-zero exit. */
 export function runCmd(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
-  const [file, ...args] = argv;
-  if (file === undefined) return Promise.reject(new Error('runCmd: empty argv'));
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code: code ?? (signal !== null ? 128 : 1), stdout, stderr: signal !== null ? `${stderr}(killed by ${signal})` : stderr }));
-  });
+  return run(argv, { env });
 }
 
 /** Runs the built `weft` CLI. */

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { pluginNames } from '../../../scripts/install/plan.ts';
+import { pluginNames } from '../../../cli/install/plan.ts';
 import { diffTrees, dirFlags, hashTree, runCmd, SEA_WEFT, weft, WEFT } from './helpers.ts';
 
 const temps: string[] = [];

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { execPlugin } from '../../harness/cni-runner.ts';
+import { execPlugin } from '../../../testkit/cni-runner.ts';
 import { DIST } from '../../../scripts/bench/util.ts';
 
 const isRoot = process.getuid?.() === 0;

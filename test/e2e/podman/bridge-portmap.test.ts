@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_IPAM_DIR, loudSkip, PodmanEnv, podmanSkipReason, spawnCollect, uniqueNetworkName } from '../../harness/podman.ts';
-import { nsExec, Topology } from '../../harness/topology.ts';
+import { DEFAULT_IPAM_DIR, loudSkip, PodmanEnv, podmanSkipReason, spawnCollect, uniqueNetworkName } from '../../../testkit/podman.ts';
+import { nsExec, Topology } from '../../../testkit/topology.ts';
 import { nsJson, podElements, waitUntil } from './helpers.ts';
 
 const SUBNET = '10.88.0.0/24';
@@ -142,7 +142,7 @@ for (const standalone of [false, true]) describe(`podman + bridge/host-local/por
     assert.equal(ports.length, 0, JSON.stringify(ports));
     const veths = await nsJson<Array<{ ifname: string }>>(`/var/run/netns/${nodeNs()}`, ['link', 'show', 'type', 'veth']);
     assert.deepEqual(veths.map((l) => l.ifname), ['eth0'], 'only the node uplink is a veth');
-    const left = (await podElements(nodeNs())).filter((e) => !e.set.startsWith('bridge-nets'));
+    const left = (await podElements(nodeNs())).filter((e) => !/^bridge-(nets|exempt)[46]-/.test(e.set));
     assert.deepEqual(left, []);
     assert.deepEqual(env.cachedResults(), []);
   });

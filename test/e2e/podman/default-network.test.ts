@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_IPAM_DIR, loudSkip, PodmanEnv, podmanSkipReason, uniqueNetworkName } from '../../harness/podman.ts';
-import { nsExec, nsRun, Topology } from '../../harness/topology.ts';
+import { DEFAULT_IPAM_DIR, loudSkip, PodmanEnv, podmanSkipReason, uniqueNetworkName } from '../../../testkit/podman.ts';
+import { nsExec, nsRun, Topology } from '../../../testkit/topology.ts';
 import { nsJson, podElements, waitUntil } from './helpers.ts';
 
 const CLIENT_IP = '192.0.2.200';

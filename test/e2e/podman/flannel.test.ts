@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Cluster, type ClusterNode } from '../../harness/cluster.ts';
-import { loudSkip, PodmanEnv, podmanSkipReason, uniqueNetworkName } from '../../harness/podman.ts';
+import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
+import { loudSkip, PodmanEnv, podmanSkipReason, uniqueNetworkName } from '../../../testkit/podman.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const reason = await podmanSkipReason();

@@ -1,5 +1,5 @@
 // Kernel-state probes shared by the podman end-to-end tests; all read namespaces from outside.
-import { spawnCollect } from '../../harness/podman.ts';
+import { spawnCollect } from '../../../testkit/podman.ts';
 
 /** Parsed `ip -j <args>` run in the network namespace at `nsPath` (a podman sandbox or /var/run/netns/<name>). */
 export async function nsJson<T>(nsPath: string, args: string[]): Promise<T> {

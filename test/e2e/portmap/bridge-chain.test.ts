@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CniRunner, PluginFailure, type ConfList } from '../../harness/cni-runner.ts';
-import { Topology, type SimPod } from '../../harness/topology.ts';
-import { isRoot } from '../../helpers/netns.ts';
+import { CniRunner, PluginFailure, type ConfList } from '../../../testkit/cni-runner.ts';
+import { Topology, type SimPod } from '../../../testkit/topology.ts';
+import { isRoot } from '../../../testkit/netns.ts';
 import { BIN_DIR, fetchFrom, fetchUntil, portmapElements, runPortmap, serveHttp } from './helpers.ts';
 
 const missing = ['bridge', 'host-local', 'portmap'].filter((b) => !existsSync(join(BIN_DIR, b)));

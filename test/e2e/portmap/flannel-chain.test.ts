@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Cluster } from '../../harness/cluster.ts';
-import { CniRunner } from '../../harness/cni-runner.ts';
-import { isRoot } from '../../helpers/netns.ts';
+import { Cluster } from '../../../testkit/cluster.ts';
+import { CniRunner } from '../../../testkit/cni-runner.ts';
+import { isRoot } from '../../../testkit/netns.ts';
 import { BIN_DIR, fetchFrom, fetchUntil, portmapElements, ruleCount, runPortmap, serveHttp } from './helpers.ts';
 
 const missing = ['flannel-vxlan', 'bridge', 'host-local', 'weftd', 'portmap'].filter((b) => !existsSync(join(BIN_DIR, b)));

@@ -1,8 +1,8 @@
 // Shared pieces of the portmap end-to-end tests: the built binary, one-off plugin runs, HTTP probes, elements.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execPlugin, type ConfList, type PluginRun } from '../../harness/cni-runner.ts';
-import { nsExec, type Topology } from '../../harness/topology.ts';
+import { execPlugin, type ConfList, type PluginRun } from '../../../testkit/cni-runner.ts';
+import { nsExec, type Topology } from '../../../testkit/topology.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const BIN_DIR = join(ROOT, 'dist', 'bin');

@@ -3,7 +3,7 @@
 // real-configs.test.ts; docs/compatibility.md carries the same table for people.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ConfList } from '../../harness/cni-runner.ts';
+import type { ConfList } from '../../../testkit/cni-runner.ts';
 
 export const FIXTURES_DIR = join(import.meta.dirname, '..', '..', 'fixtures', 'real-configs');
 

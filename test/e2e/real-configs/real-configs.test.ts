@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CniRunner, PluginFailure, type ConfList } from '../../harness/cni-runner.ts';
-import { nsExec, nsRun, Topology, type SimNode } from '../../harness/topology.ts';
+import { CniRunner, PluginFailure, type ConfList } from '../../../testkit/cni-runner.ts';
+import { nsExec, nsRun, Topology, type SimNode } from '../../../testkit/topology.ts';
 import { portmapElements } from '../portmap/helpers.ts';
 import { FIXTURES, loadConfList, portMappings, type Fixture } from './fixtures.ts';
 

@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CniRunner, type ConfList } from '../../harness/cni-runner.ts';
-import { nsExec, nsRun, Topology, type SimNode } from '../../harness/topology.ts';
+import { CniRunner, type ConfList } from '../../../testkit/cni-runner.ts';
+import { nsExec, nsRun, Topology, type SimNode } from '../../../testkit/topology.ts';
 import { loadConfList, portMappings } from './fixtures.ts';
 
 const BIN_DIR = join(import.meta.dirname, '..', '..', '..', 'dist', 'bin');

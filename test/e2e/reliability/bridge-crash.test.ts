@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { rootOnly } from '../../helpers/netns.ts';
+import { rootOnly } from '../../../testkit/netns.ts';
 import { bridgeConf, describeVeths, hostVeths, makeLab, nftElements, podState, reservations, runPlugin } from './harness.ts';
 
 const TRIALS = Number(process.env['CRASH_TRIALS'] ?? 40);

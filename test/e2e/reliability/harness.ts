@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestNetns, ipJson, type TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, ipJson, type TestNetns } from '../../../testkit/netns.ts';
 import { privateBinDir } from '../../fuzz/private-bin.ts';
 import { hostVethName } from '../../../plugins/bridge/names.ts';
 

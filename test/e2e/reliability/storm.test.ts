@@ -6,8 +6,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { rootOnly, type TestNetns } from '../../helpers/netns.ts';
-import { CniRunner, PluginFailure, type ConfList } from '../../harness/cni-runner.ts';
+import { rootOnly, type TestNetns } from '../../../testkit/netns.ts';
+import { CniRunner, PluginFailure, type ConfList } from '../../../testkit/cni-runner.ts';
 import { DIST_BIN, hostVeths, makeLab, nftElements, podState, reservations, runPlugin } from './harness.ts';
 
 const PARALLEL = Number(process.env['STORM_PARALLEL'] ?? 16);

@@ -8,11 +8,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pluginNames } from '../../../scripts/install/plan.ts';
-import { Cluster } from '../../harness/cluster.ts';
-import { CniRunner, execPlugin, type ConfList } from '../../harness/cni-runner.ts';
-import { canPing } from '../../harness/probe.ts';
-import { nsExec, Topology } from '../../harness/topology.ts';
+import { pluginNames } from '../../../cli/install/plan.ts';
+import { Cluster } from '../../../testkit/cluster.ts';
+import { CniRunner, execPlugin, type ConfList } from '../../../testkit/cni-runner.ts';
+import { canPing } from '../../../testkit/probe.ts';
+import { nsExec, Topology } from '../../../testkit/topology.ts';
 import { runCmd } from '../install/helpers.ts';
 import { noNodeWrapper, standaloneBinDir, standaloneSkipReason } from './helpers.ts';
 

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { execPlugin, type PluginRun } from '../../harness/cni-runner.ts';
-import { Topology, nsRun, type SimPod } from '../../harness/topology.ts';
-import { isRoot } from '../../helpers/netns.ts';
+import { execPlugin, type PluginRun } from '../../../testkit/cni-runner.ts';
+import { Topology, nsRun, type SimPod } from '../../../testkit/topology.ts';
+import { isRoot } from '../../../testkit/netns.ts';
 
 const BIN_DIR = join(import.meta.dirname, '..', '..', '..', 'dist', 'bin');
 const skip = !isRoot() ? 'needs root' : !existsSync(join(BIN_DIR, 'tuning')) ? 'dist/bin/tuning missing: run npm run build' : false;

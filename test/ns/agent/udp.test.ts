@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatLeaseFile, leasePath } from '../../../agent/lease/file-lease-io.ts';
-import { createTestNetns, ipJson, rootOnly, type TestNetns } from '../../helpers/netns.ts';
+import { createTestNetns, ipJson, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

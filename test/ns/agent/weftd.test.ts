@@ -12,8 +12,8 @@ import { formatLeaseFile, leasePath } from '../../../agent/lease/file-lease-io.t
 import { RTPROT_WEFT } from '../../../agent/reconcile/desired.ts';
 import { Rtnl } from '../../../lib/netlink/index.ts';
 import { openNetns, withNetns } from '../../../lib/netns/index.ts';
-import { vtepMac } from '../../../plugins/flannel/vtep.ts';
-import { createTestNetns, rootOnly, type TestNetns } from '../../helpers/netns.ts';
+import { vtepMac } from '../../../lib/flannel/vtep.ts';
+import { createTestNetns, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

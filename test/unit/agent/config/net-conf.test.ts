@@ -21,7 +21,7 @@ void describe('parseNetConf defaults', () => {
       subnetLen: 24,
       subnetMin: '10.244.1.0',
       subnetMax: '10.244.255.0',
-      backend: { type: 'vxlan', vni: 1, port: 8472, directRouting: false, gbp: false },
+      backend: { type: 'vxlan', vni: 1, port: 8472, directRouting: false, gbp: false, checksumOffload: 'auto' },
     });
   });
 
@@ -35,7 +35,7 @@ void describe('parseNetConf defaults', () => {
   });
 
   void it('defaults the backend to udp on 8285 when Backend is absent, and host-gw has no port', () => {
-    assert.deepEqual(normalizeNetConf({ Network: '10.1.0.0/16' }).backend, { type: 'udp', vni: 1, port: 8285, directRouting: false, gbp: false });
+    assert.deepEqual(normalizeNetConf({ Network: '10.1.0.0/16' }).backend, { type: 'udp', vni: 1, port: 8285, directRouting: false, gbp: false, checksumOffload: 'auto' });
     assert.equal(normalizeNetConf({ Network: '10.1.0.0/16', Backend: { Type: 'host-gw' } }).backend.port, 0);
   });
 
@@ -47,7 +47,17 @@ void describe('parseNetConf defaults', () => {
     assert.equal(c.subnetLen, 26);
     assert.equal(c.subnetMin, '10.5.1.0');
     assert.equal(c.subnetMax, '10.5.2.192');
-    assert.deepEqual(c.backend, { type: 'vxlan', vni: 42, port: 4789, mtu: 1400, directRouting: true, gbp: false });
+    assert.deepEqual(c.backend, { type: 'vxlan', vni: 42, port: 4789, mtu: 1400, directRouting: true, gbp: false, checksumOffload: 'auto' });
+  });
+
+  void it('decodes Backend.ChecksumOffload: auto by default; key and value case-insensitive; anything else refused', () => {
+    const mode = (b: Record<string, unknown>) => normalizeNetConf({ Network: '10.5.0.0/16', Backend: { Type: 'vxlan', ...b } }).backend.checksumOffload;
+    assert.equal(mode({}), 'auto');
+    assert.equal(mode({ ChecksumOffload: 'off' }), 'off');
+    assert.equal(mode({ checksumoffload: 'On' }), 'on');
+    assert.equal(mode({ CHECKSUMOFFLOAD: 'AUTO' }), 'auto');
+    rejects({ Network: '10.5.0.0/16', Backend: { Type: 'vxlan', ChecksumOffload: false } }, 'Backend.ChecksumOffload', /one of auto, off, on \(got false\)/);
+    rejects({ Network: '10.5.0.0/16', Backend: { Type: 'vxlan', ChecksumOffload: 'disabled' } }, 'Backend.ChecksumOffload', /one of auto, off, on/);
   });
 
   void it('accepts bytes and ignores IPv6Network when EnableIPv6 is off', () => {

@@ -14,8 +14,8 @@ import {
 import { formatTbfOptions, parseTbfOptions } from '../../../../lib/netlink/tc-tbf.ts';
 import { Tc } from '../../../../lib/netlink/tc.ts';
 import { concat, parseAttrs } from '../../../../lib/netlink/attrs.ts';
-import { FakeKernel } from '../../netlink/fake-kernel.ts';
-import { hex, toHex } from '../../netlink/golden.ts';
+import { FakeKernel } from './fake-kernel.ts';
+import { hex, toHex } from './golden.ts';
 
 const REQ = NLM_F_REQUEST | NLM_F_ACK;
 // tc_ratespec of 1,250,000 B/s: cell_log 0, linklayer 1 (ethernet), overhead 0, cell_align -1, mpu 0, rate.

@@ -5,7 +5,7 @@ import { CniError } from '../../../../lib/cni/errors.ts';
 import type { NetConf } from '../../../../lib/cni/types.ts';
 import { delDataDir, normalizeFlannelConfig } from '../../../../plugins/flannel/config.ts';
 import { renderDelegate } from '../../../../plugins/flannel/render.ts';
-import { parseFlannelSubnetFile } from '../../../../plugins/flannel/subnet-file.ts';
+import { parseFlannelSubnetFile } from '../../../../lib/flannel/subnet-file.ts';
 import { specIsCurrent } from '../../../../plugins/flannel/vtep-replay.ts';
 
 const V4 = parseFlannelSubnetFile('FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n', 'f');
@@ -21,6 +21,7 @@ void describe('flannel delegate rendering (flannel cni-plugin contract)', () => 
   it("kube-flannel's cni-conf.json: bridge, flannel's defaults filled in, delegate keys passed through", () => {
     assert.deepEqual(render({ delegate: { hairpinMode: true, isDefaultGateway: true } }), {
       hairpinMode: true, isDefaultGateway: true, name: 'cbr0', cniVersion: '0.3.1', type: 'bridge', ipMasq: false, mtu: 1450, isGateway: true,
+      weftMasqExempt: ['10.244.0.0/16'],
       ipam: { type: 'host-local', ranges: [[{ subnet: '10.244.3.0/24' }]], routes: [{ dst: '10.244.0.0/16' }] },
     });
   });
@@ -35,11 +36,17 @@ void describe('flannel delegate rendering (flannel cni-plugin contract)', () => 
     assert.equal(render({}, DUAL)['ipMasq'], true, 'FLANNEL_IPMASQ=false: the delegate masquerades');
   });
 
-  it('isGateway is added for the bridge type only; another type keeps exactly its keys', () => {
+  it('isGateway and weftMasqExempt are added for the bridge type only; another type keeps exactly its keys', () => {
     const d = render({ delegate: { type: 'ipvlan', master: 'eth0' } });
     assert.equal(d['isGateway'], undefined);
+    assert.equal(d['weftMasqExempt'], undefined);
     assert.equal(d['type'], 'ipvlan');
     assert.equal(d['master'], 'eth0');
+  });
+
+  it('weftMasqExempt: every cluster network, IPv4 then IPv6; a delegate value wins', () => {
+    assert.deepEqual(render({}, DUAL)['weftMasqExempt'], ['10.42.0.0/16', '2001:cafe:42::/56']);
+    assert.deepEqual(render({ delegate: { weftMasqExempt: [] } })['weftMasqExempt'], []);
   });
 
   it('dual-stack: one range set per family, a route to every network', () => {

@@ -1,0 +1,206 @@
+// A simulated flannel-style cluster on one machine, for the end-to-end tests, benchmarks and the
+// demo: topology (underlay + node namespaces) + weftd per node + pods wired by the real plugin
+// binaries, for a chosen backend (vxlan | host-gw | udp) and lease store (file | etcd). Everything is
+// created inside namespaces the harness owns and removed by destroy() (also on exit and Ctrl-C).
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CniRunner, type ConfList } from './cni-runner.ts';
+import { EtcdServer } from './etcd.ts';
+import { Topology, nsExec, type SimNode, type SimPod } from './topology.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+/** The flannel plugin executable of each backend. */
+const PLUGIN: Record<ClusterOptions['backend'], string> = { vxlan: 'flannel-vxlan', 'host-gw': 'host-gw', udp: 'flannel-udp' };
+
+/** What Cluster.create builds. */
+export interface ClusterOptions {
+  backend: 'vxlan' | 'host-gw' | 'udp';
+  store: 'file' | 'etcd';
+  nodes?: number;
+  podsPerNode?: number;
+  /** Cluster Network (default 10.244.0.0/16). */
+  network?: string;
+  /** Built binaries (default dist/bin of the repository; a standalone bin dir works the same). */
+  binDir?: string;
+  /** A command prefix for every plugin and weftd run, outside `ip netns exec` (e.g. the no-Node.js wrapper). */
+  wrap?: string[];
+  ipMasq?: boolean;
+  /** Chain portmap after the flannel plugin, as conf/ does (default false: it is another issue's plugin). */
+  portmap?: boolean;
+  /** Extra keys of net-conf.json's Backend section (e.g. { DirectRouting: true }). */
+  backendConf?: Record<string, unknown>;
+  /** etcd store only: put net-conf.json at <prefix>/config and start weftd without --net-conf (flannel's way). */
+  netConfInEtcd?: boolean;
+  /** 'flannel': wire pods with conf/10-flannel.conflist (flannel's own type, what `weft install` writes) instead of the backend's executable. */
+  conflist?: 'backend' | 'flannel';
+  /** Keys merged into the flannel plugin's delegate (e.g. { ipMasq: false } for a NAT-free data plane). */
+  delegate?: Record<string, unknown>;
+  /** Extra weftd flags for every node. */
+  weftdArgs?: string[];
+  onProgress?: (msg: string) => void;
+}
+
+/** A node with its weftd and CNI runner. */
+export interface ClusterNode extends SimNode {
+  subnetFile: string;
+  runner: CniRunner;
+  weftd?: ChildProcess;
+  /** The node's lease subnet once weftd wrote subnet.env ("10.244.3.0/24"). */
+  subnet?: string;
+}
+
+/** A pod wired by the conflist, with its address. */
+export interface ClusterPod extends SimPod {
+  containerId: string;
+  /** The pod's eth0 address ("10.244.3.2"). */
+  ip: string;
+  node: ClusterNode;
+}
+
+/** Polls `pred` every `everyMs` until it is true; returns the elapsed ms, throws after `timeoutMs`. */
+export async function waitFor(what: string, pred: () => boolean | Promise<boolean>, timeoutMs = 10_000, everyMs = 50): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    if (await pred()) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** A running simulated cluster. */
+export class Cluster {
+  readonly nodes: ClusterNode[] = [];
+  readonly pods: ClusterPod[] = [];
+  etcd: EtcdServer | undefined;
+  readonly netConfPath: string;
+  readonly leaseDir: string;
+  private readonly binDir: string;
+
+  private constructor(readonly topo: Topology, readonly opts: ClusterOptions) {
+    this.binDir = opts.binDir ?? join(ROOT, 'dist', 'bin');
+    this.netConfPath = join(topo.dir, 'net-conf.json');
+    this.leaseDir = join(topo.dir, 'leases');
+  }
+
+  /** Builds the cluster: namespaces, etcd (if chosen), weftd on every node, then the pods. */
+  static async create(opts: ClusterOptions): Promise<Cluster> {
+    const progress = opts.onProgress ?? (() => undefined);
+    for (const b of [opts.conflist === 'flannel' ? 'flannel' : PLUGIN[opts.backend], 'bridge', 'host-local', 'weftd']) {
+      if (!existsSync(join(opts.binDir ?? join(ROOT, 'dist', 'bin'), b))) throw new Error(`dist/bin/${b} is missing: run npm run build`);
+    }
+    const topo = await Topology.create({ nodes: opts.nodes ?? 3 });
+    const c = new Cluster(topo, opts);
+    try {
+      progress(`topology ${topo.prefix}: ${topo.nodes.length} nodes on ${topo.underlay}`);
+      const netConf = JSON.stringify({ Network: opts.network ?? '10.244.0.0/16', Backend: { Type: opts.backend, ...opts.backendConf } });
+      writeFileSync(c.netConfPath, netConf);
+      mkdirSync(c.leaseDir, { recursive: true });
+      if (opts.store === 'etcd') {
+        c.etcd = await EtcdServer.create(topo);
+        progress(`etcd at ${c.etcd.url}`);
+        if (opts.netConfInEtcd) await c.etcd.put('/coreos.com/network/config', netConf);
+      }
+      for (const n of topo.nodes) c.nodes.push({ ...n, subnetFile: join(n.dir, 'subnet.env'), runner: c.runnerFor(n) });
+      await Promise.all(c.nodes.map((n) => c.startWeftd(n)));
+      progress(`weftd running on ${c.nodes.map((n) => `${n.netns}=${n.subnet ?? '?'}`).join(', ')}`);
+      for (const n of c.nodes) {
+        for (let i = 1; i <= (opts.podsPerNode ?? 2); i++) await c.addPod(n, i);
+      }
+      progress(`${c.pods.length} pods: ${c.pods.map((p) => `${p.name}=${p.ip}`).join(', ')}`);
+      return c;
+    } catch (e) {
+      c.destroy();
+      throw e;
+    }
+  }
+
+  /** The node's conflist (from conf/) with per-node paths, so nodes sharing one machine never share files. */
+  private runnerFor(n: SimNode): CniRunner {
+    const file = join(ROOT, 'conf', this.opts.conflist === 'flannel' ? '10-flannel.conflist' : `weft-${this.opts.backend}.conflist`);
+    const conf = JSON.parse(readFileSync(file, 'utf8')) as ConfList;
+    const plugins = conf.plugins.filter((p) => p.type !== 'portmap' || this.opts.portmap === true).map((p) =>
+      p.type === 'portmap' ? p : {
+        ...p, subnetFile: join(n.dir, 'subnet.env'), dataDir: join(n.dir, 'flannel'), ipam: { dataDir: join(n.dir, 'ipam') },
+        delegate: { ...(p['delegate'] as Record<string, unknown> | undefined), ...this.opts.delegate },
+      });
+    return new CniRunner({ ...conf, plugins }, { binDirs: [this.binDir], nodeNetns: n.netns, ...(this.opts.wrap ? { wrap: this.opts.wrap } : {}) });
+  }
+
+  /** weftd's command line for a node. */
+  weftdArgv(n: ClusterNode): string[] {
+    const store = this.etcd ? ['--etcd-endpoints', this.etcd.url] : ['--store', `file:${this.leaseDir}`];
+    const conf = this.etcd && this.opts.netConfInEtcd ? [] : ['--net-conf', this.netConfPath];
+    return [join(this.binDir, 'weftd'), ...conf, ...store, '--iface', n.uplink, '--subnet-file', n.subnetFile,
+      '--metrics-addr', '127.0.0.1:9101', ...(this.opts.ipMasq ? ['--ip-masq'] : []), ...(this.opts.weftdArgs ?? [])];
+  }
+
+  /** Starts weftd on a node (log in <node dir>/weftd.log) and waits until /healthz answers 200. */
+  async startWeftd(n: ClusterNode, extraArgs: string[] = []): Promise<void> {
+    n.weftd = this.topo.spawnIn(n.netns, [...this.weftdArgv(n), ...extraArgs], join(n.dir, 'weftd.log'), this.opts.wrap);
+    const proc = n.weftd;
+    await waitFor(`weftd on ${n.netns}`, async () => {
+      if (proc.exitCode !== null) throw new Error(`weftd on ${n.netns} exited with ${proc.exitCode}: ${this.weftdLog(n).slice(-2000)}`);
+      return (await nsExec(n.netns, ['curl', '-fsS', '--max-time', '1', 'http://127.0.0.1:9101/healthz'])).code === 0;
+    }, 20_000, 100);
+    const env = readFileSync(n.subnetFile, 'utf8');
+    const m = /FLANNEL_SUBNET=([0-9.]+)\.[0-9]+\/([0-9]+)/.exec(env);
+    if (m) n.subnet = `${m[1]}.0/${m[2]}`;
+  }
+
+  /** Sends `signal` to weftd and resolves with its exit code. */
+  async stopWeftd(n: ClusterNode, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const p = n.weftd;
+    if (!p || p.exitCode !== null) return p?.exitCode ?? null;
+    const closed = new Promise<number | null>((res) => p.once('close', (code) => res(code)));
+    p.kill(signal);
+    const code = await closed;
+    delete n.weftd;
+    return code;
+  }
+
+  /** The node's weftd log so far. */
+  weftdLog(n: SimNode): string {
+    try { return readFileSync(join(n.dir, 'weftd.log'), 'utf8'); } catch { return ''; }
+  }
+
+  /** weftd's /metrics of a node, as name{labels} -> value. */
+  async metrics(n: ClusterNode): Promise<Map<string, number>> {
+    const r = await nsExec(n.netns, ['curl', '-fsS', '--max-time', '2', 'http://127.0.0.1:9101/metrics']);
+    const out = new Map<string, number>();
+    for (const line of r.stdout.split('\n')) {
+      const m = /^([a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
+      if (m) out.set(m[1] as string, Number(m[2]));
+    }
+    return out;
+  }
+
+  /** Creates a pod namespace on the node and wires it with the conflist (ADD through the real binaries). */
+  async addPod(n: ClusterNode, index: number): Promise<ClusterPod> {
+    const sim = await this.topo.addPod(n, index);
+    const containerId = `${this.topo.prefix}-${sim.name}`;
+    const res = await n.runner.add({ containerId, netns: sim.path, ifName: 'eth0' });
+    const ips = res['ips'] as Array<{ address: string }> | undefined;
+    const ip = ips?.[0]?.address.split('/')[0];
+    if (ip === undefined) throw new Error(`ADD for ${sim.name} returned no IP: ${JSON.stringify(res)}`);
+    const pod: ClusterPod = { ...sim, node: n, containerId, ip };
+    this.pods.push(pod);
+    return pod;
+  }
+
+  /** DEL of a pod through the conflist (its namespace stays until destroy). */
+  async delPod(p: ClusterPod): Promise<void> {
+    await p.node.runner.del({ containerId: p.containerId, netns: p.path, ifName: 'eth0' });
+    this.pods.splice(this.pods.indexOf(p), 1);
+  }
+
+  /** Leaves the cluster running after this process exits (demo --keep). */
+  detach(): void {
+    this.topo.detach();
+  }
+
+  /** Kills weftd and etcd, deletes every namespace and file of the cluster. Idempotent. */
+  destroy(): void {
+    this.topo.destroySync();
+  }
+}
