@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCommentedBody } from '../../lib/sys/code-cache.ts';
-import { ipJson, run, type TestNetns } from '../helpers/netns.ts';
+import { ipJson, run, type TestNetns } from '../../testkit/netns.ts';
 
 /** Named counts; two censuses compare key by key. */
 export type Census = Record<string, number>;

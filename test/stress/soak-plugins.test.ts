@@ -7,8 +7,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { rootOnly } from '../helpers/netns.ts';
-import { CniRunner, type Attachment, type ConfList } from '../harness/cni-runner.ts';
+import { rootOnly } from '../../testkit/netns.ts';
+import { CniRunner, type Attachment, type ConfList } from '../../testkit/cni-runner.ts';
 import { DIST_BIN, makeLab, nftElements, runPlugin } from '../e2e/reliability/harness.ts';
 import { bundleHashes, codeCachesOf, fdsInto, grown, nodeCensus, ownFdCount, strayRunWeftFiles, type Census } from './node-census.ts';
 

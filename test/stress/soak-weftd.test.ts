@@ -8,9 +8,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { rootOnly } from '../helpers/netns.ts';
-import { Cluster, waitFor, type ClusterNode } from '../harness/cluster.ts';
-import { nsRun } from '../harness/topology.ts';
+import { rootOnly } from '../../testkit/netns.ts';
+import { Cluster, waitFor, type ClusterNode } from '../../testkit/cluster.ts';
+import { nsRun } from '../../testkit/topology.ts';
 import { removeLeaseFile, replaceLeaseFile } from '../../agent/lease/file-lease-io.ts';
 
 const EVENTS = Number(process.env['WEFTD_SOAK_EVENTS'] ?? 10_000);

@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestNetns, rootOnly, type TestNetns } from '../../helpers/netns.ts';
-import type { Attachment, ConfList } from '../../harness/cni-runner.ts';
+import { createTestNetns, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
+import type { Attachment, ConfList } from '../../../testkit/cni-runner.ts';
 import { builds, gcAll, handOver, leftovers, ping, podAddrs, runnerOf } from './helpers.ts';
 
 const NET = 'upgnet';

@@ -7,10 +7,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { rootOnly } from '../../helpers/netns.ts';
-import { CniRunner } from '../../harness/cni-runner.ts';
-import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../harness/cluster.ts';
-import { nsExec } from '../../harness/topology.ts';
+import { rootOnly } from '../../../testkit/netns.ts';
+import { CniRunner } from '../../../testkit/cni-runner.ts';
+import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
+import { nsExec } from '../../../testkit/topology.ts';
 import { hostVeths, nftElements, reservations } from '../reliability/harness.ts';
 import { borrowNetns, builds, handOver, ping, podAddrs } from './helpers.ts';
 

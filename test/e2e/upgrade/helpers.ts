@@ -2,8 +2,8 @@
 // result from one build to the other (as a runtime upgraded in place keeps its cache), and the
 // leftovers of a bridge + host-local + portmap attachment in a node namespace.
 import { join } from 'node:path';
-import { CniRunner, execPlugin, type Attachment, type ConfList } from '../../harness/cni-runner.ts';
-import { ipJson, run, type TestNetns } from '../../helpers/netns.ts';
+import { CniRunner, execPlugin, type Attachment, type ConfList } from '../../../testkit/cni-runner.ts';
+import { ipJson, run, type TestNetns } from '../../../testkit/netns.ts';
 import { DIST_BIN, hostVeths, nftElements, reservations } from '../reliability/harness.ts';
 import { previousBinDir } from './previous-build.ts';
 
