@@ -1,5 +1,6 @@
 // weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
 import { Command } from 'commander';
+import type { EtcdSecurity } from './lease/etcd-client.ts';
 import { normalizeStoreFlags } from './lease/open-store.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
@@ -11,6 +12,11 @@ export interface RawFlags {
   store?: string;
   etcdEndpoints?: string;
   etcdPrefix?: string;
+  etcdCafile?: string;
+  etcdCertfile?: string;
+  etcdKeyfile?: string;
+  etcdUsername?: string;
+  etcdPassword?: string;
   iface?: string;
   publicIp?: string;
   subnetFile: string;
@@ -30,6 +36,11 @@ export function weftdCommand(version: string): Command {
     .option('--store <spec>', 'lease store: file:/DIR shared by the nodes of one machine (default file:/var/lib/weft/leases)')
     .option('--etcd-endpoints <urls>', 'etcd v3 endpoints, comma-separated (selects the etcd store)')
     .option('--etcd-prefix <prefix>', 'etcd key prefix (default /coreos.com/network)')
+    .option('--etcd-cafile <path>', 'CA bundle that verifies the etcd servers (TLS)')
+    .option('--etcd-certfile <path>', 'client certificate for etcd (TLS, with --etcd-keyfile)')
+    .option('--etcd-keyfile <path>', 'client key for etcd (TLS, with --etcd-certfile)')
+    .option('--etcd-username <name>', 'etcd user (password auth)')
+    .option('--etcd-password <password>', 'etcd password (password auth)')
     .option('--iface <name|ip>', 'uplink interface (name or one of its addresses); default: the default route\'s')
     .option('--public-ip <ip>', 'address advertised to peers (default: the uplink\'s first IPv4 address)')
     .option('--subnet-file <path>', 'where to write subnet.env', '/run/flannel/subnet.env')
@@ -39,6 +50,18 @@ export function weftdCommand(version: string): Command {
     .option('--lease-ttl <seconds>', 'lease TTL (default 86400, flannel\'s 24 h)')
     .option('--log-level <level>', 'debug, info, warn or error', 'info')
     .addHelpText('after', NET_CONF_HELP);
+}
+
+/** The etcd TLS/auth flags that were given, as StoreFlags.etcdSecurity (absent when none was). */
+function etcdSecurityFlags(f: RawFlags): { etcdSecurity?: EtcdSecurity } {
+  const sec: EtcdSecurity = {
+    ...(f.etcdCafile !== undefined ? { cafile: f.etcdCafile } : {}),
+    ...(f.etcdCertfile !== undefined ? { certfile: f.etcdCertfile } : {}),
+    ...(f.etcdKeyfile !== undefined ? { keyfile: f.etcdKeyfile } : {}),
+    ...(f.etcdUsername !== undefined ? { username: f.etcdUsername } : {}),
+    ...(f.etcdPassword !== undefined ? { password: f.etcdPassword } : {}),
+  };
+  return Object.keys(sec).length > 0 ? { etcdSecurity: sec } : {};
 }
 
 /** The net-conf.json keys, for --help (docs/weftd.md has the whole story). */
@@ -60,6 +83,7 @@ export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {
     ...(f.etcdEndpoints !== undefined ? { etcdEndpoints: f.etcdEndpoints } : {}),
     ...(f.etcdPrefix !== undefined ? { etcdPrefix: f.etcdPrefix } : {}),
     ...(f.netConf !== undefined ? { netConfPath: f.netConf } : {}),
+    ...etcdSecurityFlags(f),
   };
   normalizeStoreFlags(storeFlags);
   const resyncMs = Number(f.resyncInterval);

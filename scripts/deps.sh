@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(iproute2 iputils-ping iptables nftables iperf3 ethtool conntrack util-linux procps
   containernetworking-plugins etcd-server etcd-client podman runc containerd busybox-static
-  python3 make g++ curl tcpdump)
+  python3 make g++ curl tcpdump openssl)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

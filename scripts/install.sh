@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs weft on this machine: a thin wrapper around `weft install` (dist/bin/weft), building
 # first when the executables are missing. All options pass through, e.g.
-#   sudo scripts/install.sh --backend flannel-vxlan          # /opt/cni/bin, /etc/cni/net.d, systemd unit
-#   sudo scripts/install.sh --standalone --backend flannel-vxlan   # dist/sea/weft once, plugins hard-linked
+#   sudo scripts/install.sh --backend flannel-vxlan --etcd-endpoints https://10.0.0.1:2379   # /opt/cni/bin, /etc/cni/net.d, systemd unit
+#   sudo scripts/install.sh --standalone --backend flannel-vxlan --single-node   # dist/sea/weft once, plugins hard-linked
 #   sudo scripts/install.sh --uninstall                      # undo exactly that install
 #   scripts/install.sh --bin-dir /tmp/x/bin --conf-dir /tmp/x/net.d --state-dir /tmp/x/state ...
 set -euo pipefail

@@ -1,5 +1,6 @@
 // etcd v3 plumbing for the etcd lease store: the client with fast-failing calls and a short watch
 // back-off, flannel's key layout, etcd lease grant/keep-alive/revoke, and the config read.
+import { readFileSync } from 'node:fs';
 import { Etcd3, type IOptions } from 'etcd3';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
 import { parseLeaseAttrs, parseSubnetKey } from './lease-json.ts';
@@ -21,13 +22,45 @@ function cappedBackoff(ms: number, maxMs: number): Backoff {
   return { duration: ms, next: () => cappedBackoff(Math.min(ms * 2, maxMs), maxMs) };
 }
 
+/** TLS and password auth for etcd, as flanneld's --etcd-cafile/-certfile/-keyfile/-username/-password name them (paths, not contents). */
+export interface EtcdSecurity {
+  cafile?: string;
+  certfile?: string;
+  keyfile?: string;
+  username?: string;
+  password?: string;
+}
+
+/** The etcd3 options for `sec`: TLS credentials when a CA or a client cert is named, auth when a username is. */
+export function etcdSecurityOptions(sec: EtcdSecurity): Pick<IOptions, 'credentials' | 'auth'> {
+  const read = (flag: string, path: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (e) {
+      throw new Error(`${flag} ${JSON.stringify(path)}: ${(e as Error).message}`, { cause: e });
+    }
+  };
+  const out: Pick<IOptions, 'credentials' | 'auth'> = {};
+  if (sec.cafile !== undefined || sec.certfile !== undefined) {
+    // grpc's createSsl takes a null root certificate as "the system's roots"; etcd3 types it as a Buffer.
+    out.credentials = {
+      rootCertificate: (sec.cafile !== undefined ? read('--etcd-cafile', sec.cafile) : null) as Buffer,
+      ...(sec.certfile !== undefined ? { certChain: read('--etcd-certfile', sec.certfile) } : {}),
+      ...(sec.keyfile !== undefined ? { privateKey: read('--etcd-keyfile', sec.keyfile) } : {}),
+    };
+  }
+  if (sec.username !== undefined) out.auth = { username: sec.username, password: sec.password ?? '' };
+  return out;
+}
+
 /** Creates a client for `--etcd-endpoints` (URLs such as http://10.0.0.1:2379); unary calls time out after callTimeoutMs. */
-export function createEtcdClient(endpoints: string[], callTimeoutMs = 5000): Etcd3 {
+export function createEtcdClient(endpoints: string[], callTimeoutMs = 5000, security: EtcdSecurity = {}): Etcd3 {
   for (const e of endpoints) {
     if (!/^https?:\/\/[^/]+\/?$/.test(e)) throw new Error(`--etcd-endpoints: ${JSON.stringify(e)} is not a URL such as http://127.0.0.1:2379`);
   }
   return new Etcd3({
     hosts: endpoints,
+    ...etcdSecurityOptions(security),
     dialTimeout: callTimeoutMs,
     // Streams (watch, keep-alive) have no deadline; everything else fails fast so that an etcd
     // outage surfaces as errors the store retries, not as calls hanging for minutes.

@@ -7,7 +7,7 @@
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { NetConf } from '../config/net-conf.ts';
 import { planAcquire } from './allocate.ts';
-import { DEFAULT_ETCD_PREFIX, createEtcdClient, etcdKeys, grantEtcdLease, keepEtcdLeaseAlive, kvToLease, readEtcdNetConf, revokeEtcdLease } from './etcd-client.ts';
+import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, createEtcdClient, etcdKeys, grantEtcdLease, keepEtcdLeaseAlive, kvToLease, readEtcdNetConf, revokeEtcdLease } from './etcd-client.ts';
 import { formatLeaseAttrs, formatSubnetKey, parseSubnetKey } from './lease-json.ts';
 import { LeaseTable } from './lease-table.ts';
 import { OwnLeaseKeeper } from './own-lease.ts';
@@ -18,6 +18,8 @@ export interface EtcdStoreOptions {
   endpoints: string[];
   prefix?: string;
   netConf?: NetConf;
+  /** TLS and password auth (--etcd-cafile ... --etcd-password). */
+  security?: EtcdSecurity;
   /** etcd lease TTL; flannel uses 24 h. */
   ttlSeconds?: number;
   /** Period of the safety re-list (missed events, etcd data loss); default 30 s. */
@@ -27,7 +29,7 @@ export interface EtcdStoreOptions {
 
 /** Connects to etcd and returns the store; reads the net-conf from etcd unless one is given. */
 export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLeaseStore> {
-  const client = createEtcdClient(opts.endpoints);
+  const client = createEtcdClient(opts.endpoints, undefined, opts.security);
   try {
     const netConf = opts.netConf ?? await readEtcdNetConf(client, opts.prefix ?? DEFAULT_ETCD_PREFIX);
     return new EtcdLeaseStore(client, netConf, opts);

@@ -3,7 +3,7 @@
 // otherwise from <prefix>/config in etcd (flannel's behaviour); the file store needs --net-conf.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
-import { DEFAULT_ETCD_PREFIX } from './etcd-client.ts';
+import { DEFAULT_ETCD_PREFIX, type EtcdSecurity } from './etcd-client.ts';
 import { openEtcdLeaseStore } from './etcd-store.ts';
 import { FileLeaseStore } from './file-store.ts';
 import type { LeaseStore } from './store.ts';
@@ -14,6 +14,8 @@ export interface StoreFlags {
   etcdEndpoints?: string;
   etcdPrefix?: string;
   netConfPath?: string;
+  /** --etcd-cafile, --etcd-certfile, --etcd-keyfile, --etcd-username, --etcd-password. */
+  etcdSecurity?: EtcdSecurity;
   /** Test knobs; defaults are flannel's (24 h TTL). */
   ttlSeconds?: number;
   onError?: (err: Error) => void;
@@ -21,6 +23,12 @@ export interface StoreFlags {
 
 /** Which store the flags select; throws naming the flag when they are contradictory or malformed. */
 export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } {
+  const sec = f.etcdSecurity ?? {};
+  const secFlags = Object.entries(sec).filter(([, v]) => v !== undefined).map(([k]) => `--etcd-${k}`);
+  if (f.etcdEndpoints === undefined && secFlags.length > 0) throw new Error(`${secFlags.join(', ')} need --etcd-endpoints`);
+  // A client certificate is half a credential without its key (and the reverse).
+  if ((sec.certfile === undefined) !== (sec.keyfile === undefined)) throw new Error('--etcd-certfile and --etcd-keyfile go together');
+  if (sec.password !== undefined && sec.username === undefined) throw new Error('--etcd-password needs --etcd-username');
   if (f.etcdEndpoints !== undefined) {
     if (f.store !== undefined) throw new Error(`--store ${JSON.stringify(f.store)} and --etcd-endpoints are mutually exclusive`);
     const endpoints = f.etcdEndpoints.split(',').map((s) => s.trim()).filter(Boolean);
@@ -48,7 +56,7 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const netConf = readNetConfFile(f.netConfPath);
   const common = f.onError ? { onError: f.onError } : {};
   if (sel.kind === 'etcd') {
-    return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
+    return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(f.etcdSecurity ? { security: f.etcdSecurity } : {}), ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
   }
   if (!netConf) throw new Error('--net-conf is required with the file store');
   return new FileLeaseStore({ dir: sel.dir, netConf, ...(f.ttlSeconds ? { ttlMs: f.ttlSeconds * 1000 } : {}), ...common });

@@ -27,6 +27,16 @@ interface RawInstallFlags {
   conflistName?: string;
   dryRun?: boolean;
   standalone?: boolean | string;
+  singleNode?: boolean;
+  kubeSubnetMgr?: boolean;
+  etcdEndpoints?: string;
+  etcdPrefix?: string;
+  etcdCafile?: string;
+  etcdCertfile?: string;
+  etcdKeyfile?: string;
+  etcdUsername?: string;
+  etcdPassword?: string;
+  netConf?: string;
   uninstall?: boolean;
   force?: boolean;
   json?: boolean;
@@ -95,6 +105,16 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
     .option('--network-name <name>', 'CNI network name', DEFAULTS.networkName)
     .option('--conflist-name <file>', 'conflist file name', DEFAULTS.conflistName)
     .option('--standalone [file]', 'install the standalone executable (no Node.js needed on the node) once as <bin-dir>/weft, each plugin a hard link to it (default file: this weft when standalone, else dist/sea/weft)')
+    .option('--etcd-endpoints <urls>', 'flannel backends: lease subnets in etcd v3 (comma-separated URLs), for a cluster')
+    .option('--etcd-prefix <prefix>', 'etcd key prefix (weftd\'s default /coreos.com/network)')
+    .option('--etcd-cafile <path>', 'CA bundle verifying etcd (TLS)')
+    .option('--etcd-certfile <path>', 'client certificate for etcd (with --etcd-keyfile)')
+    .option('--etcd-keyfile <path>', 'client key for etcd (with --etcd-certfile)')
+    .option('--etcd-username <name>', 'etcd user')
+    .option('--etcd-password <password>', 'etcd password (written to a 0600 environment file, not into the unit)')
+    .option('--kube-subnet-mgr', 'flannel backends: subnets from the Kubernetes API (only when the installed weftd has it)')
+    .option('--single-node', 'flannel backends: the file store, for this one machine only (nodes never learn each other\'s subnets)')
+    .option('--net-conf <path>', 'use this existing net-conf.json (flannel\'s keys) instead of writing one')
     .option('--uninstall', 'remove what the last install wrote, restore what it replaced')
     .option('--force', 'with --uninstall: also remove files changed since the install')
     .action((f: RawInstallFlags) => {
@@ -111,8 +131,10 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
       else {
         const verb = opts.dryRun ? 'would write' : 'wrote';
         for (const w of r.written) io.out(`${verb} ${w.path} (${w.what})\n`);
+        for (const p of r.preview ?? []) io.out(`\n--- ${p.path} (${p.what})\n${p.text}${p.text.endsWith('\n') ? '' : '\n'}`);
         for (const b of r.backedUp) io.out(`backed up ${b} (restored by --uninstall)\n`);
         for (const t of r.retired) io.out(`${t.action} ${t.path} (not part of this backend)\n`);
+        for (const n of r.notes) io.out(`note: ${n}\n`);
         if (!opts.dryRun && r.written.some((w) => w.what === 'systemd unit')) io.out('next: systemctl daemon-reload && systemctl enable --now weftd\n');
       }
       for (const w of r.warnings) io.err(`weft: warning: ${w}\n`);

@@ -7,9 +7,10 @@ import { basename, dirname, join } from 'node:path';
 import { linkFileAtomicSync, publishFileSync } from '../../lib/fs/atomic-write.ts';
 import { ensureDirs } from '../../lib/fs/ensure-dirs.ts';
 import { backupDir, readManifest, sha256, writeManifest, type Manifest, type ManifestEntry } from './manifest.ts';
+import { missingEtcdFiles } from './lease-source.ts';
 import { usesWeftd, type InstallOptions } from './options.ts';
 import { planInstall, type PlannedFile } from './plan.ts';
-import { weftdCommand } from './render.ts';
+import { renderNetConf, weftdCommand } from './render.ts';
 import { removeEntry, type EntryOutcome } from './uninstall.ts';
 
 /** What an install did (or would do, with dryRun). */
@@ -21,14 +22,41 @@ export interface InstallReport {
   retired: EntryOutcome[];
   /** Problems that did not stop the install (e.g. weftd cannot start from where it was put). */
   warnings: string[];
+  /** What the operator still has to do (e.g. put the network config into etcd). */
+  notes: string[];
+  /** dryRun only: the text files that would be written, secrets hidden. */
+  preview?: Array<{ path: string; what: string; text: string }>;
+}
+
+/** A dry run's view of the text files; values of secret files replaced by <hidden>. */
+function previewOf(plan: PlannedFile[]): NonNullable<InstallReport['preview']> {
+  return plan.flatMap((f) => {
+    if (f.text === undefined) return [];
+    const text = Buffer.from(f.data).toString('utf8');
+    return [{ path: f.path, what: f.what, text: f.text === 'secret' ? text.replace(/^([A-Z_]+=).*$/gm, '$1<hidden>') : text }];
+  });
+}
+
+/** Notes and warnings that follow from the lease source (none for the file store). */
+function leaseSourceAdvice(opts: InstallOptions): { notes: string[]; warnings: string[] } {
+  const src = opts.leaseSource;
+  if (src.kind !== 'etcd') return { notes: [], warnings: [] };
+  const notes: string[] = [];
+  if (opts.netConfFile === undefined) {
+    const key = `${(src.prefix ?? '/coreos.com/network').replace(/\/+$/, '')}/config`;
+    const conf = JSON.stringify(JSON.parse(renderNetConf(opts)));
+    notes.push(`weftd reads the network config from etcd ${key} (as flanneld); once per cluster, if it is not there yet: etcdctl put ${key} '${conf}'`);
+  }
+  const warnings = missingEtcdFiles(src).map((p) => `${p} does not exist yet: weftd needs it to reach etcd`);
+  return { notes, warnings };
 }
 
 /** Installs per `opts`; idempotent (a second run rewrites the same bytes and keeps the first backups). */
 export function install(opts: InstallOptions): InstallReport {
   const plan = planInstall(opts);
-  const report: InstallReport = { written: plan.map((f) => ({ path: f.path, what: f.what })), backedUp: [], createdDirs: [], retired: [], warnings: [] };
+  const report: InstallReport = { written: plan.map((f) => ({ path: f.path, what: f.what })), backedUp: [], createdDirs: [], retired: [], ...leaseSourceAdvice(opts) };
   const prior = readManifest(opts.stateDir);
-  if (opts.dryRun) return report;
+  if (opts.dryRun) return { ...report, preview: previewOf(plan) };
 
   // Checked before anything changes, so a refusal leaves no trace.
   const existingModes = plan.map((f) => regularFileMode(f.path));

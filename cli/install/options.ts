@@ -1,6 +1,10 @@
 // Options of `weft install` / `scripts/install.sh`: defaults for a real node, one normalisation
 // entry point, and validation errors that name the option and the bad value.
 import { isAbsolute, resolve } from 'node:path';
+import { InstallOptionError } from './errors.ts';
+import { normalizeLeaseSource, readExistingNetConf, type LeaseSource, type RawLeaseFlags } from './lease-source.ts';
+
+export { InstallOptionError } from './errors.ts';
 
 /** Data-plane backends an install can configure; the flannel ones also install weftd. */
 export const BACKENDS = ['bridge', 'flannel-vxlan', 'host-gw', 'flannel-udp'] as const;
@@ -29,8 +33,12 @@ export interface InstallOptions {
   conflistName: string;
   /** Pod network: the bridge's host-local subnet, or flannel's cluster Network. */
   network: string;
-  /** Only report what would be written. */
+  /** Only report what would be written (with the text files' contents). */
   dryRun: boolean;
+  /** Where weftd leases the node's subnet (`none` for the bridge backend). */
+  leaseSource: LeaseSource;
+  /** An existing net-conf.json the unit names instead of one the install writes. */
+  netConfFile?: string;
   /**
    * The standalone executable (dist/sea/weft) to install instead of the bundles: copied once into
    * binDir as `weft`, every plugin name hard-linked to it, weftd run from it. Undefined: the bundles.
@@ -39,7 +47,7 @@ export interface InstallOptions {
 }
 
 /** Defaults for a real node (the paths runtimes and systemd use). */
-export const DEFAULTS: Omit<InstallOptions, 'sourceDir' | 'backend'> = {
+export const DEFAULTS: Omit<InstallOptions, 'sourceDir' | 'backend' | 'leaseSource'> = {
   binDir: '/opt/cni/bin',
   confDir: '/etc/cni/net.d',
   unitDir: '/etc/systemd/system',
@@ -52,8 +60,6 @@ export const DEFAULTS: Omit<InstallOptions, 'sourceDir' | 'backend'> = {
   dryRun: false,
 };
 
-/** Raised for a bad option; the CLI prints the message and exits 2. */
-export class InstallOptionError extends Error {}
 
 const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
 const CIDR4_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
@@ -70,8 +76,14 @@ function normalizeDir(option: string, value: string): string {
   return isAbsolute(value) ? resolve(value) : resolve(process.cwd(), value);
 }
 
+/** flannel's Backend.Type for each weftd-driven backend. */
+export const FLANNEL_TYPE: Record<Exclude<Backend, 'bridge'>, string> = { 'flannel-vxlan': 'vxlan', 'host-gw': 'host-gw', 'flannel-udp': 'udp' };
+
+/** The raw values normalizeInstallOptions accepts (commander's keys). */
+export type RawInstallOptions = Partial<Record<keyof InstallOptions, unknown>> & RawLeaseFlags & { sourceDir: string; netConf?: unknown };
+
 /** Validates raw CLI values and fills defaults; every directory comes back absolute. */
-export function normalizeInstallOptions(raw: Partial<Record<keyof InstallOptions, unknown>> & { sourceDir: string }): InstallOptions {
+export function normalizeInstallOptions(raw: RawInstallOptions): InstallOptions {
   const str = (k: keyof InstallOptions): string | undefined => {
     const v = raw[k];
     if (v === undefined) return undefined;
@@ -88,6 +100,19 @@ export function normalizeInstallOptions(raw: Partial<Record<keyof InstallOptions
   if (!/^[a-zA-Z0-9_.-]+\.conflist$/.test(conflistName)) {
     throw new InstallOptionError(`--conflist-name: "${conflistName}" must be a plain file name ending in .conflist`);
   }
+  const weftd = usesWeftd(backend as Backend);
+  const leaseSource = normalizeLeaseSource(raw, backend, weftd);
+  const netConf = raw.netConf;
+  if (netConf !== undefined) {
+    if (!weftd) throw new InstallOptionError(`--net-conf: the ${backend} backend runs no weftd`);
+    if (typeof netConf !== 'string' || netConf === '' || /\s/.test(netConf)) throw new InstallOptionError(`--net-conf: "${String(netConf)}" must be a path without spaces`);
+    const { backendType } = readExistingNetConf(netConf);
+    const want = FLANNEL_TYPE[backend as Exclude<Backend, 'bridge'>];
+    // flannel's default Backend.Type (none given) is udp.
+    if ((backendType ?? 'udp').toLowerCase() !== want) {
+      throw new InstallOptionError(`--net-conf: ${netConf} has Backend.Type "${backendType ?? '(none: udp)'}" but --backend ${backend} is "${want}"`);
+    }
+  }
   const dir = (k: 'binDir' | 'confDir' | 'unitDir' | 'agentDir' | 'weftConfDir' | 'stateDir', flag: string): string =>
     normalizeDir(flag, str(k) ?? DEFAULTS[k]);
   return {
@@ -103,6 +128,8 @@ export function normalizeInstallOptions(raw: Partial<Record<keyof InstallOptions
     conflistName,
     network: validateCidr4('--network', str('network') ?? DEFAULTS.network),
     dryRun: raw.dryRun === true,
+    leaseSource,
+    ...(typeof netConf === 'string' ? { netConfFile: netConf } : {}),
     ...(raw.standaloneFile !== undefined ? { standaloneFile: normalizeDir('--standalone', str('standaloneFile') ?? '') } : {}),
   };
 }

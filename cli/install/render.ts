@@ -1,10 +1,8 @@
 // The text files an install writes: the conflist for the chosen backend, weftd's net-conf.json
 // and its systemd unit. Pure functions of the options, so the tests can compare bytes.
 import { join } from 'node:path';
-import { usesWeftd, type Backend, type InstallOptions } from './options.ts';
-
-/** flannel's Backend.Type for each weftd-driven backend. */
-const FLANNEL_TYPE: Record<Exclude<Backend, 'bridge'>, string> = { 'flannel-vxlan': 'vxlan', 'host-gw': 'host-gw', 'flannel-udp': 'udp' };
+import { leaseSourceArgs, type LeaseSource } from './lease-source.ts';
+import { FLANNEL_TYPE, usesWeftd, type Backend, type InstallOptions } from './options.ts';
 
 /** The subnet.env weftd writes and the flannel plugins read (flannel's well-known path). */
 export const SUBNET_FILE = '/run/flannel/subnet.env';
@@ -53,8 +51,26 @@ export function weftdCommand(opts: WeftdPlace): string[] {
   return opts.standaloneFile !== undefined && opts.binDir !== undefined ? [join(opts.binDir, 'weft'), 'weftd'] : [join(opts.agentDir, 'weftd')];
 }
 
-/** The systemd unit running weftd (weftdCommand) with the net-conf from `weftConfDir`. */
-export function renderWeftdUnit(opts: WeftdPlace & Pick<InstallOptions, 'weftConfDir'>): string {
+/** What the unit needs to know about the lease source; without one, the file store (one machine). */
+export type UnitSource = Partial<Pick<InstallOptions, 'netConfFile'>> & { leaseSource?: LeaseSource };
+
+/** The net-conf.json weftd reads: --net-conf's file, else the one the install writes; none with etcd (flannel reads <prefix>/config). */
+export function unitNetConfPath(opts: Pick<InstallOptions, 'weftConfDir'> & UnitSource): string | undefined {
+  if (opts.netConfFile !== undefined) return opts.netConfFile;
+  return opts.leaseSource?.kind === 'etcd' ? undefined : join(opts.weftConfDir, 'net-conf.json');
+}
+
+/** Where the etcd password goes (0600), referenced by the unit's EnvironmentFile=. */
+export function weftdEnvPath(opts: Pick<InstallOptions, 'weftConfDir'>): string {
+  return join(opts.weftConfDir, 'weftd.env');
+}
+
+/** The systemd unit running weftd (weftdCommand) with its lease source and net-conf. */
+export function renderWeftdUnit(opts: WeftdPlace & Pick<InstallOptions, 'weftConfDir'> & UnitSource): string {
+  const source = opts.leaseSource ?? { kind: 'file' };
+  const netConf = unitNetConfPath(opts);
+  const args = [...(netConf !== undefined ? [`--net-conf=${netConf}`] : []), ...leaseSourceArgs(source), `--subnet-file=${SUBNET_FILE}`, '--ip-masq'];
+  const envFile = source.kind === 'etcd' && source.password !== undefined ? [`EnvironmentFile=${weftdEnvPath(opts)}`] : [];
   return [
     '# weftd, the weft node agent. Written by `weft install`; `weft install --uninstall` removes it.',
     '[Unit]',
@@ -65,7 +81,8 @@ export function renderWeftdUnit(opts: WeftdPlace & Pick<InstallOptions, 'weftCon
     '[Service]',
     'Type=simple',
     'ExecStartPre=/bin/mkdir -p /run/flannel /var/lib/weft',
-    `ExecStart=${weftdCommand(opts).join(' ')} --net-conf=${join(opts.weftConfDir, 'net-conf.json')} --store=file:/var/lib/weft/leases --subnet-file=${SUBNET_FILE} --ip-masq`,
+    ...envFile,
+    `ExecStart=${[...weftdCommand(opts), ...args].join(' ')}`,
     // SIGTERM: weftd exits without touching the data plane, so pods keep working across restarts.
     'KillSignal=SIGTERM',
     'Restart=always',

@@ -43,3 +43,13 @@ export const ipamRefSchema = {
 
 /** Required keys of every network configuration. */
 export const netConfRequired = ['cniVersion', 'name', 'type'] as const;
+
+/** GC (spec 1.1): `cni.dev/valid-attachments`, the attachments still alive on this network. */
+export const validAttachmentsSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['containerID', 'ifname'],
+    properties: { containerID: { type: 'string', minLength: 1, maxLength: 256 }, ifname: { type: 'string', minLength: 1, maxLength: 15 } },
+  },
+} as const;

@@ -1,6 +1,6 @@
 // JSON Schema of the bandwidth plugin's config: the reference's keys (top level and
 // runtimeConfig.bandwidth, kubelet's pod annotations) after decode.ts folded their case.
-import { netConfProperties, netConfRequired } from '../../lib/cni/schema-common.ts';
+import { netConfProperties, netConfRequired, validAttachmentsSchema } from '../../lib/cni/schema-common.ts';
 
 // Go decodes these into uint64: negative or fractional numbers are refused, null leaves them 0.
 const count = { type: ['integer', 'null'], minimum: 0, maximum: 2 ** 64 - 1 } as const;
@@ -27,15 +27,7 @@ export const bandwidthSchema = {
       type: 'object',
       properties: { bandwidth: { type: ['object', 'null'], properties: bandwidthEntryProperties } },
     },
-    // GC (spec 1.1): the attachments that are still alive on this network.
-    'cni.dev/valid-attachments': {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['containerID', 'ifname'],
-        properties: { containerID: { type: 'string', minLength: 1, maxLength: 256 }, ifname: { type: 'string', minLength: 1, maxLength: 15 } },
-      },
-    },
+    'cni.dev/valid-attachments': validAttachmentsSchema,
   },
   additionalProperties: true,
 } as const;

@@ -55,7 +55,7 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
           const gw = gatewayCidr(ip);
           if (gw === undefined) continue;
           families.add(familyOfText(ip.address));
-          if (ensureGatewayAddr(host, br.link.index, gw, cfg.forceAddress)) pinBridgeMac(host, br.link.index, br.link.mac);
+          if (ensureGatewayAddr(host, br.link.index, gw, cfg.forceAddress, { bridge: cfg.bridge, ipam: cfg.ipam, containerId: a.containerId, ownPortIndex: veth.host.index })) pinBridgeMac(host, br.link.index, br.link.mac);
         }
         ensureForwarding(families);
       }

@@ -1,11 +1,12 @@
 // isGateway: the gateway address on the bridge (node netns), a sticky bridge MAC and IP forwarding.
 import type { IpConfig } from '../../lib/cni/types.ts';
-import { isExists } from '../../lib/netlink/errors.ts';
+import { isExists, isNotFound } from '../../lib/netlink/errors.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { ensureSysctl } from '../../lib/netns/sysctl.ts';
 import { parseCidr, cidrContains, parseIp } from '../../lib/ip/index.ts';
 import { conflict } from './errors.ts';
 import { broadcastOf } from '../../lib/ip/cidr.ts';
+import { assertOldSubnetEmpty, type MoveContext } from './subnet-move.ts';
 
 /** The gateway's address on the bridge: gateway IP with the pod address's prefix length. */
 export function gatewayCidr(ip: IpConfig): string | undefined {
@@ -15,9 +16,11 @@ export function gatewayCidr(ip: IpConfig): string | undefined {
 
 /**
  * Idempotent, in the node netns: puts `cidr` on the bridge. Another IPv4 address (or an overlapping IPv6
- * one) is an error unless forceAddress, which replaces it, as the reference. Returns whether we added it.
+ * one) is replaced with forceAddress, as the reference; without it, when `move` is given, replaced only
+ * if no pod is left on the old address's subnet (subnet-move.ts), else an error naming them, as it is
+ * without `move`. Returns whether we added it.
  */
-export function ensureGatewayAddr(rtnl: Rtnl, bridgeIndex: number, cidr: string, forceAddress: boolean): boolean {
+export function ensureGatewayAddr(rtnl: Rtnl, bridgeIndex: number, cidr: string, forceAddress: boolean, move?: MoveContext & { bridge: string }): boolean {
   const want = parseCidr(cidr);
   if (want === null) throw conflict('invalid gateway address', cidr);
   for (const a of rtnl.listAddrs({ family: want.addr.family, index: bridgeIndex })) {
@@ -26,8 +29,15 @@ export function ensureGatewayAddr(rtnl: Rtnl, bridgeIndex: number, cidr: string,
     const addrOfA = parseIp(a.address);
     const overlaps = have !== null && addrOfA !== null && (cidrContains(have, want.addr) || cidrContains(want, addrOfA));
     if (want.addr.family === 4 || overlaps) {
-      if (!forceAddress) throw conflict(`bridge already has an IP address different from ${cidr}`, `has ${a.cidr}`);
-      rtnl.delAddr({ index: bridgeIndex, cidr: a.cidr });
+      if (!forceAddress) {
+        if (move === undefined) throw conflict(`bridge already has an IP address different from ${cidr}`, `has ${a.cidr}`);
+        assertOldSubnetEmpty(rtnl, bridgeIndex, move.bridge, a.cidr, cidr, move);
+      }
+      try {
+        rtnl.delAddr({ index: bridgeIndex, cidr: a.cidr });
+      } catch (e) {
+        if (!isNotFound(e)) throw e; // a concurrent ADD moved it first
+      }
     }
   }
   try {

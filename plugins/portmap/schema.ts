@@ -1,5 +1,5 @@
 // JSON Schema of the portmap plugin's config: the reference portmap's keys plus the portMappings capability.
-import { netConfProperties, netConfRequired } from '../../lib/cni/schema-common.ts';
+import { netConfProperties, netConfRequired, validAttachmentsSchema } from '../../lib/cni/schema-common.ts';
 
 const port = { type: 'integer', minimum: 1, maximum: 65535 } as const;
 
@@ -37,15 +37,7 @@ export const portmapSchema = {
       type: 'object',
       properties: { portMappings: { type: 'array', maxItems: 4096, items: portMappingSchema } },
     },
-    // GC (spec 1.1): the attachments that are still alive on this network.
-    'cni.dev/valid-attachments': {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['containerID', 'ifname'],
-        properties: { containerID: { type: 'string', minLength: 1, maxLength: 256 }, ifname: { type: 'string', minLength: 1, maxLength: 15 } },
-      },
-    },
+    'cni.dev/valid-attachments': validAttachmentsSchema,
   },
   additionalProperties: true,
 } as const;

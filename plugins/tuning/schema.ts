@@ -1,5 +1,5 @@
 // JSON Schema of the tuning plugin's config: the reference tuning's keys (compiled by scripts/gen-validators.ts).
-import { netConfProperties, netConfRequired } from '../../lib/cni/schema-common.ts';
+import { netConfProperties, netConfRequired, validAttachmentsSchema } from '../../lib/cni/schema-common.ts';
 
 const sysctlMap = { type: 'object', maxProperties: 256, additionalProperties: { type: 'string', maxLength: 4096 } } as const;
 const mac = { type: 'string', maxLength: 64 } as const;
@@ -29,15 +29,7 @@ export const tuningSchema = {
         },
       },
     },
-    // GC (spec 1.1): the attachments that are still alive on this network.
-    'cni.dev/valid-attachments': {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['containerID', 'ifname'],
-        properties: { containerID: { type: 'string', minLength: 1, maxLength: 256 }, ifname: { type: 'string', minLength: 1, maxLength: 15 } },
-      },
-    },
+    'cni.dev/valid-attachments': validAttachmentsSchema,
   },
   additionalProperties: true,
 } as const;

@@ -41,7 +41,7 @@ describe('weft install / uninstall', () => {
   test('flannel-vxlan into empty dirs: plugins, conflist, weftd, net-conf and unit; uninstall leaves nothing', async () => {
     const t = tempRoot();
     const before = hashTree(t);
-    const r = await weft(['install', '--backend', 'flannel-vxlan', ...dirFlags(t)]);
+    const r = await weft(['install', '--backend', 'flannel-vxlan', '--single-node', ...dirFlags(t)]);
     assert.equal(r.code, 0, r.stderr);
     for (const p of ['bridge', 'host-local', 'loopback', 'portmap', 'flannel', 'flannel-vxlan', 'host-gw']) {
       const dst = join(t, 'opt/cni/bin', p);
@@ -91,7 +91,7 @@ describe('weft install / uninstall', () => {
     const t = populatedRoot();
     const before = hashTree(t);
     for (const backend of ['flannel-vxlan', 'flannel-vxlan', 'host-gw', 'bridge']) {
-      const r = await weft(['install', '--backend', backend, ...dirFlags(t)]);
+      const r = await weft(['install', '--backend', backend, '--single-node', ...dirFlags(t)]);
       assert.equal(r.code, 0, `${backend}: ${r.stderr}`);
     }
     // The switch to bridge retired weftd, its net-conf and unit (restored or removed).
@@ -131,7 +131,7 @@ describe('weft install / uninstall', () => {
       assert.match(r.stderr, re);
     }
     // flannel-udp writes the same `flannel` conflist; uninstall restores the tree.
-    const udp = await weft(['install', '--backend', 'flannel-udp', ...dirFlags(t)]);
+    const udp = await weft(['install', '--backend', 'flannel-udp', '--single-node', ...dirFlags(t)]);
     assert.equal(udp.code, 0, udp.stderr);
     assert.equal((await weft(['uninstall', '--state-dir', join(t, 'var/lib/weft/install')])).code, 0);
     assert.deepEqual(diffTrees(before, hashTree(t)), []);
@@ -140,7 +140,7 @@ describe('weft install / uninstall', () => {
   test('scripts/install.sh passes its options through to weft install', async () => {
     const t = tempRoot();
     const before = hashTree(t);
-    const r = await runCmd(['bash', join(ROOT, 'scripts/install.sh'), '--backend', 'host-gw', ...dirFlags(t)]);
+    const r = await runCmd(['bash', join(ROOT, 'scripts/install.sh'), '--backend', 'host-gw', '--single-node', ...dirFlags(t)]);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(existsSync(join(t, 'opt/cni/bin/host-gw')));
     assert.ok(existsSync(join(t, 'etc/systemd/system/weftd.service')));

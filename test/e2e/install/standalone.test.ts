@@ -41,7 +41,7 @@ describe('weft install --standalone', () => {
   test('flannel-vxlan: one file, hard links, unit runs `weft weftd`; plugins and weftd run from there; uninstall leaves nothing', async () => {
     const t = tempRoot();
     const before = hashTree(t);
-    const r = await weft(['install', '--standalone', '--backend', 'flannel-vxlan', ...dirFlags(t)]);
+    const r = await weft(['install', '--standalone', '--backend', 'flannel-vxlan', '--single-node', ...dirFlags(t)]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stderr, '', 'no warning: weftd starts from the bin dir');
     const bin = join(t, 'opt/cni/bin');
@@ -76,11 +76,11 @@ describe('weft install --standalone', () => {
     assert.match(r1.stdout, /backed up .*opt\/cni\/bin\/bridge/);
     assertLinked(bin);
     assert.equal(readFileSync(join(bin, 'macvlan'), 'utf8'), '#!/bin/sh\necho someone else\n');
-    const r2 = await weft(['install', '--backend', 'host-gw', ...dirFlags(t)]);
+    const r2 = await weft(['install', '--backend', 'host-gw', '--single-node', ...dirFlags(t)]);
     assert.equal(r2.code, 0, r2.stderr);
     assert.ok(!existsSync(join(bin, 'weft')), 'the bundles install retires the standalone file');
     assert.notEqual(statSync(join(bin, 'bridge')).ino, statSync(join(bin, 'host-local')).ino);
-    const r3 = await weft(['install', '--standalone', '--backend', 'flannel-udp', ...dirFlags(t)]);
+    const r3 = await weft(['install', '--standalone', '--backend', 'flannel-udp', '--single-node', ...dirFlags(t)]);
     assert.equal(r3.code, 0, r3.stderr);
     assertLinked(bin);
     assert.ok(!existsSync(join(t, 'usr/local/bin/weftd')), 'the bundles weftd is retired');

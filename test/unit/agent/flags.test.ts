@@ -26,4 +26,12 @@ void describe('weftd flags', () => {
     assert.throws(() => normalizeWeftdFlags(parse(['--subnet-file', 'rel/subnet.env'])), /--subnet-file/);
     assert.throws(() => normalizeWeftdFlags(parse(['--metrics-addr', 'nope'])), /--metrics-addr/);
   });
+
+  it('etcd TLS and auth flags keep flanneld\'s names and pass through; half-given ones are refused', () => {
+    const o = normalizeWeftdFlags(parse(['--etcd-endpoints', 'https://a:2379', '--etcd-cafile', '/ca', '--etcd-certfile', '/c', '--etcd-keyfile', '/k', '--etcd-username', 'u', '--etcd-password', 'p']));
+    assert.deepEqual(o.store, { etcdEndpoints: 'https://a:2379', etcdSecurity: { cafile: '/ca', certfile: '/c', keyfile: '/k', username: 'u', password: 'p' } });
+    assert.throws(() => normalizeWeftdFlags(parse(['--etcd-cafile', '/ca'])), /--etcd-cafile need --etcd-endpoints/);
+    assert.throws(() => normalizeWeftdFlags(parse(['--etcd-endpoints', 'https://a', '--etcd-certfile', '/c'])), /--etcd-certfile and --etcd-keyfile go together/);
+    assert.throws(() => normalizeWeftdFlags(parse(['--etcd-endpoints', 'https://a', '--etcd-password', 'p'])), /--etcd-password needs --etcd-username/);
+  });
 });

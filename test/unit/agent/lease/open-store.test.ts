@@ -2,7 +2,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { normalizeStoreFlags } from '../../../../agent/lease/open-store.ts';
-import { createEtcdClient, etcdKeys, kvToLease } from '../../../../agent/lease/etcd-client.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEtcdClient, etcdKeys, etcdSecurityOptions, kvToLease } from '../../../../agent/lease/etcd-client.ts';
 
 void describe('store flags', () => {
   void it('selects file or etcd and names the bad flag', () => {
@@ -27,5 +30,23 @@ void describe('etcd helpers', () => {
       { subnet: '10.244.3.0/24', publicIp: '10.0.0.1', backendType: 'host-gw', backendData: {}, expiration: 0 });
     assert.equal(kvToLease(`${p}10.244.3.0-24`, 'garbage', p), null);
     assert.equal(kvToLease('/coreos.com/network/config', '{}', p), null);
+  });
+});
+
+void describe('etcd TLS and auth', () => {
+  void it('reads the CA, certificate and key files into grpc credentials; auth from username/password; a missing file names its flag', () => {
+    const t = mkdtempSync(join(tmpdir(), 'weft-etcd-sec-'));
+    try {
+      for (const n of ['ca', 'cert', 'key']) writeFileSync(join(t, n), `${n} bytes`);
+      const o = etcdSecurityOptions({ cafile: join(t, 'ca'), certfile: join(t, 'cert'), keyfile: join(t, 'key'), username: 'u', password: 'p' });
+      assert.equal(o.credentials?.rootCertificate.toString(), 'ca bytes');
+      assert.equal(o.credentials?.certChain?.toString(), 'cert bytes');
+      assert.equal(o.credentials?.privateKey?.toString(), 'key bytes');
+      assert.deepEqual(o.auth, { username: 'u', password: 'p' });
+      assert.deepEqual(etcdSecurityOptions({}), {}, 'plain http: no credentials, no auth');
+      assert.throws(() => etcdSecurityOptions({ cafile: join(t, 'nope') }), /^Error: --etcd-cafile ".*nope": ENOENT/);
+    } finally {
+      rmSync(t, { recursive: true, force: true });
+    }
   });
 });

@@ -26,7 +26,7 @@ function fixture(backend: string): { t: string; opts: InstallOptions } {
   for (const n of [...pluginNames(), 'weftd']) writeFileSync(join(src, n), `#!/bin/sh\necho ${n}\n`, { mode: 0o755 });
   const opts = normalizeInstallOptions({
     sourceDir: src, backend, binDir: join(t, 'bin'), confDir: join(t, 'conf'), unitDir: join(t, 'unit'),
-    agentDir: join(t, 'sbin'), weftConfDir: join(t, 'weft'), stateDir: join(t, 'state'),
+    agentDir: join(t, 'sbin'), weftConfDir: join(t, 'weft'), stateDir: join(t, 'state'), singleNode: true,
   });
   return { t, opts };
 }

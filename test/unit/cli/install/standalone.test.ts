@@ -24,7 +24,7 @@ function fixture(backend: string): { t: string; opts: InstallOptions } {
   writeFileSync(file, '#!/bin/sh\n[ "$1" = weftd ] && [ "$2" = --version ] && echo 0.1.0\n', { mode: 0o755 });
   const opts = normalizeInstallOptions({
     sourceDir: join(t, 'nowhere'), standaloneFile: file, backend, binDir: join(t, 'bin'), confDir: join(t, 'conf'),
-    unitDir: join(t, 'unit'), agentDir: join(t, 'sbin'), weftConfDir: join(t, 'weft'), stateDir: join(t, 'state'),
+    unitDir: join(t, 'unit'), agentDir: join(t, 'sbin'), weftConfDir: join(t, 'weft'), stateDir: join(t, 'state'), singleNode: true,
   });
   return { t, opts };
 }
