@@ -159,6 +159,11 @@ export class CniRunner {
     this.cache.delete(this.key(a));
   }
 
+  /** Takes over an ADD result cached by another runner (a runtime upgraded in place keeps its result cache). */
+  adopt(a: Attachment, result: Record<string, unknown>): void {
+    this.cache.set(this.key(a), result);
+  }
+
   /** The cached ADD result of an attachment. */
   cached(a: Attachment): Record<string, unknown> | undefined {
     return this.cache.get(this.key(a));

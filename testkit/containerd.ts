@@ -67,6 +67,8 @@ export interface PodSpec {
   name: string;
   /** hostPort -> containerPort (TCP), sent by containerd to CNI as runtimeConfig.portMappings. */
   ports?: Array<{ hostPort: number; containerPort: number }>;
+  /** Pod annotations (containerd turns kubernetes.io/{ingress,egress}-bandwidth into runtimeConfig.bandwidth). */
+  annotations?: Record<string, string>;
 }
 
 /** What `crictl inspectp` tells about a sandbox. */
@@ -261,6 +263,7 @@ export class ContainerdEnv {
       metadata: { name: spec.name, namespace: 'weft-e2e', uid: `${spec.name}-${randomBytes(4).toString('hex')}`, attempt: 0 },
       hostname: spec.name,
       log_directory: logs,
+      annotations: spec.annotations ?? {},
       port_mappings: (spec.ports ?? []).map((p) => ({ protocol: 0, container_port: p.containerPort, host_port: p.hostPort })),
       // A cgroup parent of our own, so destroy() can find and remove what runc leaves.
       linux: { cgroup_parent: this.cgroupParent },

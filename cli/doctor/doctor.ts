@@ -47,7 +47,7 @@ function skipped(check: string, why: string): CheckResult {
 
 /** Runs every check; never throws for what it finds, only for a failure to read the netns at all. */
 export async function runDoctor(o: DoctorOptions): Promise<Report> {
-  const node = readNodeState({ ...(o.iface !== undefined ? { iface: o.iface } : {}), ...(o.publicIp !== undefined ? { publicIp: o.publicIp } : {}) });
+  const node = readNodeState({ ...(o.iface !== undefined ? { iface: [o.iface] } : {}), ...(o.publicIp !== undefined ? { publicIp: o.publicIp } : {}) });
   const uplink = uplinkOf(node);
   let view: LeaseView | { error: string };
   try {

@@ -2,7 +2,7 @@
 // thread's netns (run doctor inside the node's netns): links, IPv4 addresses and main-table routes,
 // neighbours and FDB entries, plus the uplink weftd would choose for the same --iface/--public-ip.
 import { Rtnl, type Addr, type Fdb, type Link, type Neigh, type Route } from '../../lib/netlink/index.ts';
-import { chooseUplink, type Uplink } from '../../agent/uplink.ts';
+import { chooseUplink, type Uplink, type UplinkQuery } from '../../agent/uplink.ts';
 
 /** Everything the kernel checks look at. */
 export interface NodeState {
@@ -16,7 +16,7 @@ export interface NodeState {
 }
 
 /** Reads the node state from the current netns. */
-export function readNodeState(q: { iface?: string; publicIp?: string }): NodeState {
+export function readNodeState(q: UplinkQuery): NodeState {
   const rtnl = Rtnl.open();
   try {
     const links = rtnl.listLinks();

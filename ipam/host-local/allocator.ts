@@ -47,6 +47,20 @@ function allocateNext(store: Store, set: RangeSet, index: number, at: Attachment
 }
 
 /**
+ * Checks the requested addresses against the range sets alone (no store, nothing touched): each lies
+ * in a set, is not its gateway, and no set is asked for two. The same codes allocate() would give
+ * (112, 114), so ADD can refuse before the first change to the node.
+ */
+export function checkRequested(sets: readonly RangeSet[], requested: readonly IpAddr[]): void {
+  const pending = [...requested];
+  for (const set of sets) {
+    const want = takeRequested(set, pending);
+    if (want !== undefined && ipEqual(want, (rangeFor(set, want) as IpRange).gateway)) throw requestedIsGateway(formatIp(want));
+  }
+  if (pending.length > 0) throw requestedNotInRange(pending.map(formatIp));
+}
+
+/**
  * Allocates one address from each range set for the attachment (idempotence is not promised: a
  * second ADD for the same attachment fails with code 113). Requested addresses are honoured per set,
  * at most one each; any left over fail the whole call (112). Runs under the store lock; on any error

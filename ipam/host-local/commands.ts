@@ -7,10 +7,10 @@ import { decodeForDel, stringAt, validateConfig } from '../../lib/cni/validate.t
 import { validateNetworkName } from '../../lib/cni/ids.ts';
 import { formatIp, normalizeIp, parseCidr } from '../../lib/ip/index.ts';
 import { validate } from '../../gen/validators/host-local.js';
-import { allocate, findAttachment, releaseAttachment } from './allocator.ts';
+import { allocate, checkRequested, findAttachment, releaseAttachment } from './allocator.ts';
 import type { Attachment } from './allocator.ts';
 import { parseHostLocalConfig } from './config.ts';
-import type { HostLocalNetConf } from './config.ts';
+import type { HostLocalConfig, HostLocalNetConf } from './config.ts';
 import { DEFAULT_DATA_DIR } from './disk-store.ts';
 import { rangeFor } from './range.ts';
 import { readResolvConf } from './resolv-conf.ts';
@@ -20,7 +20,7 @@ import type { Store } from './store.ts';
  * Opens the store for network `name` under `dataDir`. With `create` the disk store makes
  * <dataDir>/<name> and its lock file; without, it returns null when they do not exist (nothing held).
  */
-export type OpenStore = (dataDir: string, name: string, create: boolean) => Store | null;
+export type OpenStore = (dataDir: string, name: string, create: boolean, lockTimeoutMs?: number) => Store | null;
 
 function attachment(args: CmdArgs): Attachment {
   return { containerId: args.containerId, ifname: args.ifName };
@@ -37,11 +37,20 @@ export function withStore<T>(open: OpenStore, dataDir: string, name: string, fn:
   }
 }
 
+/**
+ * Everything ADD reads, checked without touching the data dir (runs in any netns): the config, CNI_ARGS,
+ * the requested addresses against the ranges, resolv.conf. Returns the config and the dns it read.
+ * A delegating plugin (bridge) calls it through Plugin.validateAdd before its first change to the node.
+ */
+export function validateAdd(args: CmdArgs): { conf: HostLocalConfig; dns: NonNullable<Result['dns']> } {
+  const conf = parseHostLocalConfig(args.config, args.args);
+  checkRequested(conf.rangeSets, conf.requestedIps);
+  return { conf, dns: conf.resolvConf ? readResolvConf(conf.resolvConf) : {} };
+}
+
 /** ADD: one address per range set; result with ips (prefix of the range's subnet, its gateway), routes, dns. */
 export function cmdAdd(args: CmdArgs, open: OpenStore): Result {
-  const conf = parseHostLocalConfig(args.config, args.args);
-  // Read resolv.conf before reserving anything, so a bad path leaves nothing behind.
-  const dns = conf.resolvConf ? readResolvConf(conf.resolvConf) : {};
+  const { conf, dns } = validateAdd(args);
   const got = withStore(open, conf.dataDir, conf.name, (s) => allocate(s, conf.rangeSets, attachment(args), conf.requestedIps));
   const result: Result = {
     ips: got.map((g) => ({ address: `${formatIp(g.ip)}/${g.range.subnet.prefix}`, gateway: formatIp(g.range.gateway) })),

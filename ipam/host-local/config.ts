@@ -173,6 +173,8 @@ export function parseHostLocalConfig(config: unknown, cniArgs = ''): HostLocalCo
   }
   sets.push(...rangeSetsField('ipam.ranges', ipam.ranges ?? []));
   checkRangeSets(sets, conf.cniVersion);
+  // A relative dataDir would land in whatever directory the runtime runs plugins from.
+  if (ipam.dataDir !== undefined && !ipam.dataDir.startsWith('/')) bad('ipam.dataDir', ipam.dataDir, 'must be an absolute path');
   const valid = conf['cni.dev/valid-attachments'];
   return {
     name,

@@ -6,6 +6,8 @@ import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, re
 import { join } from 'node:path';
 import type { IpAddr } from '../../lib/ip/index.ts';
 import { formatIp, normalizeIp, parseIp } from '../../lib/ip/index.ts';
+import { tryAgainLater } from '../../lib/cni/errors.ts';
+import { DEFAULT_STALL_TIMEOUT_MS, STALL_TIMEOUT_ENV } from '../../lib/cni/stall.ts';
 import { loadIndex, saveIndex } from './holder-index.ts';
 import type { Allocation, Holder, Store } from './store.ts';
 import { formatHolder, parseHolder } from './store.ts';
@@ -83,7 +85,11 @@ export class DiskStore implements Store {
   private readonly dataDir: string;
   private readonly network: string;
 
-  constructor(dataDir: string, network: string, flock: FlockFn) {
+  private readonly lockTimeoutMs: number;
+
+  /** `lockTimeoutMs` bounds the wait for a lock held by another process (then code 11). */
+  constructor(dataDir: string, network: string, flock: FlockFn, lockTimeoutMs = DEFAULT_STALL_TIMEOUT_MS) {
+    this.lockTimeoutMs = lockTimeoutMs;
     assertPathComponent(network, 'network name');
     this.dataDir = dataDir;
     this.network = network;
@@ -94,10 +100,28 @@ export class DiskStore implements Store {
     this.lockFd = openSync(join(this.dir, 'lock'), constants.O_RDONLY | constants.O_CREAT, 0o750);
   }
 
+  /**
+   * flock(LOCK_EX) without hanging the runtime: non-blocking tries, sleeping 1..50 ms in between, until
+   * lockTimeoutMs; a holder that never lets go (a stuck or stopped process) is reported as code 11.
+   */
+  private acquire(): void {
+    if (this.flock(this.lockFd, 'ex', true)) return;
+    const deadline = Date.now() + this.lockTimeoutMs;
+    const nap = new Int32Array(new SharedArrayBuffer(4));
+    for (let wait = 1; Date.now() < deadline; wait = Math.min(wait * 2, 50)) {
+      Atomics.wait(nap, 0, 0, Math.min(wait, Math.max(1, deadline - Date.now())));
+      if (this.flock(this.lockFd, 'ex', true)) return;
+    }
+    throw tryAgainLater(
+      `host-local: lock ${join(this.dir, 'lock')} is held by another process`,
+      `not released within ${this.lockTimeoutMs} ms (${STALL_TIMEOUT_ENV}); nothing was reserved`,
+    );
+  }
+
   withLock<T>(fn: () => T): T {
     if (this.lockFd < 0) throw new Error('DiskStore: closed');
     if (this.locked) throw new Error('DiskStore: lock is not re-entrant');
-    this.flock(this.lockFd, 'ex');
+    this.acquire();
     this.locked = true;
     this.cache = null;
     this.taken = new Set();

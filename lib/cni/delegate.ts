@@ -7,7 +7,7 @@ import { CniError, ErrorCode, decodeFailure, ioFailure } from './errors.ts';
 import { findInPath, isOwnStandaloneFile, readBundleHeader } from './find-plugin.ts';
 import { log } from './log.ts';
 import { parseResult } from './result-parse.ts';
-import { runDecoded, runPlugin, type DecodedConfig } from './skel.ts';
+import { runDecoded, runPlugin, validateDecoded, type DecodedConfig } from './skel.ts';
 import type { Env, Plugin, PluginOutput } from './plugin.ts';
 import type { Command, Result } from './types.ts';
 
@@ -120,6 +120,17 @@ export async function delegate(type: string, command: DelegateCommand, stdinData
   }
   log.debug('delegating by exec', { type, command, file });
   return interpretOutput(type, command, await execPlugin(file, command, stdinData, env));
+}
+
+/**
+ * The checks delegate ADD would make before changing anything, without running it: the plugin must be
+ * on CNI_PATH (code 100 otherwise), and an in-process one runs its validateAdd on `decoded`. A delegate
+ * that would be exec'd is only checked by running it; the caller's rollback covers that case.
+ */
+export async function delegateValidateAdd(type: string, stdinData: Buffer, env: Env, decoded: DecodedConfig): Promise<void> {
+  const file = findInPath(type, (env['CNI_PATH'] ?? '').split(':').filter((d) => d !== ''));
+  const plugin = inProcessPlugin(type, file);
+  if (plugin !== undefined) await validateDecoded(plugin, { ...env, CNI_COMMAND: 'ADD' }, stdinData, decoded);
 }
 
 /** Delegate ADD; resolves with the delegate's result in internal form. */

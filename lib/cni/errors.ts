@@ -90,9 +90,14 @@ export function weftError(code: number, msg: string, details = '', cause?: unkno
   return new CniError(code, msg, details, { cause });
 }
 
-/** Any thrown value as a CniError: CniErrors pass through, anything else becomes 999 with the cause. */
+/** Any thrown value as a CniError: CniErrors pass through, an Error with a numeric `cniCode` keeps it, anything else becomes 999 with the cause. */
 export function toCniError(e: unknown): CniError {
   if (e instanceof CniError) return e;
+  // Lower layers (lib/netfilter) mark the errors whose CNI code they know, e.g. 11 for a stalled nft.
+  const known = (e as { cniCode?: unknown } | null)?.cniCode;
+  if (e instanceof Error && typeof known === 'number' && Number.isInteger(known) && known > 0) {
+    return new CniError(known, e.message, '', { cause: e });
+  }
   if (e instanceof Error) {
     const errno = (e as NodeJS.ErrnoException).code;
     const details = errno && !e.message.includes(errno) ? `${errno}: ${e.message}` : e.message;

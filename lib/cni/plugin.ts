@@ -41,6 +41,8 @@ export interface Plugin {
   /** CNI versions this plugin accepts (a subset of SUPPORTED_VERSIONS). */
   supportedVersions: readonly string[];
   add?: ResultHandler;
+  /** Checks every input ADD will read, changing nothing; a delegating plugin runs it (in-process) before its own first change. */
+  validateAdd?: VoidHandler;
   del?: VoidHandler;
   check?: VoidHandler;
   status?: VoidHandler;

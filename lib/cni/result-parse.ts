@@ -4,6 +4,7 @@
 import { normalizeKeys } from './decode.ts';
 import type { FieldTree } from './decode.ts';
 import { decodeFailure, incompatibleVersion } from './errors.ts';
+import { parseCidr, parseIp as parseIpText } from '../ip/index.ts';
 import { SUPPORTED_VERSIONS } from './types.ts';
 import type { Dns, Interface, IpConfig, Result, Route } from './types.ts';
 
@@ -81,9 +82,20 @@ function parseDns(o: Obj, path: string): Dns | undefined {
   return dns;
 }
 
+// Addresses are decoded as Go's net.IPNet / net.IP do in the reference's result types: text that is
+// not one is refused, so no plugin acts on it.
+function cidrText(v: string, field: string): string {
+  if (parseCidr(v) === null) bad(field, 'must be an address in CIDR form', v);
+  return v;
+}
+function ipText(v: string | undefined, field: string): string | undefined {
+  if (v !== undefined && parseIpText(v) === null) bad(field, 'must be an IP address', v);
+  return v;
+}
+
 function parseRoute(r: Obj, path: string, v11: boolean): Route {
-  const route: Route = { dst: str(r, 'dst', path, true) };
-  set(route, 'gw', str(r, 'gw', path));
+  const route: Route = { dst: cidrText(str(r, 'dst', path, true), `${path}.dst`) };
+  set(route, 'gw', ipText(str(r, 'gw', path), `${path}.gw`));
   if (v11) {
     for (const k of ['mtu', 'advmss', 'priority', 'table', 'scope'] as const) set(route, k, int(r, k, path));
   }
@@ -102,9 +114,8 @@ function parseInterface(i: Obj, path: string, v11: boolean): Interface {
 }
 
 function parseIp(ip: Obj, path: string, nIfaces: number): IpConfig {
-  const out: IpConfig = { address: str(ip, 'address', path, true) };
-  if (!out.address.includes('/')) bad(`${path}.address`, 'must be an address in CIDR form', out.address);
-  set(out, 'gateway', str(ip, 'gateway', path));
+  const out: IpConfig = { address: cidrText(str(ip, 'address', path, true), `${path}.address`) };
+  set(out, 'gateway', ipText(str(ip, 'gateway', path), `${path}.gateway`));
   const idx = int(ip, 'interface', path);
   if (idx !== undefined && (idx < 0 || idx >= nIfaces)) bad(`${path}.interface`, 'must index interfaces', idx);
   set(out, 'interface', idx);
@@ -153,6 +164,7 @@ function parseLegacy(doc: Obj, path: string): Result {
 export function parseResult(raw: unknown, fallbackVersion?: string, path = 'result'): Result {
   const doc = normalizeKeys(raw, RESULT_FIELDS);
   if (!isObj(doc)) return bad(path, 'must be an object', doc);
+  if (doc['cniVersion'] !== undefined && typeof doc['cniVersion'] !== 'string') return bad(`${path}.cniVersion`, 'must be a string', doc['cniVersion']);
   const version = typeof doc['cniVersion'] === 'string' ? doc['cniVersion'] : fallbackVersion;
   if (version === undefined) return bad(`${path}.cniVersion`, 'must be a string', doc['cniVersion']);
   if (!(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {

@@ -213,6 +213,23 @@ export async function runDecoded(plugin: Plugin, command: Exclude<Command, 'VERS
   }
 }
 
+/**
+ * Run `plugin.validateAdd` in this process on what a delegating plugin decoded (the ADD checks of
+ * runDecoded); nothing when the plugin has none. Throws the CniError ADD would have answered.
+ */
+export async function validateDecoded(plugin: Plugin, env: Env, stdinData: Buffer, decoded: DecodedConfig): Promise<void> {
+  if (plugin.validateAdd === undefined) return;
+  const ce = readCmdEnv('ADD', env);
+  const cniVersion = effectiveVersion(plugin, 'ADD', decoded.cniVersion);
+  const a: CmdArgs = { command: 'ADD', ...ce, stdinData, config: decoded.config, cniVersion, env };
+  if (decoded.prevResult !== undefined) a.prevResult = decoded.prevResult;
+  try {
+    await plugin.validateAdd(a);
+  } catch (e) {
+    throw toCniError(e);
+  }
+}
+
 function writeAllSync(fd: number, s: string): void {
   const buf = Buffer.from(s, 'utf8');
   let off = 0;

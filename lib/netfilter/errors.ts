@@ -27,6 +27,11 @@ export class NftError extends Error {
     this.script = extra.script ?? '';
   }
 
+  /** The CNI code this failure means to a runtime: 11 (try again later) when nft stalled and was killed. */
+  get cniCode(): number | undefined {
+    return this.kind === 'timeout' ? 11 : undefined;
+  }
+
   /** True when nft reported ENOENT (missing table, chain, set or element). */
   get isNotFound(): boolean {
     return this.kind === 'failed' && /No such file or directory/.test(this.stderr);

@@ -1,5 +1,6 @@
 // Spawns nft (optionally through nsenter) synchronously; plugins use node:child_process, not execa, to stay lean.
 import { existsSync } from 'node:fs';
+import { stallTimeoutMs, STALL_TIMEOUT_ENV } from '../cni/stall.ts';
 import { NftError } from './errors.ts';
 import { validateNetnsPath } from './validate.ts';
 import type { NftRunOptions } from './types.ts';
@@ -39,17 +40,20 @@ export function runNft(args: readonly string[], input: string | undefined, opts:
   // Fetched at call time: importing node:child_process at the top pulls in net, dgram and streams
   // (about 5-10 ms of every start of a bundle that holds this module, measured), and the hot path never spawns.
   const { spawnSync } = process.getBuiltinModule('node:child_process');
+  const timeout = opts.timeoutMs ?? stallTimeoutMs(process.env);
   const res = spawnSync(file, argv, {
     input: input ?? '',
     encoding: 'utf8',
-    timeout: opts.timeoutMs ?? 10_000,
+    timeout,
+    killSignal: 'SIGKILL', // a stalled nft may ignore SIGTERM
     maxBuffer: 256 * 1024 * 1024, // a listing of a large set must not be truncated
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const script = input ?? '';
   if (res.error !== undefined) {
     const timedOut = (res.error as NodeJS.ErrnoException).code === 'ETIMEDOUT';
-    throw new NftError(timedOut ? 'timeout' : 'spawn', `nftables: ${file} ${timedOut ? 'timed out' : 'could not be started'}: ${res.error.message}`, {
+    const what = timedOut ? `did not finish within ${timeout} ms (${STALL_TIMEOUT_ENV}) and was killed` : `could not be started: ${res.error.message}`;
+    throw new NftError(timedOut ? 'timeout' : 'spawn', `nftables: ${file} ${what}`, {
       cause: res.error,
       script,
     });

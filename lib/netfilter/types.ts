@@ -102,6 +102,6 @@ export interface NftRunOptions {
   readonly netnsPath?: string;
   /** nft binary; default: first of /usr/sbin/nft, /sbin/nft, /usr/bin/nft, else `nft` on PATH. */
   readonly nftBinary?: string;
-  /** Kill nft after this many ms (default 10000). */
+  /** Kill nft after this many ms (default WEFT_STALL_TIMEOUT_MS, else 10000; the failure is code 11). */
   readonly timeoutMs?: number;
 }

@@ -5,10 +5,10 @@ import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { familyOfText } from '../../lib/ip/addr.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
-import { ensureBridge } from './bridge-link.ts';
+import { ensureBridge, removeBridgeIfUnused } from './bridge-link.ts';
 import { parseBridgeConfig, type BridgeConfig } from './config.ts';
 import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac } from './gateway.ts';
-import { ipamAdd, ipamDel } from './ipam.ts';
+import { ipamAdd, ipamDel, ipamValidate } from './ipam.ts';
 import { setupMacSpoof, teardownMacSpoof } from './macspoof.ts';
 import { setupMasq, teardownMasq } from './masquerade.ts';
 import { openPodNs } from './netns.ts';
@@ -24,15 +24,23 @@ function checkSupported(cfg: BridgeConfig): void {
   if (cfg.vlan !== 0) throw unsupportedField('unsupported field: vlan', `vlan ${cfg.vlan}: VLAN filtering is not implemented by weft bridge`);
 }
 
-/** ADD, run in the node netns: bridge, veth, macspoofchk, IPAM, pod addresses and routes, gateway, masquerade, port up. */
-export async function cmdAdd(a: CmdArgs): Promise<Result> {
+/** Every input ADD reads (config, CNI_ARGS, args, runtimeConfig, IPAM's own checks), changing nothing; any netns. */
+export async function validateAdd(a: CmdArgs): Promise<BridgeConfig> {
   const cfg = parseBridgeConfig(a);
   checkSupported(cfg);
+  await ipamValidate(a, cfg); // CNI_ARGS IP=, ranges, requested addresses: refused before the bridge exists
+  return cfg;
+}
+
+/** ADD, run in the node netns: bridge, veth, macspoofchk, IPAM, pod addresses and routes, gateway, masquerade, port up. */
+export async function cmdAdd(a: CmdArgs): Promise<Result> {
+  const cfg = await validateAdd(a);
   const pod = openPodNs(a.netns);
   const host = Rtnl.open();
   try {
     return await new Rollback().run(async (rb) => {
       const br = ensureBridge(host, cfg);
+      if (br.created) rb.push(`bridge ${cfg.bridge}`, () => { removeBridgeIfUnused(host, br.link.index); });
       const veth = setupVeth(host, pod.rtnl, pod.ns, {
         network: cfg.name, containerId: a.containerId, ifName: a.ifName, mtu: cfg.mtu, mac: cfg.mac,
         bridgeIndex: br.link.index, hairpin: cfg.hairpinMode, enableDad: cfg.enableDad,

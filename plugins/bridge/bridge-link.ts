@@ -1,5 +1,5 @@
 // The bridge device in the node's netns: create it once, keep it up, refuse a non-bridge with its name.
-import { isExists } from '../../lib/netlink/errors.ts';
+import { isExists, isNotFound } from '../../lib/netlink/errors.ts';
 import type { Link } from '../../lib/netlink/link.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { ensureSysctl } from '../../lib/netns/sysctl.ts';
@@ -40,4 +40,17 @@ export function ensureBridge(rtnl: Rtnl, cfg: Pick<BridgeConfig, 'bridge' | 'mtu
   if (cfg.promiscMode) rtnl.setPromisc(link.index, true);
   if (!link.up) rtnl.setLinkUp(link.index);
   return { link, created };
+}
+
+/**
+ * ADD's rollback of a bridge it created, in the node netns: removed only while no link is enslaved to
+ * it (a concurrent ADD may have attached a pod meanwhile; that ADD then owns its use of the bridge).
+ */
+export function removeBridgeIfUnused(rtnl: Rtnl, index: number): void {
+  if (rtnl.listLinks().some((l) => l.master === index)) return;
+  try {
+    rtnl.deleteLink(index);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
 }

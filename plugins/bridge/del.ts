@@ -1,6 +1,6 @@
 // DEL: forgiving on purpose. Works without CNI_NETNS, without prevResult, after the netns is gone and
 // after an ADD killed at any point: each step treats "already gone" as done.
-import { CniError } from '../../lib/cni/errors.ts';
+import { CniError, ErrorCode, toCniError } from '../../lib/cni/errors.ts';
 import { validatePluginType } from '../../lib/cni/find-plugin.ts';
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
@@ -96,7 +96,17 @@ export async function cmdDel(a: CmdArgs): Promise<void> {
   // false (changed since ADD): before IPAM DEL, since a freed address may be taken by the next ADD.
   const prevIps = ownIps(a);
   const masq = (): void => teardownMasq(prevIps !== undefined && prevIps.length > 0 ? { ...spec, podCidrs: prevIps } : spec);
-  if (cfg.ipMasq) masq();
+  // A stalled nft (code 11) must not keep the veth and the address: the rest goes, then 11 asks for a retry.
+  let stalled: CniError | undefined;
+  if (cfg.ipMasq) {
+    try {
+      masq();
+    } catch (e) {
+      const err = toCniError(e);
+      if (err.code !== ErrorCode.tryAgainLater) throw e;
+      stalled = err;
+    }
+  }
   else bestEffort('masquerade elements', masq);
   if (cfg.macSpoofChk) teardownMacSpoof(spec);
   else bestEffort('macspoofchk elements', () => teardownMacSpoof(spec));
@@ -113,4 +123,5 @@ export async function cmdDel(a: CmdArgs): Promise<void> {
     }
   }
   if (cfg.ipam !== undefined) await ipamDel(a, cfg);
+  if (stalled !== undefined) throw stalled;
 }

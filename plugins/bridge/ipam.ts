@@ -2,7 +2,7 @@
 // main.ts registered in-process (host-local) runs here when the file found is our own bundle (or the
 // standalone executable we run as), saving a second Node start-up, and starts from the config the
 // bridge already decoded.
-import { delegateAdd, delegateCheck, delegateDel } from '../../lib/cni/delegate.ts';
+import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd } from '../../lib/cni/delegate.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { DecodedConfig } from '../../lib/cni/skel.ts';
 import type { Result } from '../../lib/cni/types.ts';
@@ -18,6 +18,11 @@ function decoded(a: CmdArgs): DecodedConfig {
 function ipamType(cfg: Pick<BridgeConfig, 'ipam'>): string {
   if (cfg.ipam === undefined) throw invalidConfig('invalid configuration: ipam is required', 'the bridge plugin needs an IPAM plugin for pod addresses');
   return cfg.ipam.type;
+}
+
+/** IPAM's own ADD checks (config, CNI_ARGS IP=, requested addresses in range), before the node is touched. */
+export async function ipamValidate(a: CmdArgs, cfg: BridgeConfig): Promise<void> {
+  await delegateValidateAdd(ipamType(cfg), a.stdinData, a.env, decoded(a));
 }
 
 /** IPAM ADD: the allocated addresses (at least one), routes and dns. */

@@ -2,11 +2,11 @@
 // and store the delegate config, delegate to it (in-process when main.ts registered it and CNI_PATH
 // holds our bundle of it); DEL replays the stored one.
 // Runs in the runtime's (node's) netns; the pod netns is only touched by the delegate.
-import { delegateAdd, delegateCheck, delegateDel } from '../../lib/cni/delegate.ts';
+import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd } from '../../lib/cni/delegate.ts';
 import { unknownContainer } from '../../lib/cni/errors.ts';
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs, Plugin } from '../../lib/cni/plugin.ts';
-import type { Result } from '../../lib/cni/types.ts';
+import type { NetConf, Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
@@ -35,12 +35,14 @@ function withPrevResult(stored: Buffer, a: CmdArgs): { type: string; bytes: Buff
 async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
   const cfg = normalizeFlannelConfig(a.config, a.cniVersion);
   const env = readFlannelSubnetFile(cfg.subnetFile);
-  hooks.beforeAdd?.(cfg, env);
   const conf = renderDelegate(cfg, env);
-  // Stored before ADD so that a DEL after a crash mid-ADD still finds what to undo.
-  saveDelegateConf(cfg.dataDir, a.containerId, conf);
   const bytes = Buffer.from(JSON.stringify(conf));
   const type = delegateType(conf);
+  // The delegate's (and its IPAM's) own checks, before the VTEP, the stored config or the bridge exist.
+  await delegateValidateAdd(type, bytes, a.env, { config: conf as NetConf, cniVersion: cfg.cniVersion });
+  hooks.beforeAdd?.(cfg, env);
+  // Stored before ADD so that a DEL after a crash mid-ADD still finds what to undo.
+  saveDelegateConf(cfg.dataDir, a.containerId, conf);
   try {
     return await delegateAdd(type, bytes, a.env);
   } catch (e) {

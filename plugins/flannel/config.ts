@@ -52,6 +52,9 @@ export function normalizeFlannelConfig(input: NetConf, cniVersion: string): Flan
   for (const k of ['name', 'ipam']) {
     if (delegate[k] !== undefined) throw invalidConfig(`'delegate' dictionary must not have '${k}' field, it'll be set by flannel`, `delegate.${k} is ${JSON.stringify(delegate[k])}`);
   }
+  // flannel's NetConf embeds the CNI NetConf, whose type and dns Go decodes strictly.
+  if (conf.type !== undefined && typeof conf.type !== 'string') throw invalidConfig('invalid type', `${JSON.stringify(conf.type)} must be a string`);
+  if (conf['dns'] !== undefined && !isPlainObject(conf['dns'])) throw invalidConfig('invalid dns', `${JSON.stringify(conf['dns'])} must be an object`);
   const ipam = conf.ipam ?? {};
   if (!isPlainObject(ipam)) throw invalidConfig('invalid ipam', `${JSON.stringify(ipam)} must be an object`);
   return {
