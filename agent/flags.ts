@@ -1,7 +1,7 @@
 // weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
 import { Command } from 'commander';
 import { FLANNELD_DEFAULT_ETCD_ENDPOINTS } from './flanneld-argv.ts';
-import { normalizeStoreFlags } from './lease/open-store.ts';
+import { normalizeStoreFlags, type StoreFlags } from './lease/open-store.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
 import type { EtcdSecurity } from './lease/etcd-client.ts';
@@ -34,6 +34,10 @@ export interface RawFlags {
   resyncInterval: string;
   logLevel?: string;
   leaseTtl?: string;
+  kubeSubnetMgr?: boolean;
+  kubeconfigFile?: string;
+  kubeApiUrl?: string;
+  kubeAnnotationPrefix?: string;
 }
 
 /** Builds the commander program (no parsing yet). */
@@ -66,6 +70,10 @@ export function weftdCommand(version: string): Command {
     .option('--resync-interval <ms>', 'safety-net reconcile period in ms (events act sooner)', '1000')
     .option('--lease-ttl <seconds>', 'lease TTL (default 86400, flannel\'s 24 h)')
     .option('--log-level <level>', 'debug, info, warn or error (default info)')
+    .option('--kube-subnet-mgr', 'leases are Kubernetes Nodes (podCIDR + annotations), node name from NODE_NAME')
+    .option('--kubeconfig-file <path>', 'kubeconfig for --kube-subnet-mgr (default: in-cluster service account)')
+    .option('--kube-api-url <url>', 'Kubernetes API server URL (overrides the kubeconfig\'s server)')
+    .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
     .addHelpText('after', NET_CONF_HELP);
 }
 
@@ -86,7 +94,7 @@ net-conf.json (flannel's keys, matched case-insensitively):
                              under NAT, flannel#1279); off always applies that workaround; on never.`;
 
 /** Validates the parsed flags; throws an Error naming the flag and value. */
-export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {
+export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = process.env): WeftdOptions {
   if (f.netConf !== undefined && f.netConfigPath !== undefined) throw new Error('--net-conf and --net-config-path are the same flag; give one');
   const netConf = f.netConf ?? f.netConfigPath;
   const etcdOnly = [f.etcdPrefix, f.etcdKeyfile, f.etcdCertfile, f.etcdCafile, f.etcdUsername, f.etcdPassword].some((x) => x !== undefined);
@@ -98,6 +106,7 @@ export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {
     ...(f.etcdPrefix !== undefined ? { etcdPrefix: f.etcdPrefix } : {}),
     ...(netConf !== undefined ? { netConfPath: netConf } : {}),
     ...etcdSecurity(f),
+    ...kubeStoreFlags(f, env),
   };
   normalizeStoreFlags(storeFlags);
   if (f.publicIpv6 !== undefined && f.publicIpv6 !== '') throw new Error(`--public-ipv6 ${JSON.stringify(f.publicIpv6)}: IPv6 is not implemented in weftd yet`);
@@ -140,6 +149,16 @@ export function normalizeWeftdFlags(f: RawFlags): WeftdOptions {
     // Coalesces a burst of notifications (our own writes echo back too) into one pass.
     debounceMs: 20,
     log,
+  };
+}
+
+/** The --kube-subnet-mgr part of the store flags (NODE_NAME read only in that mode). */
+function kubeStoreFlags(f: RawFlags, env: NodeJS.ProcessEnv): Partial<StoreFlags> {
+  return {
+    ...(f.kubeSubnetMgr === true ? { kubeSubnetMgr: true, ...(env.NODE_NAME ? { nodeName: env.NODE_NAME } : {}) } : {}),
+    ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}),
+    ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}),
+    ...(f.kubeAnnotationPrefix !== undefined ? { kubeAnnotationPrefix: f.kubeAnnotationPrefix } : {}),
   };
 }
 

@@ -11,16 +11,12 @@ export const FLANNELD_FLAGS: Readonly<Record<string, 'string' | 'bool' | 'list'>
   iface: 'list', 'iface-regex': 'list', 'iface-can-reach': 'string',
   'public-ip': 'string', 'public-ipv6': 'string', 'subnet-file': 'string', 'net-config-path': 'string',
   'ip-masq': 'bool', 'subnet-lease-renew-margin': 'string', 'healthz-ip': 'string', 'healthz-port': 'string',
-  v: 'string',
+  v: 'string', 'kube-subnet-mgr': 'bool', 'kube-api-url': 'string', 'kubeconfig-file': 'string', 'kube-annotation-prefix': 'string',
 };
 
 /** flanneld flags weftd does not implement: their flanneld default (accepted, it changes nothing) and why. */
 export const FLANNELD_REFUSED: Readonly<Record<string, { kind: 'string' | 'bool'; dflt: string; why: string }>> = {
-  'kube-subnet-mgr': { kind: 'bool', dflt: 'false', why: 'the Kubernetes subnet manager is not implemented; use --etcd-endpoints' },
-  'kube-api-url': { kind: 'string', dflt: '', why: 'the Kubernetes subnet manager is not implemented' },
-  'kubeconfig-file': { kind: 'string', dflt: '', why: 'the Kubernetes subnet manager is not implemented' },
-  'kube-annotation-prefix': { kind: 'string', dflt: 'flannel.alpha.coreos.com', why: 'the Kubernetes subnet manager is not implemented' },
-  'set-node-network-unavailable': { kind: 'bool', dflt: 'true', why: 'the Kubernetes subnet manager is not implemented' },
+  'set-node-network-unavailable': { kind: 'bool', dflt: 'true', why: 'weftd --kube-subnet-mgr always sets NetworkUnavailable=False on its node' },
   'iptables-resync': { kind: 'string', dflt: '5', why: 'weftd uses nftables and re-applies its rules on its own period (--resync-interval)' },
   'iptables-forward-rules': { kind: 'bool', dflt: 'true', why: 'weftd adds no FORWARD accept rules (use the firewall plugin)' },
   'ip-masq-fully-random-disable': { kind: 'bool', dflt: 'false', why: "weftd's masquerade is always fully random" },

@@ -40,3 +40,8 @@ fi
 if [ "$(id -u)" -eq 0 ]; then
   bash scripts/flannel-setup.sh || { echo "weft: scripts/flannel-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
 fi
+
+# kube-apiserver and etcd for the Kubernetes subnet manager tests (cached under /var/cache/weft).
+if [ "$(id -u)" -eq 0 ]; then
+  bash scripts/kube-setup.sh || { echo "weft: scripts/kube-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
+fi

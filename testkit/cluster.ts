@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { CniRunner, type ConfList } from './cni-runner.ts';
 import { EtcdServer } from './etcd.ts';
+import { KubeApiServer } from './kube-apiserver.ts';
 import { Topology, nsExec, type SimNode, type SimPod } from './topology.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -16,7 +17,8 @@ const PLUGIN: Record<ClusterOptions['backend'], string> = { vxlan: 'flannel-vxla
 /** What Cluster.create builds. */
 export interface ClusterOptions {
   backend: 'vxlan' | 'host-gw' | 'udp';
-  store: 'file' | 'etcd';
+  /** 'kube': a real kube-apiserver, a Node per node (podCIDR 10.x.<id>.0/24 of the Network), weftd --kube-subnet-mgr. */
+  store: 'file' | 'etcd' | 'kube';
   nodes?: number;
   podsPerNode?: number;
   /** Cluster Network (default 10.244.0.0/16). */
@@ -76,11 +78,18 @@ export async function waitFor(what: string, pred: () => boolean | Promise<boolea
   }
 }
 
+/** The /24 of `network` a kube node gets (what kube-controller-manager's --cluster-cidr would assign): index id. */
+export function kubePodCidr(network: string, id: number): string {
+  const [a, b] = network.split('.');
+  return `${a}.${b}.${id}.0/24`;
+}
+
 /** A running simulated cluster. */
 export class Cluster {
   readonly nodes: ClusterNode[] = [];
   readonly pods: ClusterPod[] = [];
   etcd: EtcdServer | undefined;
+  kube: KubeApiServer | undefined;
   readonly netConfPath: string;
   readonly leaseDir: string;
   private readonly binDir: string;
@@ -108,6 +117,11 @@ export class Cluster {
         c.etcd = await EtcdServer.create(topo);
         progress(`etcd at ${c.etcd.url}`);
         if (opts.netConfInEtcd) await c.etcd.put('/coreos.com/network/config', netConf);
+      }
+      if (opts.store === 'kube') {
+        c.kube = await KubeApiServer.create(topo);
+        progress(`kube-apiserver at ${c.kube.url}`);
+        for (const n of topo.nodes) await c.kube.createNode(n.netns, kubePodCidr(opts.network ?? '10.244.0.0/16', n.id));
       }
       for (const n of topo.nodes) c.nodes.push({ ...n, subnetFile: join(n.dir, 'subnet.env'), runner: c.runnerFor(n) });
       await Promise.all(c.nodes.map((n) => (c.runsFlanneld(n) ? c.startFlanneld(n) : c.startWeftd(n))));
@@ -191,6 +205,11 @@ export class Cluster {
 
   /** weftd's command line for a node. */
   weftdArgv(n: ClusterNode): string[] {
+    if (this.kube) {
+      return ['env', `NODE_NAME=${n.netns}`, join(this.binDir, 'weftd'), '--kube-subnet-mgr', '--kubeconfig-file', this.kube.kubeconfig,
+        '--net-config-path', this.netConfPath, '--iface', n.uplink, '--subnet-file', n.subnetFile, '--metrics-addr', '127.0.0.1:9101',
+        ...(this.opts.ipMasq ? ['--ip-masq'] : []), ...(this.opts.weftdArgs ?? [])];
+    }
     const store = this.etcd ? ['--etcd-endpoints', this.etcd.url] : ['--store', `file:${this.leaseDir}`];
     const conf = this.etcd && this.opts.netConfInEtcd ? [] : ['--net-conf', this.netConfPath];
     return [join(this.binDir, 'weftd'), ...conf, ...store, '--iface', n.uplink, '--subnet-file', n.subnetFile,

@@ -6,8 +6,7 @@ import { type NetConf, parseNetConf } from '../config/net-conf.ts';
 import { parseLeaseAttrs, parseSubnetKey } from './lease-json.ts';
 import type { Lease } from './store.ts';
 
-/** flannel's default key prefix. */
-export const DEFAULT_ETCD_PREFIX = '/coreos.com/network';
+export { DEFAULT_ETCD_PREFIX } from './lease-json.ts';
 
 /** Key names under a prefix: <prefix>/config and <prefix>/subnets/<10.244.3.0-24>. */
 export function etcdKeys(prefix: string): { config: string; subnets: string } {

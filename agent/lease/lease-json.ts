@@ -67,3 +67,6 @@ export function parseLeaseAttrs(text: string | Uint8Array): LeaseAttrs & { raw: 
   }
   return { publicIp: ip, backendType: type, backendData, raw };
 }
+
+/** flannel's default etcd key prefix (here so that choosing a store does not load the etcd client). */
+export const DEFAULT_ETCD_PREFIX = '/coreos.com/network';

@@ -1,11 +1,14 @@
-// One entry point from weftd's flags to a LeaseStore: `--store file:DIR` (default) or
-// `--etcd-endpoints URL[,URL]` with `--etcd-prefix`. The net-conf comes from --net-conf when given,
+// One entry point from weftd's flags to a LeaseStore: `--store file:DIR` (default),
+// `--etcd-endpoints URL[,URL]` with `--etcd-prefix`, or `--kube-subnet-mgr` (nodes of a Kubernetes API). The net-conf comes from --net-conf when given,
 // otherwise from <prefix>/config in etcd (flannel's behaviour); the file store needs --net-conf.
+// Each store's module is imported only when that store is chosen.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
-import { DEFAULT_ETCD_PREFIX, type EtcdSecurity } from './etcd-client.ts';
-import { openEtcdLeaseStore } from './etcd-store.ts';
+import type { EtcdSecurity } from './etcd-client.ts';
+import { loadEtcdStore } from './etcd-chunk.ts';
 import { FileLeaseStore } from './file-store.ts';
+import { DEFAULT_ANNOTATION_PREFIX } from '../kube/node-lease.ts';
+import { DEFAULT_ETCD_PREFIX } from './lease-json.ts';
 import type { LeaseStore } from './store.ts';
 
 /** The store-related flags as the CLI parsed them (strings as typed). */
@@ -18,19 +21,32 @@ export interface StoreFlags {
   etcdSecurity?: EtcdSecurity;
   /** Renew the own lease this long before it expires (--subnet-lease-renew-margin). */
   renewMarginMs?: number;
+  /** --kube-subnet-mgr and its options; nodeName comes from NODE_NAME. */
+  kubeSubnetMgr?: boolean;
+  kubeconfigFile?: string;
+  kubeApiUrl?: string;
+  kubeAnnotationPrefix?: string;
+  nodeName?: string;
   /** Test knobs; defaults are flannel's (24 h TTL). */
   ttlSeconds?: number;
   onError?: (err: Error) => void;
 }
 
 /** Which store the flags select; throws naming the flag when they are contradictory or malformed. */
-export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } {
+export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } | { kind: 'kube'; nodeName: string; prefix: string } {
   const sec = f.etcdSecurity ?? {};
   const secFlags = Object.entries(sec).filter(([, v]) => v !== undefined).map(([k]) => `--etcd-${k}`);
   if (f.etcdEndpoints === undefined && secFlags.length > 0) throw new Error(`${secFlags.join(', ')} need --etcd-endpoints`);
   // A client certificate is half a credential without its key (and the reverse).
   if ((sec.certfile === undefined) !== (sec.keyfile === undefined)) throw new Error('--etcd-certfile and --etcd-keyfile go together');
   if (sec.password !== undefined && sec.username === undefined) throw new Error('--etcd-password needs --etcd-username');
+  if (f.kubeSubnetMgr === true) {
+    if (f.store !== undefined || f.etcdEndpoints !== undefined) throw new Error('--kube-subnet-mgr and --store/--etcd-endpoints are mutually exclusive');
+    if (!f.nodeName) throw new Error('--kube-subnet-mgr needs the node name in NODE_NAME');
+    const prefix = f.kubeAnnotationPrefix ?? DEFAULT_ANNOTATION_PREFIX;
+    if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(\/[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)?$/.test(prefix)) throw new Error(`--kube-annotation-prefix ${JSON.stringify(prefix)} is not a DNS-style prefix such as flannel.alpha.coreos.com`);
+    return { kind: 'kube', nodeName: f.nodeName, prefix };
+  }
   if (f.etcdEndpoints !== undefined) {
     if (f.store !== undefined) throw new Error(`--store ${JSON.stringify(f.store)} and --etcd-endpoints are mutually exclusive`);
     const endpoints = f.etcdEndpoints.split(',').map((s) => s.trim()).filter(Boolean);
@@ -57,7 +73,16 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const sel = normalizeStoreFlags(f);
   const netConf = readNetConfFile(f.netConfPath);
   const common = { ...(f.onError ? { onError: f.onError } : {}), ...(f.renewMarginMs !== undefined ? { renewMarginMs: f.renewMarginMs } : {}) };
+  if (sel.kind === 'kube') {
+    if (!netConf) throw new Error('--net-config-path (or --net-conf) is required with --kube-subnet-mgr');
+    const { KubeLeaseStore } = await import('./kube-store.ts');
+    const { resolveKubeConn } = await import('../kube/config.ts');
+    const conn = resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
+    return new KubeLeaseStore({ conn, nodeName: sel.nodeName, annotationPrefix: sel.prefix, netConf, ...(f.onError ? { onError: f.onError } : {}) });
+  }
   if (sel.kind === 'etcd') {
+    // Loaded only when chosen: the etcd client (grpc, protobufjs) is most of an idle weftd's memory.
+    const { openEtcdLeaseStore } = await loadEtcdStore();
     return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(f.etcdSecurity ? { security: f.etcdSecurity } : {}), ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
   }
   if (!netConf) throw new Error('--net-conf is required with the file store');

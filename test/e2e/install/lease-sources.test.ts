@@ -1,7 +1,7 @@
 // The built `weft install` with each lease source, into temp dirs: the file store refused without
 // --single-node (exit 2, nothing written), --dry-run printing the conflist and unit and writing
 // nothing, an etcd install whose unit the installed weftd itself accepts (its TLS flags reach the
-// etcd client: a missing CA file is named), and --kube-subnet-mgr refused while weftd lacks it.
+// etcd client: a missing CA file is named), and --kube-subnet-mgr accepted once weftd has it.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,12 +71,12 @@ describe('weft install lease sources', () => {
     assert.ok(!existsSync(env));
   });
 
-  test('--kube-subnet-mgr names the missing weftd support and writes nothing', async () => {
+  test('--kube-subnet-mgr: the weftd being installed has it, so the unit runs it (dry run)', async () => {
     const t = tempRoot();
     const before = hashTree(t);
-    const r = await weft(['install', '--backend', 'flannel-vxlan', '--kube-subnet-mgr', ...dirFlags(t)]);
-    assert.equal(r.code, 2, r.stdout + r.stderr);
-    assert.match(r.stderr, /--kube-subnet-mgr: the weftd being installed .* has no Kubernetes subnet manager yet/);
+    const r = await weft(['install', '--dry-run', '--backend', 'flannel-vxlan', '--kube-subnet-mgr', ...dirFlags(t)]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^ExecStart=\S+weftd --net-conf=\S+ --kube-subnet-mgr /m);
     assert.deepEqual(diffTrees(before, hashTree(t)), []);
   });
 });

@@ -53,15 +53,14 @@ void describe('weftd flags', () => {
     const o = normalizeWeftdFlags(parse(['--etcd-prefix', '/cli'], env));
     assert.deepEqual([o.store.etcdEndpoints, o.store.etcdPrefix, o.ipMasq, o.uplink.iface, o.subnetFile], ['http://e:2379', '/cli', true, ['eth7'], '/run/flannel/subnet.env']);
     assert.equal(normalizeWeftdFlags(parse(['--net-conf', '/n'], { FLANNELD_HEALTHZ_PORT: '9000' })).metricsAddr, '0.0.0.0:9000');
-    assert.throws(() => parse([], { FLANNELD_KUBE_SUBNET_MGR: 'true' }), /--kube-subnet-mgr=true: flanneld flag not supported by weftd \(the Kubernetes subnet manager/);
+    assert.equal(normalizeWeftdFlags(parse(['--net-conf', '/n'], { FLANNELD_KUBE_SUBNET_MGR: 'true' }), { NODE_NAME: 'n1' }).store.kubeSubnetMgr, true);
     assert.throws(() => parse([], { FLANNELD_IP_MASQ: 'yes' }), /--ip-masq "yes" is not a boolean/);
   });
 
   it('flanneld flags weftd cannot honour are refused unless they hold flanneld\'s default', () => {
-    assert.throws(() => parse(['--kube-subnet-mgr']), /--kube-subnet-mgr=true: flanneld flag not supported/);
+    assert.throws(() => parse(['--set-node-network-unavailable=false']), /--set-node-network-unavailable=false: flanneld flag not supported/);
     assert.throws(() => parse(['-iptables-resync=10']), /--iptables-resync=10: flanneld flag not supported by weftd \(weftd uses nftables/);
     assert.throws(() => parse(['--iptables-forward-rules=false']), /--iptables-forward-rules=false/);
-    assert.throws(() => parse(['--kubeconfig-file', '/k']), /--kubeconfig-file=\/k/);
     assert.throws(() => parse(['--etcd-endpoints']), /--etcd-endpoints needs a value/);
     assert.doesNotThrow(() => parse(['--iptables-forward-rules', '--set-node-network-unavailable=true', '--kube-annotation-prefix=flannel.alpha.coreos.com']));
     assert.throws(() => normalizeWeftdFlags(parse(['--public-ipv6', 'fd00::1'])), /--public-ipv6 "fd00::1": IPv6 is not implemented/);

@@ -1,0 +1,133 @@
+// A lean Kubernetes API client for weftd (runs in weftd's netns): JSON requests and a streaming
+// watch over node:https with one keep-alive agent. Just what the subnet manager needs (get, list,
+// strategic-merge PATCH, watch); docs/weftd-kube.md says why not @kubernetes/client-node.
+import { readFileSync } from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { KubeConn } from './config.ts';
+
+/** An API answer: status code and the decoded JSON body (null when empty or not JSON). */
+export interface KubeResponse {
+  status: number;
+  body: unknown;
+}
+
+/** An API error with the server's status code and Status message. */
+export class KubeApiError extends Error {
+  constructor(readonly status: number, method: string, path: string, body: unknown) {
+    const msg = (body as { message?: unknown } | null)?.message;
+    super(`kube API ${method} ${path}: ${status}${typeof msg === 'string' ? ` ${msg}` : ''}`);
+    this.name = 'KubeApiError';
+  }
+}
+
+/** How a watch stream ended: normally (server timeout, connection closed) or with an error. */
+export interface WatchEnd {
+  error?: Error;
+}
+
+/** A running watch request. */
+export interface KubeWatch {
+  done: Promise<WatchEnd>;
+  abort(): void;
+}
+
+/** The client; one per store. */
+export class KubeClient {
+  private readonly url: URL;
+  private readonly agent: http.Agent;
+  private readonly mod: typeof http | typeof https;
+
+  constructor(private readonly conn: KubeConn, private readonly timeoutMs = 10_000) {
+    this.url = new URL(conn.server);
+    const tls = this.url.protocol === 'https:';
+    this.mod = tls ? https : http;
+    this.agent = tls
+      ? new https.Agent({ keepAlive: true, ...(conn.ca ? { ca: conn.ca } : {}), ...(conn.cert ? { cert: conn.cert } : {}), ...(conn.key ? { key: conn.key } : {}), rejectUnauthorized: conn.insecureSkipTlsVerify !== true })
+      : new http.Agent({ keepAlive: true });
+  }
+
+  private options(method: string, path: string, headers: Record<string, string>): https.RequestOptions {
+    const token = this.conn.tokenFile !== undefined ? readFileSync(this.conn.tokenFile, 'utf8').trim() : this.conn.token;
+    const base = this.url.pathname.replace(/\/+$/, '');
+    return {
+      method, agent: this.agent, hostname: this.url.hostname.replace(/^\[|\]$/g, ''), port: this.url.port || (this.mod === https ? 443 : 80),
+      path: base + path, headers: { Accept: 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers },
+    };
+  }
+
+  /** One request; resolves with any status (callers check), rejects on network errors and timeouts. */
+  request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeResponse> {
+    return new Promise((resolve, reject) => {
+      const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      const req = this.mod.request(this.options(method, path, data ? { 'Content-Type': contentType, 'Content-Length': String(data.length) } : {}), (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, body: parseJson(text) });
+        });
+        res.on('error', reject);
+      });
+      req.setTimeout(this.timeoutMs, () => req.destroy(new Error(`kube API ${method} ${path}: no answer in ${this.timeoutMs} ms`)));
+      req.on('error', reject);
+      req.end(data);
+    });
+  }
+
+  /** A request that must answer 2xx; returns the body. */
+  async call(method: string, path: string, body?: unknown, contentType?: string): Promise<unknown> {
+    const res = await this.request(method, path, body, contentType);
+    if (res.status < 200 || res.status > 299) throw new KubeApiError(res.status, method, path, res.body);
+    return res.body;
+  }
+
+  /** Streams a watch (one JSON event per line) to onEvent until the server ends it or abort(). */
+  watch(path: string, onEvent: (ev: unknown) => void): KubeWatch {
+    let req: http.ClientRequest | undefined;
+    let aborted = false;
+    const done = new Promise<WatchEnd>((resolve) => {
+      req = this.mod.request(this.options('GET', path, {}), (res) => {
+        if (res.statusCode !== 200) {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            resolve({ error: new KubeApiError(res.statusCode ?? 0, 'GET', path, parseJson(Buffer.concat(chunks).toString('utf8'))) });
+          });
+          return;
+        }
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          buf += c;
+          let nl: number;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, nl).trim();
+            buf = buf.slice(nl + 1);
+            if (line) onEvent(JSON.parse(line));
+          }
+        });
+        res.on('end', () => resolve({}));
+        res.on('error', (e) => resolve(aborted ? {} : { error: e }));
+        res.on('close', () => resolve(aborted ? {} : { error: new Error('kube API watch: connection closed') }));
+      });
+      req.on('error', (e) => resolve(aborted ? {} : { error: e }));
+      req.end();
+    });
+    return { done, abort: () => { aborted = true; req?.destroy(); } };
+  }
+
+  /** Closes idle connections. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** JSON body or null (empty, or not JSON such as a proxy's HTML error page). */
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) as unknown : null;
+  } catch {
+    return null;
+  }
+}

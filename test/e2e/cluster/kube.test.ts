@@ -1,0 +1,124 @@
+// Issue 18: weftd --kube-subnet-mgr against a real kube-apiserver (built by scripts/kube-setup.sh,
+// with its own etcd, in a namespace on the underlay): 3 vxlan nodes created through the API with
+// their podCIDRs, 1 pod each. Pods connect across nodes; a restarted weftd changes nothing; 30 s
+// without the API server leave the data plane working and weftd catches up afterwards; a Node
+// deleted through the API has its routes withdrawn. Kernel state is read in the node namespaces.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { vtepMac } from '../../../lib/flannel/vtep.ts';
+import { Cluster, kubePodCidr, waitFor, type ClusterPod } from '../../../testkit/cluster.ts';
+import { kubeBinariesPresent } from '../../../testkit/kube-apiserver.ts';
+import { pingOnce, skipReason, weftRoutes } from './helpers.ts';
+
+const LIMIT_MS = 3000; // the issue's 2 s plus 1 s of slack for polling on a loaded machine
+const NETWORK = '10.244.0.0/16';
+const P = 'flannel.alpha.coreos.com';
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const skip = skipReason() || (kubeBinariesPresent() ? false : 'kube-apiserver not built: run scripts/kube-setup.sh');
+
+function crossPairs(c: Cluster): Array<readonly [ClusterPod, ClusterPod]> {
+  return c.pods.flatMap((a) => c.pods.filter((b) => b.node !== a.node).map((b) => [a, b] as const));
+}
+
+async function unreachable(c: Cluster): Promise<string[]> {
+  const bad: string[] = [];
+  for (const [a, b] of crossPairs(c)) if (!(await pingOnce(a.netns, b.ip)) && !(await pingOnce(a.netns, b.ip))) bad.push(`${a.name}->${b.name}`);
+  return bad;
+}
+
+/** Every node's weft routes, as sorted "dst via gw dev" lines. */
+async function routeTable(c: Cluster): Promise<string[][]> {
+  return Promise.all(c.nodes.map(async (n) => (await weftRoutes(n)).map((r) => `${r.dst} via ${r.gateway ?? '-'} dev ${r.dev ?? '-'}`).sort()));
+}
+
+/** A Node object as flanneld on some other machine would leave it (no namespace behind it). */
+function fakeNode(name: string, podCidr: string, publicIp: string): Record<string, unknown> {
+  return {
+    apiVersion: 'v1', kind: 'Node', spec: { podCIDR: podCidr, podCIDRs: [podCidr] },
+    metadata: { name, annotations: {
+      [`${P}/backend-type`]: 'vxlan', [`${P}/backend-data`]: JSON.stringify({ VNI: 1, VtepMAC: vtepMac(publicIp, 1) }),
+      [`${P}/kube-subnet-manager`]: 'true', [`${P}/public-ip`]: publicIp,
+    } },
+  };
+}
+
+void describe('weftd --kube-subnet-mgr with a real kube-apiserver', { skip }, () => {
+  let c: Cluster;
+  before(async () => {
+    c = await Cluster.create({ backend: 'vxlan', store: 'kube', nodes: 3, podsPerNode: 1, network: NETWORK, onProgress: (m) => process.stderr.write(`  ${m}\n`) });
+  }, { timeout: 240_000 });
+  after(() => c?.destroy());
+
+  void it('takes each node\'s podCIDR, publishes flannel\'s annotations and connects pods across nodes', async () => {
+    assert.ok(c.kube);
+    for (const n of c.nodes) {
+      assert.equal(n.subnet, kubePodCidr(NETWORK, n.id), `${n.netns} subnet`);
+      const node = await c.kube.call('GET', `/api/v1/nodes/${n.netns}`) as { metadata: { annotations: Record<string, string> }; status: { conditions?: Array<{ type: string; status: string }> } };
+      const a = node.metadata.annotations;
+      assert.equal(a[`${P}/public-ip`], n.ip);
+      assert.equal(a[`${P}/backend-type`], 'vxlan');
+      assert.equal(a[`${P}/kube-subnet-manager`], 'true');
+      assert.equal((JSON.parse(a[`${P}/backend-data`] ?? '{}') as { VNI?: number }).VNI, 1);
+      assert.equal(node.status.conditions?.find((x) => x.type === 'NetworkUnavailable')?.status, 'False');
+    }
+    await waitFor('every node routes to its 2 peers', async () => (await routeTable(c)).every((t) => t.length === 2), 10_000, 100);
+    assert.deepEqual(await unreachable(c), []);
+  });
+
+  void it('a restarted weftd changes nothing', async () => {
+    assert.ok(c.kube);
+    const n = c.nodes[0];
+    assert.ok(n);
+    const before = { routes: await routeTable(c), env: readFileSync(n.subnetFile, 'utf8'), node: await c.kube.call('GET', `/api/v1/nodes/${n.netns}`) };
+    await c.stopWeftd(n);
+    const logBefore = c.weftdLog(n).length;
+    await c.startWeftd(n);
+    await sleep(1500);
+    assert.deepEqual(await routeTable(c), before.routes);
+    assert.equal(readFileSync(n.subnetFile, 'utf8'), before.env);
+    const after = await c.kube.call('GET', `/api/v1/nodes/${n.netns}`) as { metadata: { annotations: unknown } };
+    assert.deepEqual(after.metadata.annotations, (before.node as { metadata: { annotations: unknown } }).metadata.annotations);
+    const changes = c.weftdLog(n).slice(logBefore).split('\n').filter((l) => l.includes('"msg":"programmed"'));
+    assert.deepEqual(changes, [], 'the restarted weftd re-programmed something');
+    assert.deepEqual(await unreachable(c), []);
+  });
+
+  void it('keeps the data plane through 30 s without the API server and catches up afterwards', async () => {
+    const kube = c.kube;
+    assert.ok(kube);
+    await kube.stop();
+    const failures: string[] = [];
+    const t0 = Date.now();
+    while (Date.now() - t0 < 30_000) {
+      failures.push(...await unreachable(c));
+      await sleep(500);
+    }
+    assert.deepEqual(failures, [], 'pod traffic failed while the API server was down');
+    assert.ok(c.nodes.every((n) => n.weftd?.exitCode === null), 'a weftd exited during the outage');
+    await kube.start();
+    // Catching up: a node added after the outage reaches every weftd through its new list + watch.
+    await kube.call('POST', '/api/v1/nodes', fakeNode('weft-fake-1', '10.244.77.0/24', '192.0.2.77'));
+    await waitFor('the new node routed on every node', async () => (await routeTable(c)).every((t) => t.some((r) => r.startsWith('10.244.77.0/24 '))), LIMIT_MS, 50);
+    assert.deepEqual(await unreachable(c), []);
+  });
+
+  void it('withdraws the routes of a node deleted through the API', async () => {
+    const kube = c.kube;
+    assert.ok(kube);
+    if (!(await routeTable(c)).every((t) => t.some((r) => r.startsWith('10.244.77.0/24 ')))) {
+      await kube.call('POST', '/api/v1/nodes', fakeNode('weft-fake-1', '10.244.77.0/24', '192.0.2.77'));
+      await waitFor('the fake node routed everywhere', async () => (await routeTable(c)).every((t) => t.some((r) => r.startsWith('10.244.77.0/24 '))), 10_000, 50);
+    }
+    await kube.deleteNode('weft-fake-1');
+    await waitFor('the deleted node\'s route withdrawn on every node', async () => (await routeTable(c)).every((t) => !t.some((r) => r.startsWith('10.244.77.0/24 '))), LIMIT_MS, 50);
+    // A real node deleted: the two others drop it (its own weftd keeps running, as flanneld would).
+    const gone = c.nodes[2];
+    assert.ok(gone?.subnet);
+    await kube.deleteNode(gone.netns);
+    await waitFor('the deleted real node withdrawn on the others', async () => (await routeTable(c)).slice(0, 2).every((t) => !t.some((r) => r.startsWith(`${gone.subnet} `))), LIMIT_MS, 50);
+    const [a, b] = c.pods;
+    assert.ok(a && b);
+    assert.equal(await pingOnce(a.netns, b.ip), true, 'the remaining nodes still connect');
+  });
+});

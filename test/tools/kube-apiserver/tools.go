@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins the commands scripts/kube-setup.sh builds from this module.
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)
