@@ -134,9 +134,9 @@ void describe('weftd against etcd with TLS and auth (flanneld flags)', { skip: s
   });
 
   it('a flanneld flag weftd cannot honour stops it with one line and exit 2, before touching etcd', async () => {
-    const r = await weftd(['--etcd-endpoints', authEtcd.url, '--etcd-username', 'root', '--etcd-password', 'rootpw'], ['FLANNELD_KUBE_SUBNET_MGR=true']);
+    const r = await weftd(['--etcd-endpoints', authEtcd.url, '--etcd-username', 'root', '--etcd-password', 'rootpw'], ['FLANNELD_IPTABLES_RESYNC=10']);
     assert.equal(r.code, 2);
-    assert.deepEqual(r.stderr.trim().split('\n'), ['weftd: --kube-subnet-mgr=true: flanneld flag not supported by weftd (the Kubernetes subnet manager is not implemented; use --etcd-endpoints); remove it']);
+    assert.deepEqual(r.stderr.trim().split('\n'), ['weftd: --iptables-resync=10: flanneld flag not supported by weftd (weftd uses nftables and re-applies its rules on its own period (--resync-interval)); remove it']);
     assert.equal((await leaseKeys(authEtcd, ['--user', 'root:rootpw'])).length, 1, 'still only the lease of the previous test');
   });
 });
