@@ -71,7 +71,9 @@ const scenarios: Scenario[] = [
       add('d', { extra: { runtimeConfig: { ips: ['10.14.0.60/24'] } } }),
       add('e', { args: 'IP=10.14.0.9' }), // held: both fail, nothing left behind
       add('f', { args: 'IP=10.14.0.1' }), // the gateway: both fail
-      add('g', { args: 'IP=10.15.0.1' }), // in no range: both fail
+      // A requested IP in no range is refused by both, but the reference first advances
+      // last_reserved_ip.*; weft checks the request before touching the data dir (issue 20), so that
+      // case lives in test/e2e/validate-first (host-local corpus), not in this byte-for-byte comparison.
       add('h', { args: 'IP=::ffff:10.14.0.70;IgnoreUnknown=1;K8S_POD_NAME=x' }),
       add('i'),
       del('a'),
