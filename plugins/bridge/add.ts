@@ -7,7 +7,7 @@ import { familyOfText } from '../../lib/ip/addr.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { ensureBridge, removeBridgeIfUnused } from './bridge-link.ts';
 import { parseBridgeConfig, type BridgeConfig } from './config.ts';
-import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac } from './gateway.ts';
+import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac, undoGatewayMove } from './gateway.ts';
 import { ipamAdd, ipamDel, ipamValidate } from './ipam.ts';
 import { setupMacSpoof, teardownMacSpoof } from './macspoof.ts';
 import { setupMasq, teardownMasq } from './masquerade.ts';
@@ -63,7 +63,8 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
           const gw = gatewayCidr(ip);
           if (gw === undefined) continue;
           families.add(familyOfText(ip.address));
-          if (ensureGatewayAddr(host, br.link.index, gw, cfg.forceAddress, { bridge: cfg.bridge, ipam: cfg.ipam, containerId: a.containerId, ownPortIndex: veth.host.index })) pinBridgeMac(host, br.link.index, br.link.mac);
+          const onMoved = (old: string): void => rb.push(`bridge address ${old} moved to ${gw}`, () => { undoGatewayMove(host, br.link.index, old, gw); });
+          if (ensureGatewayAddr(host, br.link.index, gw, cfg.forceAddress, { bridge: cfg.bridge, ipam: cfg.ipam, containerId: a.containerId, ownPortIndex: veth.host.index, onMoved })) pinBridgeMac(host, br.link.index, br.link.mac);
         }
         ensureForwarding(families);
       }

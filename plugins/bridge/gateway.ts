@@ -20,7 +20,7 @@ export function gatewayCidr(ip: IpConfig): string | undefined {
  * if no pod is left on the old address's subnet (subnet-move.ts), else an error naming them, as it is
  * without `move`. Returns whether we added it.
  */
-export function ensureGatewayAddr(rtnl: Rtnl, bridgeIndex: number, cidr: string, forceAddress: boolean, move?: MoveContext & { bridge: string }): boolean {
+export function ensureGatewayAddr(rtnl: Rtnl, bridgeIndex: number, cidr: string, forceAddress: boolean, move?: MoveContext & { bridge: string; onMoved?: (oldCidr: string) => void }): boolean {
   const want = parseCidr(cidr);
   if (want === null) throw conflict('invalid gateway address', cidr);
   for (const a of rtnl.listAddrs({ family: want.addr.family, index: bridgeIndex })) {
@@ -35,6 +35,8 @@ export function ensureGatewayAddr(rtnl: Rtnl, bridgeIndex: number, cidr: string,
       }
       try {
         rtnl.delAddr({ index: bridgeIndex, cidr: a.cidr });
+        // A move (not forceAddress, which the reference never undoes) is undone if the ADD fails later.
+        if (!forceAddress) move?.onMoved?.(a.cidr);
       } catch (e) {
         if (!isNotFound(e)) throw e; // a concurrent ADD moved it first
       }
@@ -48,6 +50,21 @@ export function ensureGatewayAddr(rtnl: Rtnl, bridgeIndex: number, cidr: string,
     return false;
   }
   return true;
+}
+
+/** Rollback of a move, in the node netns: `movedTo` leaves the bridge and `oldCidr` is back; idempotent. */
+export function undoGatewayMove(rtnl: Rtnl, bridgeIndex: number, oldCidr: string, movedTo: string): void {
+  try {
+    rtnl.delAddr({ index: bridgeIndex, cidr: movedTo });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  try {
+    const brd = broadcastOf(oldCidr);
+    rtnl.addAddr(brd === undefined ? { index: bridgeIndex, cidr: oldCidr, noDad: true } : { index: bridgeIndex, cidr: oldCidr, noDad: true, broadcast: brd });
+  } catch (e) {
+    if (!isExists(e)) throw e;
+  }
 }
 
 /**
