@@ -123,6 +123,32 @@ export function diffNode(before: NodeState, after: NodeState): string[] {
   for (const l of before.exact) if (!a.has(l)) diff.push(`- ${l}`);
   for (const l of after.exact) if (!b.has(l)) diff.push(`+ ${l}`);
   const ai = new Set(after.infra);
-  for (const l of before.infra) if (!ai.has(l)) diff.push(`- (infra) ${l}`);
+  const moved = movedBridges(before.infra, after.infra);
+  for (const l of before.infra) if (!ai.has(l) && !isMoveOf(l, moved)) diff.push(`- (infra) ${l}`);
   return diff;
+}
+
+// A successful ADD may move a bridge's gateway to the node's new subnet when no pod is left on the
+// old one (plugins/bridge/subnet-move.ts): the old address and its kernel routes go, a new address
+// comes. A bridge left with no address at all is still a difference.
+const ADDR_LINE = /^(\S+) addr (\S+) (\S+)$/;
+
+/** Bridges that lost an address line but still have one afterwards. */
+function movedBridges(before: readonly string[], after: readonly string[]): Set<string> {
+  const addrsAfter = new Set(after.map((l) => ADDR_LINE.exec(l)?.[2]).filter((x): x is string => x !== undefined));
+  const afterSet = new Set(after);
+  const out = new Set<string>();
+  for (const l of before) {
+    const m = ADDR_LINE.exec(l);
+    if (m?.[2] !== undefined && !afterSet.has(l) && addrsAfter.has(m[2])) out.add(m[2]);
+  }
+  return out;
+}
+
+/** An address line of a moved bridge, or a kernel route through it. */
+function isMoveOf(line: string, moved: ReadonlySet<string>): boolean {
+  const m = ADDR_LINE.exec(line);
+  if (m?.[2] !== undefined) return moved.has(m[2]);
+  const dev = / dev=(\S+) /.exec(line)?.[1];
+  return dev !== undefined && moved.has(dev) && line.includes('proto=kernel');
 }
