@@ -29,13 +29,22 @@ export interface BackendData {
   [key: string]: unknown;
 }
 
-/** One node's lease. `subnet` in network form ("10.244.3.0/24"); `expiration` in ms since the epoch, 0 when unknown (remote etcd leases). */
+/**
+ * One node's lease. `subnet` in network form ("10.244.3.0/24"); `expiration` in ms since the epoch, 0 when unknown (remote etcd leases).
+ * The IPv6 fields are flannel's dual-stack ones (Lease.IPv6Subnet, LeaseAttrs.PublicIPv6 / BackendV6Data); absent on an IPv4-only lease.
+ */
 export interface Lease {
   subnet: string;
   publicIp: string;
   backendType: string;
   backendData: BackendData;
   expiration: number;
+  /** The node's IPv6 subnet in network form ("fd00:10:244:3::/64"). */
+  ipv6Subnet?: string;
+  /** The IPv6 address peers send to (flannel's PublicIPv6). */
+  publicIpv6?: string;
+  /** BackendData of the IPv6 side (vxlan: the VNI and the MAC of flannel-v6.<VNI>). */
+  backendV6Data?: BackendData;
 }
 
 /** What a node asks for; preferredSubnet is the subnet remembered in subnet.env from an earlier run. */
@@ -44,6 +53,10 @@ export interface AcquireOptions {
   backendType: string;
   backendData: BackendData;
   preferredSubnet?: string;
+  /** Dual stack: the IPv6 side of the lease (all three set together, only when the net-conf enables IPv6). */
+  publicIpv6?: string;
+  backendV6Data?: BackendData;
+  preferredIpv6Subnet?: string;
 }
 
 /** A change of the lease table. */
