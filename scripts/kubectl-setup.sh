@@ -23,8 +23,7 @@ OUT="$CACHE/kubectl-debian/$VERSION"
 echo "weft: unpacking Debian's kubernetes-client $VERSION into $OUT (once)" >&2
 TMP=$(mktemp -d "$CACHE/kubectl-debian.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-chmod 755 "$TMP" # apt-get download runs as _apt when it can: it must be able to write here
-(cd "$TMP" && apt-get download -qq "kubernetes-client=$VERSION" >&2)
+(cd "$TMP" && apt-get download -qq -o APT::Sandbox::User=root "kubernetes-client=$VERSION" >&2)
 dpkg -x "$TMP"/kubernetes-client_*.deb "$TMP/root"
 "$TMP/root/usr/bin/kubectl" version --client >/dev/null
 mkdir -p "$CACHE/kubectl-debian"

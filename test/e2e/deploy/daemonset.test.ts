@@ -164,7 +164,8 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
     const caps = weftd.securityContext?.capabilities?.add ?? [];
     assert.ok(weftd.securityContext?.privileged !== true, 'the manifest runs weftd unprivileged');
 
-    const pods: Array<{ node: SimNode; netns: string; ip: string }> = [];
+    const pods: Array<{ node: SimNode; netns: string; path: string; ip: string; containerId: string; runner: CniRunner; ipamDir: string }> = [];
+    const names: string[] = [];
     for (const n of nodes) {
       if (n !== nodes[0]) {
         const r = await env.podman(['run', '--rm', '--network', 'none', ...ULIMITS, ...volumeFlags(n, install), ...commandOf(install, tag)]);
@@ -177,6 +178,7 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
         return ['-e', `${e.name}=${value}`];
       });
       const name = `weftd-${id}-n${n.id}`;
+      names.push(name);
       await env.must(['run', '-d', '--name', name, '--network', `ns:${n.path}`, ...ULIMITS, ...caps.flatMap((c) => ['--cap-add', c]),
         ...envFlags, '-e', `KUBERNETES_SERVICE_HOST=${kube.ip}`, '-e', 'KUBERNETES_SERVICE_PORT=6443',
         '-v', `${saDir}:/var/run/secrets/kubernetes.io/serviceaccount:ro`, ...volumeFlags(n, weftd), ...commandOf(weftd, tag)]);
@@ -191,15 +193,17 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
       // The installed conflist as written by the init container; only the flannel plugin's state
       // paths are moved under the fake root (the plugins run on the test machine, not in a mount namespace).
       const conf = JSON.parse(readFileSync(join(fakeRoot(n), hostPathOf(spec, 'cni'), '10-flannel.conflist'), 'utf8')) as ConfList;
+      const ipamDir = join(fakeRoot(n), 'var/lib/cni/networks');
       const plugins = conf.plugins.map((p) => p.type !== 'flannel' ? p : {
-        ...p, subnetFile: subnetEnv, dataDir: join(fakeRoot(n), 'var/lib/cni/flannel'), ipam: { dataDir: join(fakeRoot(n), 'var/lib/cni/networks') },
+        ...p, subnetFile: subnetEnv, dataDir: join(fakeRoot(n), 'var/lib/cni/flannel'), ipam: { dataDir: ipamDir },
       });
       const runner = new CniRunner({ ...conf, plugins }, { binDirs: [join(fakeRoot(n), hostPathOf(spec, 'cni-plugin'))], nodeNetns: n.netns });
       const pod = await topo.addPod(n, 1);
-      const res = await runner.add({ containerId: `${topo.prefix}-${pod.name}`, netns: pod.path, ifName: 'eth0' });
+      const containerId = `${topo.prefix}-${pod.name}`;
+      const res = await runner.add({ containerId, netns: pod.path, ifName: 'eth0' });
       const ip = (res['ips'] as Array<{ address: string }> | undefined)?.[0]?.address.split('/')[0];
       assert.ok(ip, `no pod address: ${JSON.stringify(res)}`);
-      pods.push({ node: n, netns: pod.netns, ip });
+      pods.push({ node: n, netns: pod.netns, path: pod.path, ip, containerId, runner, ipamDir: join(ipamDir, conf.name) });
     }
 
     for (const n of nodes) {
@@ -216,5 +220,19 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
     const [a, b] = pods;
     assert.ok(a && b);
     await waitFor('the pods reach each other across the nodes', async () => (await pingOnce(a.netns, b.ip)) && (await pingOnce(b.netns, a.ip)), 20_000, 200);
+
+    // A rollout or a pod deletion: the kubelet sends SIGTERM to the container's PID 1, weftd itself.
+    for (const name of names) {
+      const stop = await env.podman(['stop', '-t', '20', name], 60_000);
+      assert.equal(stop.code, 0, stop.stderr);
+      assert.equal((await env.must(['inspect', '--format', '{{.State.ExitCode}}', name])).trim(), '0', `${name}: weftd did not exit 0 on SIGTERM`);
+    }
+    assert.ok(await pingOnce(a.netns, b.ip), 'the data plane stays while weftd is away (as with flanneld)');
+    // DEL through the installed plugins releases each pod's address.
+    for (const p of pods) {
+      assert.ok(existsSync(join(p.ipamDir, p.ip)), `${p.node.netns}: host-local holds no ${p.ip}`);
+      await p.runner.del({ containerId: p.containerId, netns: p.path, ifName: 'eth0' });
+      assert.deepEqual(readdirSync(p.ipamDir).filter((f) => /^\d+\.\d+\.\d+\.\d+$/.test(f)), [], `${p.node.netns}: an address is still allocated`);
+    }
   });
 });

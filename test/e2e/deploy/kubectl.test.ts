@@ -2,7 +2,7 @@
 // deploy/weft.yaml to a real kube-apiserver v1.34 (testkit/kube-apiserver.ts): every object is
 // created without an error or a warning, the server keeps every field the manifest sets (nothing
 // pruned or defaulted over), a second apply changes nothing, and the ClusterRole gives the
-// service account exactly what weftd --kube-subnet-mgr calls.
+// service account what weftd --kube-subnet-mgr calls and nothing more on nodes and pods.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { kubeBinariesPresent, KubeApiServer } from '../../../testkit/kube-apiserver.ts';
@@ -71,7 +71,7 @@ void describe('kubectl apply -f deploy/weft.yaml against kube-apiserver v1.34', 
     assert.deepEqual(r.stdout.trim().split('\n'), objects.map((o) => `${kubectlName(o)} unchanged`));
   });
 
-  void it('gives the service account what weftd calls, and no more on nodes', async () => {
+  void it('gives the service account what weftd calls and nothing more on nodes or pods', async () => {
     const sa = 'system:serviceaccount:kube-weft:weft';
     const can = async (verb: string, resource: string, sub?: string): Promise<string> => {
       const r = await kubectl(kube, ['auth', 'can-i', verb, resource, '--as', sa, ...(sub ? ['--subresource', sub] : [])]);
@@ -80,5 +80,7 @@ void describe('kubectl apply -f deploy/weft.yaml against kube-apiserver v1.34', 
     for (const verb of ['get', 'list', 'watch']) assert.equal(await can(verb, 'nodes'), 'yes', `${verb} nodes`);
     assert.equal(await can('patch', 'nodes', 'status'), 'yes', 'patch nodes/status');
     for (const verb of ['delete', 'update', 'patch']) assert.equal(await can(verb, 'nodes'), 'no', `${verb} nodes`);
+    // flanneld reads its own pod when NODE_NAME is unset; weftd requires NODE_NAME (docs/weftd-kube.md).
+    assert.equal(await can('get', 'pods'), 'no', 'get pods');
   });
 });
