@@ -3,7 +3,7 @@
 // kube-controller-manager would). The image is built by scripts/image.sh (FROM scratch, nothing
 // pulled) into a private podman store. Each node gets a fake root dir standing in for its file
 // system: every hostPath volume of the manifest is that dir's path, the ConfigMap volume holds the
-// ConfigMap's data. The init container's command, and the main container's command and args, are
+// ConfigMap's data, and the plugins run with it as their /run and /var/lib/cni. The init container's command, and the main container's command and args, are
 // taken from the manifest as written; weftd authenticates with a service-account token of the
 // manifest's ServiceAccount, mounted where a pod has it (the ClusterRole is what it may do).
 import { after, before, describe, it } from 'node:test';
@@ -62,6 +62,23 @@ function volumeFlags(n: SimNode, c: PodContainer): string[] {
 function commandOf(c: PodContainer, image: string): string[] {
   assert.ok(c.command, `${c.name} has no command`);
   return ['--entrypoint', JSON.stringify(c.command), image, ...(c.args ?? [])];
+}
+
+/**
+ * A command prefix running its command in a private mount namespace where the node's fake root
+ * is /run (with the machine's /run/netns bound back in, for the namespaces) and /var/lib/cni:
+ * the node's file system as the plugins see it, without touching the machine's.
+ */
+function nodeRootWrap(n: SimNode): string[] {
+  const script = [
+    'mkdir -p "$1/run/netns" "$1/var/lib/cni"',
+    'mount --rbind /run/netns "$1/run/netns"',
+    'mount --rbind "$1/run" /run',
+    'mount --bind "$1/var/lib/cni" /var/lib/cni',
+    'shift',
+    'exec "$@"',
+  ].join('\n');
+  return ['unshare', '--mount', '--propagation', 'private', 'sh', '-ec', script, 'node-root', fakeRoot(n)];
 }
 
 function sha256(file: string): string {
@@ -190,20 +207,18 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
       }, 120_000, 250);
       assert.match(readFileSync(subnetEnv, 'utf8'), new RegExp(`FLANNEL_SUBNET=${kubePodCidr(NETWORK, n.id).replace('.0/24', '.1/24').replace(/\./g, '\\.')}`));
 
-      // The installed conflist as written by the init container; only the flannel plugin's state
-      // paths are moved under the fake root (the plugins run on the test machine, not in a mount namespace).
+      // The installed conflist as the init container wrote it, unchanged: the plugins run where the
+      // node's fake root is the machine's /run and /var/lib/cni (nodeRootWrap), so their default
+      // paths (/run/flannel/subnet.env, /var/lib/cni/flannel, /var/lib/cni/networks) are the node's.
       const conf = JSON.parse(readFileSync(join(fakeRoot(n), hostPathOf(spec, 'cni'), '10-flannel.conflist'), 'utf8')) as ConfList;
-      const ipamDir = join(fakeRoot(n), 'var/lib/cni/networks');
-      const plugins = conf.plugins.map((p) => p.type !== 'flannel' ? p : {
-        ...p, subnetFile: subnetEnv, dataDir: join(fakeRoot(n), 'var/lib/cni/flannel'), ipam: { dataDir: ipamDir },
-      });
-      const runner = new CniRunner({ ...conf, plugins }, { binDirs: [join(fakeRoot(n), hostPathOf(spec, 'cni-plugin'))], nodeNetns: n.netns });
+      const ipamDir = join(fakeRoot(n), 'var/lib/cni/networks', conf.name);
+      const runner = new CniRunner(conf, { binDirs: [join(fakeRoot(n), hostPathOf(spec, 'cni-plugin'))], nodeNetns: n.netns, wrap: nodeRootWrap(n) });
       const pod = await topo.addPod(n, 1);
       const containerId = `${topo.prefix}-${pod.name}`;
       const res = await runner.add({ containerId, netns: pod.path, ifName: 'eth0' });
       const ip = (res['ips'] as Array<{ address: string }> | undefined)?.[0]?.address.split('/')[0];
       assert.ok(ip, `no pod address: ${JSON.stringify(res)}`);
-      pods.push({ node: n, netns: pod.netns, path: pod.path, ip, containerId, runner, ipamDir: join(ipamDir, conf.name) });
+      pods.push({ node: n, netns: pod.netns, path: pod.path, ip, containerId, runner, ipamDir });
     }
 
     for (const n of nodes) {
