@@ -18,7 +18,7 @@ import { kubeBinariesPresent, KubeApiServer } from '../../../testkit/kube-apiser
 import { loudSkip, PodmanEnv, podmanSkipReason } from '../../../testkit/podman.ts';
 import { nsExec, Topology, type SimNode } from '../../../testkit/topology.ts';
 import { pingOnce } from '../cluster/helpers.ts';
-import { buildImage, configMapData, hostPathOf, kubectl, kubectlSkipReason, MANIFEST, podSpec, SEA_WEFT, ULIMITS, type PodContainer } from './helpers.ts';
+import { buildImage, configMapData, hostPathOf, kubectl, kubectlSkipReason, MANIFEST, manifestObject, podSpec, SEA_WEFT, ULIMITS, type PodContainer } from './helpers.ts';
 
 const NETWORK = (JSON.parse(configMapData()['net-conf.json'] ?? '{}') as { Network: string }).Network;
 const P = 'flannel.alpha.coreos.com';
@@ -171,13 +171,15 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
   void it('weftd runs in its container on each node\'s network namespace and the installed plugins connect pods across the nodes', async () => {
     assert.ok(install && weftd);
     // A service-account token as the kubelet would project it, for the manifest's ServiceAccount.
-    const tr = await kube.call('POST', '/api/v1/namespaces/kube-weft/serviceaccounts/weft/token',
+    const ns = manifestObject('DaemonSet').metadata.namespace ?? 'default';
+    assert.ok(spec.serviceAccountName, 'the DaemonSet names its ServiceAccount');
+    const tr = await kube.call('POST', `/api/v1/namespaces/${ns}/serviceaccounts/${spec.serviceAccountName}/token`,
       { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } }) as { status: { token: string } };
     const saDir = join(topo.dir, 'serviceaccount');
     mkdirSync(saDir, { recursive: true });
     writeFileSync(join(saDir, 'token'), tr.status.token);
     writeFileSync(join(saDir, 'ca.crt'), readFileSync(join(kube.dir, 'ca.crt')));
-    writeFileSync(join(saDir, 'namespace'), 'kube-weft');
+    writeFileSync(join(saDir, 'namespace'), ns);
     const caps = weftd.securityContext?.capabilities?.add ?? [];
     assert.ok(weftd.securityContext?.privileged !== true, 'the manifest runs weftd unprivileged');
 
@@ -190,7 +192,7 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
       }
       const envFlags = (weftd.env ?? []).flatMap((e) => {
         const field = e.valueFrom?.fieldRef?.fieldPath;
-        const value = field === 'spec.nodeName' ? n.netns : field === 'metadata.name' ? `weft-${n.id}` : field === 'metadata.namespace' ? 'kube-weft' : e.value;
+        const value = field === 'spec.nodeName' ? n.netns : field === 'metadata.name' ? `weft-${n.id}` : field === 'metadata.namespace' ? ns : e.value;
         assert.ok(value !== undefined, `env ${e.name}: unknown source`);
         return ['-e', `${e.name}=${value}`];
       });
