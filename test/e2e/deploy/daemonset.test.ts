@@ -247,6 +247,18 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
     }
     // vxlan and host-gw live in the kernel; udp forwards in weftd itself and stops with it.
     if (NET_CONF.Backend.Type !== 'udp') assert.ok(await pingOnce(a.netns, b.ip), 'the data plane stays while weftd is away (as with flanneld)');
+    // The pod started again (the kubelet restarts a failed container): same subnet, same data plane.
+    const metricsAddr = weftd.args?.[(weftd.args.indexOf('--metrics-addr')) + 1];
+    assert.ok(weftd.args?.includes('--metrics-addr') && metricsAddr, 'weftd\'s args give --metrics-addr');
+    const envBefore = nodes.map((n) => readFileSync(join(fakeRoot(n), hostPathOf(spec, 'run'), 'subnet.env'), 'utf8'));
+    for (const [i, name] of names.entries()) {
+      await env.must(['start', name]);
+      const n = nodes[i];
+      assert.ok(n);
+      await waitFor(`weftd healthy again on ${n.netns}`, async () => (await nsExec(n.netns, ['curl', '-fsS', '--max-time', '1', `http://${metricsAddr}/healthz`])).code === 0, 120_000, 250);
+    }
+    assert.deepEqual(nodes.map((n) => readFileSync(join(fakeRoot(n), hostPathOf(spec, 'run'), 'subnet.env'), 'utf8')), envBefore);
+    await waitFor('the pods reach each other after the restart', async () => (await pingOnce(a.netns, b.ip)) && (await pingOnce(b.netns, a.ip)), 20_000, 200);
     // DEL through the installed plugins releases each pod's address.
     for (const p of pods) {
       assert.ok(existsSync(join(p.ipamDir, p.ip)), `${p.node.netns}: host-local holds no ${p.ip}`);
