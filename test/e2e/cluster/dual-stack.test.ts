@@ -1,0 +1,84 @@
+// Issue 17 part 5, must show: on a dual-stack net-conf (EnableIPv6, IPv6Network) with vxlan and
+// host-gw, 3 nodes x 2 pods (built binaries, IPv6 underlay addresses): every pod gets an address of
+// each family, every pod reaches every pod and node over IPv4 and over IPv6, the kernel holds the
+// IPv6 entries of exactly the other nodes (flannel-v6.1 neighbour/FDB/onlink route, or host-gw
+// routes via PublicIPv6), and a lease removed from the store is withdrawn on the others, both families.
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
+import { pingMatrix } from '../../../testkit/probe.ts';
+import { allProbes, allProbes6, skipReason, vtep6Fdb, vtep6Neighs, weftRoutes, weftRoutes6 } from './helpers.ts';
+import { nsExec } from '../../../testkit/topology.ts';
+
+const IPV6_NETWORK = 'fd00:10:244::/56';
+
+for (const backend of ['vxlan', 'host-gw'] as const) {
+  void describe(`dual stack, ${backend}, file store`, { skip: skipReason(), timeout: 240_000 }, () => {
+    let c: Cluster | undefined;
+    after(() => c?.destroy());
+
+    it('builds 3 nodes x 2 pods, each pod with an IPv4 and an IPv6 address of its node\'s subnets', async () => {
+      c = await Cluster.create({ backend, store: 'file', nodes: 3, podsPerNode: 2, ipv6Network: IPV6_NETWORK });
+      assert.equal(new Set(c.nodes.map((n) => n.subnet6)).size, 3, `IPv6 subnets ${c.nodes.map((n) => n.subnet6).join(' ')}`);
+      for (const p of c.pods) {
+        const sn6 = p.node.subnet6 ?? '?';
+        assert.ok(p.ip6 !== undefined && p.ip6.startsWith(sn6.replace(/::\/\d+$/, ':')), `${p.name} ${p.ip6 ?? '-'} in ${sn6}`);
+      }
+    });
+
+    it('programs the IPv6 side of exactly the other nodes', async () => {
+      assert.ok(c);
+      for (const n of c.nodes) {
+        const others: ClusterNode[] = c.nodes.filter((o) => o !== n);
+        const routes = await weftRoutes6(n);
+        assert.deepEqual(routes.map((r) => r.dst).sort(), others.map((o) => o.subnet6).sort(), `IPv6 routes on ${n.netns}`);
+        assert.equal((await weftRoutes(n)).length, 2, `IPv4 routes on ${n.netns}`);
+        if (backend === 'vxlan') {
+          for (const r of routes) assert.ok(r.dev === 'flannel-v6.1' && r.flags?.includes('onlink'), `${JSON.stringify(r)} is an onlink route on flannel-v6.1`);
+          assert.equal((await vtep6Neighs(n)).length, 2);
+          assert.deepEqual((await vtep6Fdb(n)).map((f) => f.dst).sort(), others.map((o) => o.ip6).sort());
+        } else {
+          for (const r of routes) assert.equal(r.dev, 'eth0');
+          assert.deepEqual(routes.map((r) => r.gateway).sort(), others.map((o) => o.ip6).sort());
+        }
+      }
+    });
+
+    it('every pod reaches every pod and node over IPv4 and over IPv6, every node every pod', async () => {
+      assert.ok(c);
+      const v4 = await pingMatrix(allProbes(c));
+      const v6 = await pingMatrix(allProbes6(c));
+      assert.equal(v4.length, 6 * 5 + 6 * 3 + 3 * 6);
+      assert.equal(v6.length, 6 * 5 + 6 * 3 + 3 * 6);
+      assert.deepEqual(v4.filter((r) => !r.ok).map((r) => `${r.from}->${r.to}`), []);
+      assert.deepEqual(v6.filter((r) => !r.ok).map((r) => `${r.from}->${r.to} (${r.toIp})`), []);
+    });
+
+    it('a lease removed from the store is withdrawn on the other nodes, both families', async () => {
+      assert.ok(c);
+      const cl: Cluster = c;
+      const n3 = cl.nodes[2] as ClusterNode;
+      // A running weftd would register its lease again: stop it first (SIGTERM keeps the lease).
+      await cl.stopWeftd(n3);
+      const key = (n3.subnet ?? '').replace('/', '-');
+      const files = readdirSync(cl.leaseDir).filter((f) => f === key || f.startsWith(`${key}&`));
+      assert.equal(files.length, 1, `lease file of ${key} in ${readdirSync(cl.leaseDir).join(' ')}`);
+      rmSync(join(cl.leaseDir, files[0] ?? ''));
+      for (const n of cl.nodes.slice(0, 2)) {
+        await waitFor(`withdrawal on ${n.netns}`, async () => {
+          const r4 = (await weftRoutes(n)).map((r) => r.dst);
+          const r6 = (await weftRoutes6(n)).map((r) => r.dst);
+          const gone = !r4.includes(n3.subnet ?? '') && !r6.includes(n3.subnet6 ?? '') && r4.length === 1 && r6.length === 1;
+          if (backend !== 'vxlan') return gone;
+          return gone && (await vtep6Fdb(n)).every((f) => f.dst !== n3.ip6) && (await vtep6Neighs(n)).length === 1;
+        }, 10_000, 100);
+      }
+      // The remaining pair still talks over IPv6.
+      const [a, b] = cl.pods.filter((p) => p.node !== n3 && p.node !== cl.nodes[0]).concat(cl.pods.filter((p) => p.node === cl.nodes[0]));
+      assert.ok(a?.ip6 !== undefined && b?.ip6 !== undefined);
+      assert.equal((await nsExec(a.netns, ['ping', '-6', '-c', '1', '-W', '2', '-n', '-q', b.ip6])).code, 0);
+    });
+  });
+}
