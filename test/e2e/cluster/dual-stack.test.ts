@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
-import { pingMatrix } from '../../../testkit/probe.ts';
+import { canPing, pingMatrix } from '../../../testkit/probe.ts';
 import { allProbes, allProbes6, skipReason, vtep6Fdb, vtep6Neighs, weftRoutes, weftRoutes6 } from './helpers.ts';
-import { nsExec } from '../../../testkit/topology.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
 
 const IPV6_NETWORK = 'fd00:10:244::/56';
 
@@ -54,6 +54,29 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       assert.equal(v6.length, 6 * 5 + 6 * 3 + 3 * 6);
       assert.deepEqual(v4.filter((r) => !r.ok).map((r) => `${r.from}->${r.to}`), []);
       assert.deepEqual(v6.filter((r) => !r.ok).map((r) => `${r.from}->${r.to} (${r.toIp})`), []);
+    });
+
+    it('drift on the IPv6 side is repaired by the running weftd: a deleted route, and (vxlan) a deleted flannel-v6.1', async () => {
+      assert.ok(c);
+      const cl: Cluster = c;
+      const [n1, n2] = cl.nodes as [ClusterNode, ClusterNode];
+      const from = cl.pods.find((p) => p.node === n1);
+      const to = cl.pods.find((p) => p.node === n2);
+      assert.ok(from && to?.ip6 !== undefined);
+      const to6: string = to.ip6;
+      await nsRun(n1.netns, ['ip', '-6', 'route', 'del', n2.subnet6 ?? '?']);
+      await waitFor('IPv6 route restored', async () => (await weftRoutes6(n1)).some((r) => r.dst === n2.subnet6), 10_000, 50);
+      if (backend === 'vxlan') {
+        const mac = async () => (JSON.parse((await nsExec(n1.netns, ['ip', '-j', 'link', 'show', 'dev', 'flannel-v6.1'])).stdout || '[]') as Array<{ address: string; ifindex: number }>)[0];
+        const before = await mac();
+        await nsRun(n1.netns, ['ip', 'link', 'del', 'flannel-v6.1']);
+        await waitFor('flannel-v6.1 and its entries restored', async () => (await mac()) !== undefined && (await weftRoutes6(n1)).length === 2 &&
+          (await vtep6Fdb(n1)).length === 2 && (await vtep6Neighs(n1)).length === 2, 10_000, 50);
+        const after = await mac();
+        assert.equal(after?.address, before?.address, 'the flannel-v6.1 MAC is stable (peers keep their FDB)');
+        assert.notEqual(after?.ifindex, before?.ifindex, 'it really is a new device');
+      }
+      await waitFor('IPv6 traffic', () => canPing(from.netns, to6), 10_000, 50);
     });
 
     it('a lease removed from the store is withdrawn on the other nodes, both families', async () => {
