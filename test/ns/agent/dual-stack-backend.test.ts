@@ -4,7 +4,7 @@
 // after drift and withdrawal on lease removal, all read back through our netlink layer.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBackend, type Backend } from '../../../agent/backend/index.ts';
@@ -20,6 +20,7 @@ import { Rtnl } from '../../../lib/netlink/index.ts';
 import { openNetns, withNetns, type NetnsHandle } from '../../../lib/netns/index.ts';
 import { createTestNetns, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 const log = createAgentLog('error', () => {});
 const conf = (type: BackendConf['type']): BackendConf => ({ type, vni: 1, port: 8472, directRouting: false, gbp: false, checksumOffload: 'on' });
 const own: Lease = {
@@ -129,6 +130,15 @@ void describe('dual-stack backends in a namespace', rootOnly(), () => {
     assert.deepEqual(routes6().map((r) => [r.dst, r.oif]), [['fd00:10:244:2::/64', again.dev.vtep6]]);
     pass(be, [own]);
     assert.deepEqual(routes6(), []);
+  });
+
+  it('weftd with the udp backend and EnableIPv6 refuses to start, naming the key', async () => {
+    writeFileSync(join(dir, 'net-conf.json'), JSON.stringify({ Network: '10.244.0.0/16', EnableIPv6: true, IPv6Network: 'fd00:10:244::/56', Backend: { Type: 'udp' } }));
+    const r = await ns.exec([process.execPath, '--import', 'tsx', join(ROOT, 'agent', 'main.ts'), '--net-conf', join(dir, 'net-conf.json'),
+      '--store', `file:${join(dir, 'leases')}`, '--iface', 'eth0', '--subnet-file', join(dir, 'subnet.env')]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /the udp backend is IPv4-only \(as flannel's\): set EnableIPv6 to false/);
+    assert.equal(rtnl.getLink('flannel0'), null, 'no TUN made');
   });
 
   it('host-gw: a route to each peer IPv6 subnet via its PublicIPv6 on the uplink, withdrawn with the lease', async () => {
