@@ -16,9 +16,10 @@ import type { Lease, LeaseStore, Watch } from './lease/store.ts';
 import type { AgentLog } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { serveMetrics } from './metrics.ts';
-import { describeOp, applyPlan, readActual } from './reconcile/apply.ts';
-import { RTPROT_WEFT, desiredState } from './reconcile/desired.ts';
-import { familyDev, planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
+import { describeOp } from './reconcile/apply.ts';
+import { RTPROT_WEFT } from './reconcile/desired.ts';
+import type { DevIndexes, Op } from './reconcile/diff.ts';
+import { familyTargets, reconcileFamily } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
@@ -164,21 +165,9 @@ export class Weftd {
       this.backend.syncLeases?.([...this.leases.values()], this.own);
       const conf = this.store.netConf;
       const sums = { route: 0, neigh: 0, fdb: 0, conflicts: 0, failed: [] as Error[] };
-      // One plan per family: IPv4 on flannel.<VNI> from Subnet/PublicIP/BackendData, IPv6 on
-      // flannel-v6.<VNI> from IPv6Subnet/PublicIPv6/BackendV6Data (flannel's handleSubnetEvents).
-      const families: Array<{ family: 4 | 6; network: string; ownSubnet: string; publicIp: string; uplinkCidr: string }> = [];
-      if (conf.network !== '') families.push({ family: 4, network: conf.network, ownSubnet: this.own.subnet, publicIp: this.uplink.publicIp, uplinkCidr: this.uplink.cidr });
-      if (this.uplink6 !== undefined && conf.ipv6Network !== undefined && this.own.ipv6Subnet !== undefined) {
-        families.push({ family: 6, network: conf.ipv6Network, ownSubnet: this.own.ipv6Subnet, publicIp: this.uplink6.publicIp, uplinkCidr: this.uplink6.cidr });
-      }
-      for (const f of families) {
-        const fdev = familyDev(dev, f.family);
-        const desired = desiredState({
-          backend: this.backend.type, family: f.family, ownSubnet: f.ownSubnet, publicIp: f.publicIp, uplinkCidr: f.uplinkCidr,
-          directRouting: conf.backend.directRouting, vni: conf.backend.vni,
-        }, [...this.leases.values()]);
-        const plan = planReconcile(desired, readActual(this.rtnl, fdev, f.family), fdev, f.network);
-        const out = applyPlan(this.rtnl, plan, fdev);
+      const leases = [...this.leases.values()];
+      for (const t of familyTargets(conf, this.own, this.uplink, this.uplink6)) {
+        const { desired, plan, out } = reconcileFamily(this.rtnl, t, { backend: this.backend.type, directRouting: conf.backend.directRouting, vni: conf.backend.vni }, leases, dev);
         for (const op of out.applied) {
           this.metrics.inc(M.changes, { op: op.kind });
           this.o.log.info('programmed', { change: describeOp(op), trigger: why });
@@ -200,12 +189,11 @@ export class Weftd {
       this.metrics.set(M.programmed, sums.fdb, { kind: 'fdb' });
       this.metrics.set(M.conflicts, sums.conflicts);
       this.metrics.set(M.leases, this.leases.size);
-      const out = { failed: sums.failed.map((error) => ({ error })) };
-      if (out.failed.length === 0) {
+      if (sums.failed.length === 0) {
         this.lastOk = Date.now();
         this.lastError = '';
       } else {
-        this.lastError = out.failed[0]?.error.message ?? '';
+        this.lastError = sums.failed[0]?.message ?? '';
       }
     } catch (e) {
       this.metrics.inc(M.errors, { source: 'reconcile' });

@@ -12,9 +12,9 @@ import { findUplinkV6 } from '../../../agent/backend/uplink-v6.ts';
 import type { BackendConf } from '../../../agent/config/backend-conf.ts';
 import type { Lease } from '../../../agent/lease/store.ts';
 import { createAgentLog } from '../../../agent/log.ts';
-import { applyPlan, readActual } from '../../../agent/reconcile/apply.ts';
-import { RTPROT_WEFT, desiredState } from '../../../agent/reconcile/desired.ts';
-import { familyDev, planReconcile, type DevIndexes } from '../../../agent/reconcile/diff.ts';
+import { RTPROT_WEFT } from '../../../agent/reconcile/desired.ts';
+import type { DevIndexes } from '../../../agent/reconcile/diff.ts';
+import { familyTargets, reconcileFamily } from '../../../agent/reconcile/family.ts';
 import { findUplink, type Uplink } from '../../../agent/uplink.ts';
 import { Rtnl } from '../../../lib/netlink/index.ts';
 import { openNetns, withNetns, type NetnsHandle } from '../../../lib/netns/index.ts';
@@ -46,13 +46,10 @@ void describe('dual-stack backends in a namespace', rootOnly(), () => {
     return withNetns(h, () => {
       const dev = be.ensureLocal(rtnl, own);
       let applied = 0;
-      for (const f of [
-        { family: 4 as const, network: '10.244.0.0/16', ownSubnet: own.subnet, publicIp: '192.0.2.11', uplinkCidr: '192.0.2.11/24' },
-        { family: 6 as const, network: 'fd00:10:244::/48', ownSubnet: own.ipv6Subnet ?? '', publicIp: '2001:db8:2::11', uplinkCidr: '2001:db8:2::11/64' },
-      ]) {
-        const fdev = familyDev(dev, f.family);
-        const want = desiredState({ backend: be.type, directRouting: false, vni: 1, ...f }, leases);
-        const out = applyPlan(rtnl, planReconcile(want, readActual(rtnl, fdev, f.family), fdev, f.network), fdev);
+      const targets = familyTargets({ network: '10.244.0.0/16', ipv6Network: 'fd00:10:244::/48' }, own, { publicIp: '192.0.2.11', cidr: '192.0.2.11/24' },
+        { publicIp: '2001:db8:2::11', cidr: '2001:db8:2::11/64' });
+      for (const t of targets) {
+        const { out } = reconcileFamily(rtnl, t, { backend: be.type, directRouting: false, vni: 1 }, leases, dev);
         assert.deepEqual(out.failed.map((x) => x.error.message), []);
         applied += out.applied.length;
       }
