@@ -112,8 +112,8 @@ void describe('allocate IPv6', () => {
   void it('refuses IPv6-only and IPv6 without an IPv6 address, naming the key', () => {
     const v6only = normalizeNetConf({ EnableIPv4: false, EnableIPv6: true, IPv6Network: 'fd00::/48' });
     assert.throws(() => checkAcquireFamilies(v6only, opts()), /EnableIPv4 false \(IPv6-only\) needs --kube-subnet-mgr/);
-    assert.throws(() => checkAcquireFamilies(conf, opts({ publicIpv6: undefined })), /EnableIPv6 needs the node's IPv6 address/);
+    assert.throws(() => checkAcquireFamilies(conf, opts({ publicIpv6: '' })), /EnableIPv6 needs the node's IPv6 address/);
     assert.doesNotThrow(() => checkAcquireFamilies(conf, opts()));
-    assert.doesNotThrow(() => checkAcquireFamilies(v4conf, opts({ publicIpv6: undefined })));
+    assert.doesNotThrow(() => checkAcquireFamilies(v4conf, opts({ publicIpv6: '' })));
   });
 });

@@ -120,6 +120,6 @@ void describe('FileLeaseStore dual stack', () => {
 
   void it('refuses to lease without the node\'s IPv6 address when IPv6 is enabled', async () => {
     const s = open(tempDir());
-    await assert.rejects(s.acquire(opts(7, { publicIpv6: undefined })), /EnableIPv6 needs the node's IPv6 address/);
+    await assert.rejects(s.acquire(opts(7, { publicIpv6: '' })), /EnableIPv6 needs the node's IPv6 address/);
   });
 });
