@@ -242,5 +242,33 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       assert.deepEqual(c.flanneldLog(f).split('\n').filter((l) => /^E\d{4}/.test(l)), [], 'flanneld errors');
       t.diagnostic(`subnets: ${c.nodes.map((n) => `${n.netns}=${n.subnet}+${n.subnet6}`).join(' ')}`);
     });
+
+    it('migration in place on node 1, flanneld -> weftd: both subnets kept, IPv6 ping gap <= 1 s, one flannel-v6.1', async (t) => {
+      const f = c.nodes[0] as ClusterNode;
+      const keys = [...(await leases(c)).keys()].sort();
+      const env6 = readFileSync(f.subnetFile, 'utf8').match(/FLANNEL_IPV6_SUBNET=.*/)?.[0];
+      assert.ok(env6);
+      const podF = c.pods.find((p) => p.node === f);
+      const podW = c.pods.find((p) => p.node !== f);
+      assert.ok(podF?.ip6 !== undefined && podW?.ip6 !== undefined);
+      const out = pingLog(podF.netns, podW.ip6);
+      const back = pingLog(podW.netns, podF.ip6);
+      await new Promise((r) => setTimeout(r, 500));
+      await c.stopFlanneld(f);
+      await c.startWeftd(f);
+      await new Promise((r) => setTimeout(r, 2000));
+      const [a, b] = [await out.stop(), await back.stop()];
+      t.diagnostic(`-> weftd: longest IPv6 ping gap ${a.maxGapMs.toFixed(0)} ms out, ${b.maxGapMs.toFixed(0)} ms back (${a.replies}+${b.replies} replies)`);
+      assert.ok(a.replies > 10 && b.replies > 10, 'pings answered');
+      assert.ok(a.maxGapMs <= 1000 && b.maxGapMs <= 1000, `no gap over 1 s (${a.maxGapMs}, ${b.maxGapMs} ms)`);
+      assert.deepEqual([...(await leases(c)).keys()].sort(), keys, 'same dual-stack lease keys');
+      assert.equal(readFileSync(f.subnetFile, 'utf8').match(/FLANNEL_IPV6_SUBNET=.*/)?.[0], env6, 'same IPv6 subnet');
+      const vx = JSON.parse(await nsRun(f.netns, ['ip', '-j', 'link', 'show', 'type', 'vxlan'])) as Array<{ ifname: string }>;
+      assert.deepEqual(vx.map((l) => l.ifname).sort(), backend === 'vxlan' ? ['flannel-v6.1', 'flannel.1'] : []);
+      for (const n of c.nodes.slice(1)) {
+        await assertProgrammed6For(n, f, backend);
+        await assertProgrammed6For(f, n, backend);
+      }
+    });
   });
 }
