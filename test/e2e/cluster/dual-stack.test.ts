@@ -46,6 +46,18 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       }
     });
 
+    it('/metrics counts the entries of both families, with no error', async () => {
+      assert.ok(c);
+      for (const n of c.nodes) {
+        const m = await c.metrics(n);
+        assert.equal(m.get('weftd_programmed_entries{kind="route"}'), 4, `${n.netns}: 2 peers x 2 families`);
+        assert.equal(m.get('weftd_programmed_entries{kind="fdb"}'), backend === 'vxlan' ? 4 : 0);
+        assert.equal(m.get('weftd_programmed_entries{kind="neigh"}'), backend === 'vxlan' ? 4 : 0);
+        assert.equal(m.get('weftd_route_conflicts'), 0);
+        assert.equal(m.get('weftd_errors_total') ?? 0, 0);
+      }
+    });
+
     it('every pod reaches every pod and node over IPv4 and over IPv6, every node every pod', async () => {
       assert.ok(c);
       const v4 = await pingMatrix(allProbes(c));
