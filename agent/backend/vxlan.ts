@@ -34,6 +34,8 @@ export class VxlanBackend implements Backend {
     this.mac = vtepMac(uplink.publicIp, conf.vni);
     this.mtu = conf.mtu ?? uplink.mtu - VXLAN_OVERHEAD;
     if (opts.ipv6 !== undefined) {
+      // IFNAMSIZ (linux/if.h) leaves 15 bytes: "flannel-v6." takes 11, so the VNI must be below 10000.
+      if (vtep6Name(conf.vni).length > 15) throw new Error(`vxlan: with EnableIPv6 the VNI must be below 10000 (the device name ${vtep6Name(conf.vni)} exceeds 15 bytes)`);
       const ip = parseIp(opts.ipv6.publicIp);
       if (ip === null || ip.family !== 6) throw new Error(`vxlan: PublicIPv6 ${JSON.stringify(opts.ipv6.publicIp)} is not an IPv6 address`);
       const publicIp = formatIp(ip);

@@ -39,6 +39,12 @@ void describe('backends with IPv6', () => {
     assert.throws(() => createBackend(conf('host-gw'), uplink, { ...opts, ipv6: { ...ipv6, onUplink: false } }), /PublicIPv6 2001:db8:2::11 is not on the uplink eth0/);
   });
 
+  it('vxlan with IPv6 refuses a VNI whose flannel-v6.<VNI> name would not fit IFNAMSIZ', () => {
+    assert.equal(createBackend({ ...conf('vxlan'), vni: 9999 }, uplink, { ...opts, ipv6 }).backendV6Data?.()?.['VNI'], 9999);
+    assert.throws(() => createBackend({ ...conf('vxlan'), vni: 10000 }, uplink, { ...opts, ipv6 }), /VNI must be below 10000 \(the device name flannel-v6\.10000 exceeds 15 bytes\)/);
+    assert.equal(createBackend({ ...conf('vxlan'), vni: 10000 }, uplink, opts).backendData()['VNI'], 10000, 'IPv4 only: flannel.10000 fits');
+  });
+
   it('udp refuses IPv6 with a message naming EnableIPv6', () => {
     assert.throws(() => createBackend({ ...conf('udp'), port: 8285 }, uplink, { ...opts, ipv6 }), /udp backend is IPv4-only.*EnableIPv6/);
   });
