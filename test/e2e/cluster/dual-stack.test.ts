@@ -68,6 +68,26 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       assert.deepEqual(v6.filter((r) => !r.ok).map((r) => `${r.from}->${r.to} (${r.toIp})`), []);
     });
 
+    it('IPv6 masquerade: pod to pod keeps its source (IPv6Network exempt), pod to a node address leaves as its node', async () => {
+      assert.ok(c);
+      const [a, b] = [c.pods[0], c.pods[c.pods.length - 1]];
+      assert.ok(a?.ip6 !== undefined && b?.ip6 !== undefined && a.node !== b.node && b.node.ip6 !== undefined && a.node.ip6 !== undefined);
+      const seen = async (netns: string, ip: string, port: number): Promise<string> => {
+        // Answers each connection with the address it came from, on IPv6 only.
+        c?.topo.spawnIn(netns, ['node', '-e', `require('net').createServer((s)=>s.end(s.remoteAddress)).listen({port:${port},host:'::',ipv6Only:true})`]);
+        const client = `const s=require('net').connect(${port},'${ip}');let d='';s.on('data',(x)=>d+=x);s.on('end',()=>process.stdout.write(d));s.on('error',()=>process.exit(1))`;
+        let out = '';
+        await waitFor(`an answer from [${ip}]:${port}`, async () => {
+          const r = await nsExec(a.netns, ['node', '-e', client], { timeoutMs: 5000 });
+          out = r.stdout;
+          return r.code === 0 && out !== '';
+        }, 10_000, 100);
+        return out;
+      };
+      assert.equal(await seen(b.netns, b.ip6, 9998), a.ip6, 'pod to pod: source kept');
+      assert.equal(await seen(b.node.netns, b.node.ip6, 9997), a.node.ip6, 'pod to a node address (outside IPv6Network): source is its node');
+    });
+
     it('drift on the IPv6 side is repaired by the running weftd: a deleted route, and (vxlan) a deleted flannel-v6.1', async () => {
       assert.ok(c);
       const cl: Cluster = c;
