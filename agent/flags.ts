@@ -59,7 +59,7 @@ export function weftdCommand(version: string): Command {
     .option('--iface-regex <regex>', 'uplink: first address, then interface name matching, repeatable (after --iface)', collect)
     .option('--iface-can-reach <ip>', 'uplink: the interface the main table routes this IP through (after --iface-regex)')
     .option('--public-ip <ip>', 'address advertised to peers (default: the uplink\'s first IPv4 address)')
-    .option('--public-ipv6 <ip>', 'IPv6 address advertised to peers with EnableIPv6 (default: the uplink\'s first IPv6 address)')
+    .option('--public-ipv6 <ip>', 'IPv6 address advertised to peers with EnableIPv6 (default: the uplink\'s first global IPv6 address)')
     .option('--subnet-file <path>', 'where to write subnet.env', '/run/flannel/subnet.env')
     .option('--net-config-path <path>', 'same as --net-conf (flanneld\'s name)')
     .option('--ip-masq', 'masquerade traffic leaving the cluster Network (nftables)')
