@@ -82,3 +82,29 @@ export async function peerSeenBy(fromNetns: string, ip: string): Promise<string>
 export async function pingOnce(fromNetns: string, ip: string): Promise<boolean> {
   return (await nsExec(fromNetns, ['ping', '-c', '1', '-W', '0.2', '-n', '-q', ip])).code === 0;
 }
+
+/** IPv6 routes weftd installed on a node (protocol 87). */
+export function weftRoutes6(n: ClusterNode): Promise<IpRoute[]> {
+  return ipJson<IpRoute>(n.netns, ['-6', 'route', 'show', 'proto', '87']);
+}
+
+/** Permanent IPv6 neighbours on flannel-v6.1. */
+export async function vtep6Neighs(n: ClusterNode): Promise<Array<{ dst: string; lladdr?: string }>> {
+  return ipJson(n.netns, ['-6', 'neigh', 'show', 'dev', 'flannel-v6.1', 'nud', 'permanent']);
+}
+
+/** FDB entries of flannel-v6.1 with a remote (dst). */
+export async function vtep6Fdb(n: ClusterNode): Promise<Array<{ mac: string; dst?: string }>> {
+  const r = await nsExec(n.netns, ['bridge', '-j', 'fdb', 'show', 'dev', 'flannel-v6.1']);
+  if (r.code !== 0 || r.stdout.trim() === '') return [];
+  return (JSON.parse(r.stdout) as Array<{ mac: string; dst?: string }>).filter((f) => f.dst !== undefined);
+}
+
+/** Every pod to every other pod over IPv6, every pod to every node and every node to every pod (IPv6 underlay addresses). */
+export function allProbes6(c: Cluster): Probe[] {
+  const probes: Probe[] = [];
+  for (const a of c.pods) for (const b of c.pods) if (a !== b && b.ip6 !== undefined) probes.push({ from: a.name, to: b.name, toIp: b.ip6, fromNetns: a.netns });
+  for (const a of c.pods) for (const n of c.nodes) if (n.ip6 !== undefined) probes.push({ from: a.name, to: n.netns, toIp: n.ip6, fromNetns: a.netns });
+  for (const n of c.nodes) for (const b of c.pods) if (b.ip6 !== undefined) probes.push({ from: n.netns, to: b.name, toIp: b.ip6, fromNetns: n.netns });
+  return probes;
+}
