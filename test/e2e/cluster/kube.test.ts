@@ -1,11 +1,13 @@
 // Issue 18: weftd --kube-subnet-mgr against a real kube-apiserver (built by scripts/kube-setup.sh,
 // with its own etcd, in a namespace on the underlay): 3 vxlan nodes created through the API with
-// their podCIDRs, 1 pod each. Pods connect across nodes; a restarted weftd changes nothing; 30 s
+// their podCIDRs, 1 pod each. Pods connect across nodes; a restarted weftd changes nothing, also when
+// it finds its node through its pod (POD_NAMESPACE/POD_NAME, no NODE_NAME); 30 s
 // without the API server leave the data plane working and weftd catches up afterwards; a Node
 // deleted through the API has its routes withdrawn. Kernel state is read in the node namespaces.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Cluster, kubePodCidr, waitFor, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
 import { kubeBinariesPresent, type KubeApiServer } from '../../../testkit/kube-apiserver.ts';
 import { pingOnce, skipReason } from './helpers.ts';
@@ -82,6 +84,34 @@ void describe('weftd --kube-subnet-mgr with a real kube-apiserver', { skip }, ()
     assert.deepEqual(after.metadata.annotations, (before.node as { metadata: { annotations: unknown } }).metadata.annotations);
     const changes = c.weftdLog(n).slice(logBefore).split('\n').filter((l) => l.includes('"msg":"programmed"'));
     assert.deepEqual(changes, [], 'the restarted weftd re-programmed something');
+    assert.deepEqual(await unreachable(c), []);
+  });
+
+  void it('without NODE_NAME finds its node through POD_NAMESPACE/POD_NAME (flanneld\'s fallback)', async () => {
+    const kube = c.kube;
+    const n = c.nodes[1];
+    assert.ok(kube && n);
+    // No controller-manager here: the namespace's default service account the admission wants is made by hand.
+    await kube.curl('POST', '/api/v1/namespaces/default/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } });
+    const pod = `weft-${n.netns}`;
+    await kube.call('POST', '/api/v1/namespaces/default/pods', {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: pod }, spec: { nodeName: n.netns, containers: [{ name: 'weftd', image: 'weft:test' }] },
+    });
+    const routes = await routeTable(c);
+    await c.stopWeftd(n);
+    const logBefore = c.weftdLog(n).length;
+    const argv = c.weftdArgv(n).filter((a) => !a.startsWith('NODE_NAME='));
+    argv.splice(1, 0, `POD_NAME=${pod}`, 'POD_NAMESPACE=default');
+    const proc = c.topo.spawnIn(n.netns, argv, join(n.dir, 'weftd.log'));
+    n.weftd = proc;
+    await waitFor('weftd found its lease', () => {
+      if (proc.exitCode !== null) throw new Error(`weftd exited: ${c.weftdLog(n).slice(logBefore)}`);
+      return c.weftdLog(n).slice(logBefore).includes('"msg":"weftd running"');
+    }, 20_000, 100);
+    const acquired = c.weftdLog(n).slice(logBefore).split('\n').find((l) => l.includes('"msg":"lease acquired"'));
+    assert.equal((JSON.parse(acquired ?? '{}') as { subnet?: string }).subnet, n.subnet, 'the lease of its own node');
+    await sleep(500);
+    assert.deepEqual(await routeTable(c), routes);
     assert.deepEqual(await unreachable(c), []);
   });
 
