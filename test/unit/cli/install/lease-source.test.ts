@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, st
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { runWeftCli } from '../../../../cli/install/cli.ts';
 import { install } from '../../../../cli/install/install.ts';
 import { normalizeLeaseSource, renderWeftdEnv } from '../../../../cli/install/lease-source.ts';
 import { InstallOptionError, normalizeInstallOptions, type RawInstallOptions } from '../../../../cli/install/options.ts';
@@ -34,6 +35,8 @@ function fixture(weftdHelp = 'Options:\n  --etcd-endpoints <urls>\n'): { t: stri
 }
 
 const KUBE_HELP = 'Options:\n  --kube-subnet-mgr  subnets from the Kubernetes API\n';
+// The refusals below are those of a machine outside any pod, even when the tests run in one.
+delete process.env['KUBERNETES_SERVICE_HOST'];
 
 const refuses = (raw: RawInstallOptions, re: RegExp): void => {
   assert.throws(() => install(normalizeInstallOptions(raw)), (e: unknown) => e instanceof InstallOptionError && re.test(e.message), `expected ${re}`);
@@ -122,6 +125,22 @@ describe('lease source options', () => {
     assert.ok(!existsSync(join(t, 'unit')), 'dry run writes nothing');
     const dflt = normalizeLeaseSource({ kubeSubnetMgr: true, kubeconfigFile: kubeconfig }, 'flannel-vxlan', true, { env: {}, hostname: () => 'Node-A', exists: () => true });
     assert.deepEqual(dflt, { kind: 'kube', nodeName: 'node-a', kubeconfigFile: kubeconfig }, 'the host name, lower-cased as kubelet registers it');
+  });
+
+  test('weft install --kube-subnet-mgr --kubeconfig-file --node-name --dry-run on the command line', async () => {
+    const { t, base } = fixture(KUBE_HELP);
+    const kubeconfig = join(t, 'kubelet.conf');
+    writeFileSync(kubeconfig, '{}');
+    const dirs = ['--source', base.sourceDir, '--bin-dir', join(t, 'bin'), '--conf-dir', join(t, 'conf'), '--unit-dir', join(t, 'unit'), '--agent-dir', join(t, 'sbin'), '--weft-conf-dir', join(t, 'weft'), '--state-dir', join(t, 'state')];
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (x: string) => void out.push(x), err: (x: string) => void err.push(x) };
+    assert.equal(await runWeftCli(['install', '--backend', 'host-gw', '--kube-subnet-mgr', '--kubeconfig-file', kubeconfig, '--node-name', 'w9', '--dry-run', ...dirs], io), 0, err.join(''));
+    assert.match(out.join(''), /^Environment=NODE_NAME=w9$/m);
+    assert.match(out.join(''), / --kube-subnet-mgr --kubeconfig-file=\S+kubelet\.conf /);
+    assert.equal(await runWeftCli(['install', '--backend', 'host-gw', '--kube-subnet-mgr', '--dry-run', ...dirs], io), 2);
+    assert.match(err.join(''), /weft: --kube-subnet-mgr needs credentials/);
+    assert.ok(!existsSync(join(t, 'unit')), 'nothing written');
   });
 
   test('--kube-subnet-mgr without credentials is refused outside a pod, and uses the pod\'s service address inside one', () => {
