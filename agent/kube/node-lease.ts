@@ -84,7 +84,8 @@ export function nodeToLease(node: KubeNode, prefix: string): Lease | null {
   const subnet = nodePodCidr(node, 4);
   const backendType = a[k.backendType];
   const publicIp = a[k.publicIp];
-  if (subnet === null || !backendType || !publicIp) return null;
+  // An empty backend-type is kept: flanneld's udp backend publishes none (its attrs carry no type).
+  if (subnet === null || backendType === undefined || !publicIp) return null;
   const backendData = parseBackendData(a[k.backendData]);
   if (backendData === undefined) return null;
   const lease: Lease = { subnet, publicIp, backendType, backendData, expiration: 0 };

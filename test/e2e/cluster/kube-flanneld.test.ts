@@ -1,7 +1,8 @@
 // Issue 18: flanneld --kube-subnet-mgr (the real one, built by scripts/flannel-setup.sh) on node 1
 // and weftd --kube-subnet-mgr on nodes 2 and 3, against one real kube-apiserver. Every pod reaches
 // every pod; each side publishes flannel's node annotations and programs the kernel entries the
-// other side's annotations call for (vxlan: route + neighbour + FDB; host-gw: a route via the node).
+// other side's annotations call for (vxlan: route + neighbour + FDB; host-gw: a route via the node;
+// udp: the Network into flannel0, the peers in the forwarder).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -28,6 +29,11 @@ async function annotationsOf(c: Cluster, n: ClusterNode): Promise<Annotations> {
 /** What `n` must have programmed for peer `p`, from p's annotations (flannel's per-peer entries). */
 async function assertProgrammedFor(n: ClusterNode, p: ClusterNode, backend: string): Promise<void> {
   assert.ok(p.subnet);
+  if (backend === 'udp') {
+    // udp keeps peers in the process: the kernel only routes the whole Network into the TUN.
+    assert.deepEqual((await routesTo(n, '10.244.0.0/16')).map((r) => r.dev), ['flannel0'], `${n.netns}: Network via flannel0`);
+    return;
+  }
   const routes = await routesTo(n, p.subnet);
   assert.equal(routes.length, 1, `${n.netns}: one route to ${p.netns}'s ${p.subnet}: ${JSON.stringify(routes)}`);
   const r = routes[0];
@@ -43,7 +49,7 @@ async function assertProgrammedFor(n: ClusterNode, p: ClusterNode, backend: stri
   assert.deepEqual((await vtepFdb(n)).filter((x) => x.mac === mac).map((x) => x.dst), [p.ip], `${n.netns}: FDB ${mac} -> ${p.ip}`);
 }
 
-for (const backend of ['vxlan', 'host-gw'] as const) {
+for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
   void describe(`kube cluster, ${backend}: flanneld --kube-subnet-mgr on node 1, weftd on nodes 2 and 3`, { skip: skip(), timeout: 300_000 }, () => {
     let c: Cluster;
     before(async () => {
@@ -58,14 +64,23 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
 
     it('both publish flannel\'s annotations, read each other\'s, and every pod reaches every pod', async (t) => {
       // Both agents start together; the last one's annotations reach the others through their watches.
-      await waitFor('every node routes to both peers', async () => {
-        for (const n of c.nodes) for (const p of c.nodes) if (p !== n && (await routesTo(n, p.subnet as string)).length !== 1) return false;
+      await waitFor('every node reaches both peers', async () => {
+        for (const n of c.nodes) {
+          for (const p of c.nodes) {
+            if (p === n) continue;
+            if (backend !== 'udp' && (await routesTo(n, p.subnet as string)).length !== 1) return false;
+            const [a, b] = [c.pods.find((x) => x.node === n), c.pods.find((x) => x.node === p)];
+            if (backend === 'udp' && a && b && !(await pingOnce(a.netns, b.ip))) return false;
+          }
+        }
         return true;
       }, 10_000, 100);
       for (const n of c.nodes) {
         const a = await annotationsOf(c, n);
         const who = `${n.netns} (${c.runsFlanneld(n) ? 'flanneld' : 'weftd'})`;
-        assert.deepEqual([a[`${P}/backend-type`], a[`${P}/public-ip`], a[`${P}/kube-subnet-manager`]], [backend, n.ip, 'true'], `${who} annotations`);
+        // flanneld's udp backend publishes an empty backend-type (it has none in etcd mode either).
+        const type = backend === 'udp' && c.runsFlanneld(n) ? '' : backend;
+        assert.deepEqual([a[`${P}/backend-type`], a[`${P}/public-ip`], a[`${P}/kube-subnet-manager`]], [type, n.ip, 'true'], `${who} annotations`);
         const data = JSON.parse(a[`${P}/backend-data`] ?? 'undefined') as unknown;
         if (backend === 'vxlan') assert.deepEqual(data, { VNI: 1, VtepMAC: (await vtepLink(n))?.address }, `${who} backend-data`);
         else assert.equal(data, null, `${who} backend-data`);

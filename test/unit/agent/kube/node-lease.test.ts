@@ -23,6 +23,11 @@ void describe('kube node-lease', () => {
     assert.equal(leaseAnnotations(P, { publicIp: '192.0.2.7', backendType: 'host-gw', backendData: {} })[annotationKeys(P).backendData], 'null');
     assert.deepEqual(nodeToLease(node({ ...flannelAnnotations, 'flannel.alpha.coreos.com/backend-data': 'null' }), P)?.backendData, {});
   });
+  void it('keeps an empty backend-type (flanneld\'s udp backend publishes none) but not a missing one', () => {
+    assert.equal(nodeToLease(node({ ...flannelAnnotations, 'flannel.alpha.coreos.com/backend-type': '', 'flannel.alpha.coreos.com/backend-data': 'null' }), P)?.backendType, '');
+    const { 'flannel.alpha.coreos.com/backend-type': _, ...untyped } = flannelAnnotations;
+    assert.equal(nodeToLease(node(untyped), P), null);
+  });
   void it('ignores nodes that are not flannel/weft nodes yet, and broken backend data', () => {
     assert.equal(nodeToLease(node({}), P), null);
     assert.equal(nodeToLease(node({ ...flannelAnnotations, 'flannel.alpha.coreos.com/kube-subnet-manager': 'false' }), P), null);
