@@ -2,9 +2,10 @@
 // spec.podCIDR(s) (assigned by kube-controller-manager; never allocated here); its backend data goes
 // into annotations, written with a strategic-merge PATCH of nodes/<name>/status, followed by the
 // NetworkUnavailable=False condition flanneld sets. Dual stack: the IPv6 entry of spec.podCIDRs and
-// the public-ipv6 / backend-v6-data annotations, when acquire() is given the IPv6 attributes. Peers come from one list of all nodes, then a
-// watch from the list's resourceVersion (bookmarks keep it fresh); the server ending the watch
-// resumes it, a 410 Gone (version too old) or a broken connection re-lists and diffs. No polling.
+// the public-ipv6 / backend-v6-data annotations, when acquire() is given the IPv6 attributes.
+// Peers come from one list of all nodes, then a watch from the list's resourceVersion (bookmarks keep it fresh); the server ending the watch
+// resumes it, a 410 Gone (version too old), a broken connection or one silent for 150 s (no
+// bookmark: a dead peer) re-lists and diffs. No polling.
 import type { NetConf } from '../config/net-conf.ts';
 import { KubeClient } from '../kube/client.ts';
 import type { KubeConn } from '../kube/config.ts';
@@ -21,6 +22,8 @@ export interface KubeStoreOptions extends NodeNameSource {
   onError?: (err: Error) => void;
   /** Longest wait between re-list attempts while the API server is unreachable; default 5 s. */
   maxBackoffMs?: number;
+  /** A watch silent this long is taken for dead and re-listed (the API server sends a bookmark every minute); default 150 s. */
+  watchIdleMs?: number;
 }
 
 interface WatchEvent {
@@ -29,6 +32,8 @@ interface WatchEvent {
 }
 
 const NODES = '/api/v1/nodes';
+/** kube-apiserver's watch cache sends bookmarks about once a minute (defaultBookmarkFrequency): 2.5 of them missed means a dead connection. */
+const WATCH_IDLE_MS = 150_000;
 
 /** Lease store over the Kubernetes API (see the module comment). */
 export class KubeLeaseStore implements LeaseStore {
@@ -157,7 +162,7 @@ export class KubeLeaseStore implements LeaseStore {
       }
       this.onEvent(ev);
       this.backoffMs = 0;
-    });
+    }, this.o.watchIdleMs ?? WATCH_IDLE_MS);
     this.current = w;
     void w.done.then((end) => {
       if (this.closed || this.current !== w) return;

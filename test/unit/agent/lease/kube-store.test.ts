@@ -20,6 +20,9 @@ function fakeApi(node: Record<string, unknown>): { server: Server; calls: Call[]
       const body = text ? JSON.parse(text) as Record<string, unknown> : undefined;
       calls.push({ method: req.method ?? '', path: req.url ?? '', body });
       const send = (code: number, obj: unknown): void => { res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify(obj)); };
+      // The list, then a watch that never says anything (a dead connection seen from this side).
+      if (req.url === '/api/v1/nodes') return send(200, { metadata: { resourceVersion: '7' }, items: [] });
+      if (req.url?.startsWith('/api/v1/nodes?watch=true')) return void res.writeHead(200, { 'Content-Type': 'application/json' }).flushHeaders();
       if (req.url === '/api/v1/namespaces/kube-flannel/pods/weft-abc') return send(200, { spec: { nodeName: 'worker-1' } });
       if (req.url === '/api/v1/nodes/worker-1' && req.method === 'GET') return send(200, node);
       if (req.url === '/api/v1/nodes/worker-1/status' && req.method === 'PATCH') {
@@ -84,6 +87,33 @@ void describe('kube store acquire', () => {
       await assert.rejects(store.acquire({ ...vxlan, publicIpv6: '2001:db8::11', backendV6Data: {} }), /no IPv6 pod cidr/);
       const v4 = await store.acquire(vxlan);
       assert.equal(v4.ipv6Subnet, undefined);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+void describe('kube store watch', () => {
+  const api = fakeApi({ metadata: { name: 'worker-1', annotations: {} }, spec: {} });
+  let url = '';
+  before(async () => {
+    await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  });
+  after(() => { api.server.closeAllConnections(); api.server.close(); });
+
+  void it('re-lists when the watch stays silent past watchIdleMs (no bookmark: a dead connection)', async () => {
+    const errors: string[] = [];
+    const store = new KubeLeaseStore({
+      conn: { server: url }, nodeName: 'worker-1', annotationPrefix: P, watchIdleMs: 200, maxBackoffMs: 50,
+      netConf: parseNetConf('{"Network":"10.244.0.0/16","Backend":{"Type":"vxlan"}}'), onError: (e) => errors.push(e.message),
+    });
+    try {
+      await store.list();
+      await new Promise((r) => setTimeout(r, 900));
+      const lists = api.calls.filter((c) => c.path === '/api/v1/nodes').length;
+      assert.ok(lists >= 2, `re-listed after the silent watch (${lists} lists)`);
+      assert.match(errors[0] ?? '', /nothing received for 200 ms/);
     } finally {
       await store.close();
     }
