@@ -165,10 +165,10 @@ function normalizePublicIpv6(v: string | undefined): string | undefined {
   return formatIp(ip);
 }
 
-/** The --kube-subnet-mgr part of the store flags (NODE_NAME read only in that mode). */
+/** The --kube-subnet-mgr part of the store flags (NODE_NAME, POD_NAME, POD_NAMESPACE read only in that mode). */
 function kubeStoreFlags(f: RawFlags, env: NodeJS.ProcessEnv): Partial<StoreFlags> {
   return {
-    ...(f.kubeSubnetMgr === true ? { kubeSubnetMgr: true, ...(env.NODE_NAME ? { nodeName: env.NODE_NAME } : {}) } : {}),
+    ...(f.kubeSubnetMgr === true ? { kubeSubnetMgr: true, ...(env.NODE_NAME ? { nodeName: env.NODE_NAME } : {}), ...(env.POD_NAME ? { podName: env.POD_NAME } : {}), ...(env.POD_NAMESPACE ? { podNamespace: env.POD_NAMESPACE } : {}) } : {}),
     ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}),
     ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}),
     ...(f.kubeAnnotationPrefix !== undefined ? { kubeAnnotationPrefix: f.kubeAnnotationPrefix } : {}),

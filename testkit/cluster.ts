@@ -46,8 +46,8 @@ export interface ClusterOptions {
   /** Extra weftd flags for every node. */
   weftdArgs?: string[];
   /**
-   * Mixed cluster: these nodes (ids from 1) run the real flanneld `bin` (etcd store, net-conf in
-   * etcd) instead of weftd, and wire pods with weft's `flannel` executable delegating to the
+   * Mixed cluster: these nodes (ids from 1) run the real flanneld `bin` (etcd store with the net-conf in
+   * etcd, or kube store with --kube-subnet-mgr and the net-conf file) instead of weftd, and wire pods with weft's `flannel` executable delegating to the
    * reference bridge and host-local of `referenceDir` (flannel's own CNI binary cannot be built).
    */
   flanneld?: { bin: string; nodes: number[]; args?: string[]; referenceDir?: string };
@@ -180,8 +180,12 @@ export class Cluster {
   /** flanneld's command line for a node (its defaults otherwise: no --ip-masq, vxlan port 8472). */
   flanneldArgv(n: ClusterNode): string[] {
     const f = this.opts.flanneld;
-    if (!f || !this.etcd) throw new Error('flanneld nodes need ClusterOptions.flanneld and the etcd store');
-    return [f.bin, '--etcd-endpoints', this.etcd.url, '--iface', n.uplink, '--subnet-file', n.subnetFile, '--healthz-ip', '127.0.0.1', '--healthz-port', '9102', ...(f.args ?? [])];
+    if (!f || !(this.etcd || this.kube)) throw new Error('flanneld nodes need ClusterOptions.flanneld and the etcd or kube store');
+    // kube: the Node named after the namespace, the same kubeconfig and net-conf file as weftd's.
+    const source = this.kube
+      ? ['env', `NODE_NAME=${n.netns}`, f.bin, '--kube-subnet-mgr', '--kubeconfig-file', this.kube.kubeconfig, '--net-config-path', this.netConfPath]
+      : [f.bin, '--etcd-endpoints', (this.etcd as EtcdServer).url];
+    return [...source, '--iface', n.uplink, '--subnet-file', n.subnetFile, '--healthz-ip', '127.0.0.1', '--healthz-port', '9102', ...(f.args ?? [])];
   }
 
   /** Starts flanneld on a node (log in <node dir>/flanneld.log) and waits for its subnet.env. */

@@ -8,6 +8,7 @@ import type { EtcdSecurity } from './etcd-client.ts';
 import { loadEtcdStore } from './etcd-chunk.ts';
 import { FileLeaseStore } from './file-store.ts';
 import { DEFAULT_ANNOTATION_PREFIX } from '../kube/node-lease.ts';
+import { type NodeNameSource, checkNodeNameSource } from '../kube/node-name.ts';
 import { DEFAULT_ETCD_PREFIX } from './lease-json.ts';
 import type { LeaseStore } from './store.ts';
 
@@ -21,19 +22,21 @@ export interface StoreFlags {
   etcdSecurity?: EtcdSecurity;
   /** Renew the own lease this long before it expires (--subnet-lease-renew-margin). */
   renewMarginMs?: number;
-  /** --kube-subnet-mgr and its options; nodeName comes from NODE_NAME. */
+  /** --kube-subnet-mgr and its options; nodeName comes from NODE_NAME, else the pod POD_NAMESPACE/POD_NAME is looked up. */
   kubeSubnetMgr?: boolean;
   kubeconfigFile?: string;
   kubeApiUrl?: string;
   kubeAnnotationPrefix?: string;
   nodeName?: string;
+  podName?: string;
+  podNamespace?: string;
   /** Test knobs; defaults are flannel's (24 h TTL). */
   ttlSeconds?: number;
   onError?: (err: Error) => void;
 }
 
 /** Which store the flags select; throws naming the flag when they are contradictory or malformed. */
-export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } | { kind: 'kube'; nodeName: string; prefix: string } {
+export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } | ({ kind: 'kube'; prefix: string } & NodeNameSource) {
   const sec = f.etcdSecurity ?? {};
   const secFlags = Object.entries(sec).filter(([, v]) => v !== undefined).map(([k]) => `--etcd-${k}`);
   if (f.etcdEndpoints === undefined && secFlags.length > 0) throw new Error(`${secFlags.join(', ')} need --etcd-endpoints`);
@@ -42,10 +45,11 @@ export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string 
   if (sec.password !== undefined && sec.username === undefined) throw new Error('--etcd-password needs --etcd-username');
   if (f.kubeSubnetMgr === true) {
     if (f.store !== undefined || f.etcdEndpoints !== undefined) throw new Error('--kube-subnet-mgr and --store/--etcd-endpoints are mutually exclusive');
-    if (!f.nodeName) throw new Error('--kube-subnet-mgr needs the node name in NODE_NAME');
+    const who: NodeNameSource = f.nodeName ? { nodeName: f.nodeName } : { ...(f.podName ? { podName: f.podName } : {}), ...(f.podNamespace ? { podNamespace: f.podNamespace } : {}) };
+    checkNodeNameSource(who);
     const prefix = f.kubeAnnotationPrefix ?? DEFAULT_ANNOTATION_PREFIX;
     if (!/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(\/[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?)?$/.test(prefix)) throw new Error(`--kube-annotation-prefix ${JSON.stringify(prefix)} is not a DNS-style prefix such as flannel.alpha.coreos.com`);
-    return { kind: 'kube', nodeName: f.nodeName, prefix };
+    return { kind: 'kube', prefix, ...who };
   }
   if (f.etcdEndpoints !== undefined) {
     if (f.store !== undefined) throw new Error(`--store ${JSON.stringify(f.store)} and --etcd-endpoints are mutually exclusive`);
@@ -78,7 +82,8 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
     const { KubeLeaseStore } = await import('./kube-store.ts');
     const { resolveKubeConn } = await import('../kube/config.ts');
     const conn = resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
-    return new KubeLeaseStore({ conn, nodeName: sel.nodeName, annotationPrefix: sel.prefix, netConf, ...(f.onError ? { onError: f.onError } : {}) });
+    const { kind: _, prefix, ...who } = sel;
+    return new KubeLeaseStore({ conn, ...who, annotationPrefix: prefix, netConf, ...(f.onError ? { onError: f.onError } : {}) });
   }
   if (sel.kind === 'etcd') {
     // Loaded only when chosen: the etcd client (grpc, protobufjs) is most of an idle weftd's memory.
