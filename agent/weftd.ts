@@ -19,6 +19,7 @@ import { planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
+import { earlyStillFits, startUdpEarly } from './udp/early.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -64,9 +65,19 @@ export class Weftd {
     const rtnl = Rtnl.open();
     const uplink = findUplink(rtnl, o.uplink);
     o.log.info('uplink', { ...uplink });
-    const store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    // udp: flannel0 died with the previous agent; forward again before the slow store start-up.
+    const early = await startUdpEarly(o, rtnl, uplink);
+    let store: LeaseStore;
     try {
-      const backend = createBackend(store.netConf.backend, uplink, { subnetFile: o.subnetFile, log: o.log, network: store.netConf.network });
+      store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    } catch (e) {
+      early?.backend.stop();
+      throw e;
+    }
+    try {
+      const reuse = early !== undefined && earlyStillFits(early, store.netConf);
+      if (!reuse) early?.backend.stop();
+      const backend = reuse ? early.backend : createBackend(store.netConf.backend, uplink, { subnetFile: o.subnetFile, log: o.log, network: store.netConf.network });
       const preferred = previousSubnet(o.subnetFile, store.netConf.network);
       const own = await store.acquire({
         publicIp: uplink.publicIp, backendType: backend.type, backendData: backend.backendData(),
