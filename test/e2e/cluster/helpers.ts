@@ -1,5 +1,6 @@
 // Kernel-state readers and probe lists for the cluster end-to-end tests: `ip -j` inside node
 // namespaces (never the root one), so assertions check what the kernel holds.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
@@ -81,4 +82,22 @@ export async function peerSeenBy(fromNetns: string, ip: string): Promise<string>
 /** One quick ping (200 ms wait); true on a reply. */
 export async function pingOnce(fromNetns: string, ip: string): Promise<boolean> {
   return (await nsExec(fromNetns, ['ping', '-c', '1', '-W', '0.2', '-n', '-q', ip])).code === 0;
+}
+
+/** A `ping -D -i 0.1` running from a pod namespace; stop() returns the longest gap (ms) between consecutive replies. */
+export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ maxGapMs: number; replies: number }> } {
+  const p: ChildProcess = spawn('ip', ['netns', 'exec', fromNetns, 'ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  p.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+  return {
+    stop: async () => {
+      const closed = new Promise((r) => p.once('close', r));
+      p.kill('SIGINT');
+      await closed;
+      const ts = [...out.matchAll(/^\[(\d+\.\d+)\] \d+ bytes from/gm)].map((m) => Number(m[1]) * 1000);
+      let maxGapMs = 0;
+      for (let i = 1; i < ts.length; i++) maxGapMs = Math.max(maxGapMs, (ts[i] as number) - (ts[i - 1] as number));
+      return { maxGapMs, replies: ts.length };
+    },
+  };
 }
