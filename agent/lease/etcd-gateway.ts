@@ -48,7 +48,10 @@ function etcdError(text: string): string {
   try {
     const j = JSON.parse(text) as Record<string, unknown>;
     const m = j['message'] ?? j['error'];
-    if (typeof m === 'string') return m;
+    // etcd refuses a gateway request carrying a client certificate while auth is on (the CN cannot
+    // name the user through the gateway): say what to do instead of only quoting it.
+    if (typeof m === 'string' && m.includes('CommonName of client')) return `${m.trim()}: with etcd auth on, the JSON gateway takes no client certificate; read with --etcd-username/--etcd-password and --etcd-cafile only`;
+    if (typeof m === 'string') return m.trim();
   } catch {
     // not JSON: show it as it is
   }

@@ -65,7 +65,11 @@ void describe('udp migration in place: flanneld -> weftd -> flanneld on node 1',
       await new Promise((r) => setTimeout(r, 500));
       if (step === 'weftd') {
         await c.stopFlanneld(f);
-        const t0 = Date.now(); await c.startWeftd(f); t.diagnostic(`spawn at ${new Date(t0).toISOString()}\n${c.weftdLog(f)}`);
+        await c.startWeftd(f);
+        // weftd forwarded on the lease table it read before its etcd client was up (agent/udp/early.ts).
+        const early = c.weftdLog(f).split('\n').find((l) => l.includes('"udp: forwarding before the lease store is up"'));
+        assert.ok(early, `weftd started the udp data plane early:\n${c.weftdLog(f)}`);
+        t.diagnostic(early);
       } else {
         await c.stopWeftd(f);
         await c.startFlanneld(f);
