@@ -84,8 +84,8 @@ export async function pingOnce(fromNetns: string, ip: string): Promise<boolean> 
   return (await nsExec(fromNetns, ['ping', '-c', '1', '-W', '0.2', '-n', '-q', ip])).code === 0;
 }
 
-/** A `ping -D -i 0.1` running from a pod namespace; stop() returns the longest gap (ms) between consecutive replies. */
-export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ maxGapMs: number; replies: number }> } {
+/** A `ping -D -i 0.1` running from a pod namespace; stop() returns the longest gap (ms) between consecutive replies and when it began (epoch ms). */
+export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ maxGapMs: number; replies: number; gapFrom: number }> } {
   const p: ChildProcess = spawn('ip', ['netns', 'exec', fromNetns, 'ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   p.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
@@ -96,8 +96,12 @@ export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ 
       await closed;
       const ts = [...out.matchAll(/^\[(\d+\.\d+)\] \d+ bytes from/gm)].map((m) => Number(m[1]) * 1000);
       let maxGapMs = 0;
-      for (let i = 1; i < ts.length; i++) maxGapMs = Math.max(maxGapMs, (ts[i] as number) - (ts[i - 1] as number));
-      return { maxGapMs, replies: ts.length };
+      let gapFrom = 0;
+      for (let i = 1; i < ts.length; i++) {
+        const gap = (ts[i] as number) - (ts[i - 1] as number);
+        if (gap > maxGapMs) [maxGapMs, gapFrom] = [gap, ts[i - 1] as number];
+      }
+      return { maxGapMs, replies: ts.length, gapFrom };
     },
   };
 }

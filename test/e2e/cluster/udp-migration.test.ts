@@ -77,7 +77,7 @@ void describe('udp migration in place: flanneld -> weftd -> flanneld on node 1',
         // weftd forwarded on the lease table it read before its etcd client was up (agent/udp/early.ts).
         const early = c.weftdLog(f).split('\n').find((l) => l.includes('"udp: forwarding before the lease store is up"'));
         assert.ok(early, `weftd started the udp data plane early:\n${c.weftdLog(f)}`);
-        t.diagnostic(early);
+        t.diagnostic(`${early}\nlongest gap ${new Date(a.gapFrom).toISOString()} + ${a.maxGapMs.toFixed(0)} ms; weftd: ${c.weftdLog(f).split('\n').filter(Boolean).map((l) => { const j = JSON.parse(l) as { ts: string; msg: string }; return `${j.ts.slice(17, 23)} ${j.msg}`; }).join('; ')}`);
       }
       assert.ok(a.replies > 10 && b.replies > 10, 'pings answered');
       assert.ok(a.maxGapMs <= 1000 && b.maxGapMs <= 1000, `${step}: no gap over 1 s (${a.maxGapMs}, ${b.maxGapMs} ms)`);
