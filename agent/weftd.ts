@@ -23,6 +23,7 @@ import { familyTargets, reconcileFamily } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
+import { earlyStillFits, startUdpEarly } from './udp/early.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -71,11 +72,22 @@ export class Weftd {
     const rtnl = Rtnl.open();
     const uplink = findUplink(rtnl, o.uplink);
     o.log.info('uplink', { ...uplink });
-    const store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    // udp: flannel0 died with the previous agent; forward again before the slow store start-up.
+    const early = await startUdpEarly(o, rtnl, uplink);
+    let store: LeaseStore;
+    try {
+      store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    } catch (e) {
+      early?.backend.stop();
+      throw e;
+    }
     try {
       const uplink6 = hasIPv6(store.netConf) ? findUplinkV6(rtnl, uplink, o.publicIpv6) : undefined;
       if (uplink6 !== undefined) o.log.info('uplink IPv6', { ...uplink6 });
-      const backend = createBackend(store.netConf.backend, uplink, {
+      // udp is IPv4-only: with EnableIPv6 createBackend refuses it, so the early forwarder is never reused then.
+      const reuse = early !== undefined && uplink6 === undefined && !hasIPv6(store.netConf) && earlyStillFits(early, store.netConf);
+      if (!reuse) early?.backend.stop();
+      const backend: Backend = reuse ? early.backend : createBackend(store.netConf.backend, uplink, {
         subnetFile: o.subnetFile, log: o.log, network: store.netConf.network, ...(uplink6 !== undefined ? { ipv6: uplink6 } : {}),
       });
       const preferred = previousSubnet(o.subnetFile, store.netConf.network);

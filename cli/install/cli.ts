@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { install } from './install.ts';
 import { BACKENDS, DEFAULTS, InstallOptionError, normalizeInstallOptions } from './options.ts';
 import { uninstall, type UninstallReport } from './uninstall.ts';
+import { doctorArgv } from '../doctor/argv.ts';
 import { doctorCommand, runDoctorCommand } from '../doctor/command.ts';
 import { DoctorOptionError } from '../doctor/options.ts';
 
@@ -160,7 +161,7 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
 export async function runWeftCli(args: string[], io: CliIo, argv1 = process.argv[1]): Promise<number> {
   let exit = 0;
   try {
-    await program(io, argv1, (c) => (exit = c)).parseAsync(args, { from: 'user' });
+    await program(io, argv1, (c) => (exit = c)).parseAsync(args[0] === 'doctor' ? ['doctor', ...doctorArgv(args.slice(1), process.env)] : args, { from: 'user' });
     return exit;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;

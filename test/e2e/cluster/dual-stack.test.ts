@@ -145,7 +145,7 @@ void describe('dual stack, vxlan DirectRouting, file store', { skip: skipReason(
   it('peers on the uplink prefixes get plain routes via PublicIP / PublicIPv6, no VTEP entries, and pods ping over IPv6', async () => {
     c = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 3, podsPerNode: 1, ipv6Network: IPV6_NETWORK, backendConf: { DirectRouting: true } });
     for (const n of c.nodes) {
-      const others = c.nodes.filter((o) => o !== n);
+      const others: ClusterNode[] = c.nodes.filter((o: ClusterNode) => o !== n);
       const routes = await weftRoutes6(n);
       assert.deepEqual(routes.map((r) => [r.dst, r.gateway, r.dev]).sort(), others.map((o) => [o.subnet6, o.ip6, 'eth0']).sort(), `${n.netns}: direct IPv6 routes`);
       assert.equal((await vtep6Neighs(n)).length + (await vtep6Fdb(n)).length, 0, 'no flannel-v6.1 entries needed');

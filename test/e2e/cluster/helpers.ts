@@ -1,5 +1,6 @@
 // Kernel-state readers and probe lists for the cluster end-to-end tests: `ip -j` inside node
 // namespaces (never the root one), so assertions check what the kernel holds.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
@@ -107,4 +108,26 @@ export function allProbes6(c: Cluster): Probe[] {
   for (const a of c.pods) for (const n of c.nodes) if (n.ip6 !== undefined) probes.push({ from: a.name, to: n.netns, toIp: n.ip6, fromNetns: a.netns });
   for (const n of c.nodes) for (const b of c.pods) if (b.ip6 !== undefined) probes.push({ from: n.netns, to: b.name, toIp: b.ip6, fromNetns: n.netns });
   return probes;
+}
+
+/** A `ping -D -i 0.1` running from a pod namespace; stop() returns the longest gap (ms) between consecutive replies and when it began (epoch ms). */
+export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ maxGapMs: number; replies: number; gapFrom: number }> } {
+  const p: ChildProcess = spawn('ip', ['netns', 'exec', fromNetns, 'ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  p.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+  return {
+    stop: async () => {
+      const closed = new Promise((r) => p.once('close', r));
+      p.kill('SIGINT');
+      await closed;
+      const ts = [...out.matchAll(/^\[(\d+\.\d+)\] \d+ bytes from/gm)].map((m) => Number(m[1]) * 1000);
+      let maxGapMs = 0;
+      let gapFrom = 0;
+      for (let i = 1; i < ts.length; i++) {
+        const gap = (ts[i] as number) - (ts[i - 1] as number);
+        if (gap > maxGapMs) [maxGapMs, gapFrom] = [gap, ts[i - 1] as number];
+      }
+      return { maxGapMs, replies: ts.length, gapFrom };
+    },
+  };
 }
