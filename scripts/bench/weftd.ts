@@ -15,6 +15,7 @@ import { RtnlEvents } from '../../lib/netlink/index.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { vtepMac } from '../../lib/flannel/vtep.ts';
 import { Cluster, waitFor } from '../../testkit/cluster.ts';
+import { inNetns } from '../../testkit/netns.ts';
 import { ROOT, quantile, median, round, type BenchResult } from './util.ts';
 
 const JOINS = 50;
@@ -81,8 +82,8 @@ function fileWriter(dir: string): LeaseWriter {
 /** etcd: flannel's keys and JSON, written by a helper process inside the etcd namespace. */
 function etcdWriter(c: Cluster): LeaseWriter {
   if (!c.etcd) throw new Error('no etcd in this cluster');
-  const child = spawn('ip', ['netns', 'exec', c.etcd.netns, process.execPath, '--import', 'tsx', join(ROOT, 'scripts', 'bench', 'etcd-writer.ts'), c.etcd.url],
-    { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const [file = 'ip', ...args] = inNetns(c.etcd.netns, [process.execPath, '--import', 'tsx', join(ROOT, 'scripts', 'bench', 'etcd-writer.ts'), c.etcd.url]);
+  const child = spawn(file, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
   const answers: Array<(t0: number) => void> = [];
   createInterface({ input: child.stdout }).on('line', (line) => answers.shift()?.((JSON.parse(line) as { t0: number }).t0));
   return {
