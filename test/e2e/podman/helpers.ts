@@ -1,10 +1,10 @@
 // Kernel-state probes shared by the podman end-to-end tests; all read namespaces from outside.
 import { spawnCollect } from '../../../testkit/podman.ts';
-import { inNetns } from '../../../testkit/netns.ts';
+import { inNetns, inNetnsPath } from '../../../testkit/netns.ts';
 
 /** Parsed `ip -j <args>` run in the network namespace at `nsPath` (a podman sandbox or /var/run/netns/<name>). */
 export async function nsJson<T>(nsPath: string, args: string[]): Promise<T> {
-  const r = await spawnCollect(['nsenter', `--net=${nsPath}`, 'ip', '-j', ...args], process.env, 10_000);
+  const r = await spawnCollect(inNetnsPath(nsPath, ['ip', '-j', ...args]), process.env, 10_000);
   if (r.code !== 0) throw new Error(`ip -j ${args.join(' ')} in ${nsPath} failed (${r.code}): ${r.stderr.trim()}`);
   const text = r.stdout.trim();
   return (text === '' ? [] : JSON.parse(text)) as T;
