@@ -31,6 +31,8 @@ export interface FlannelCluster {
   leftovers(n: NodeEnv): Promise<NodeLeftovers>;
   /** Waits until `url` answers with BODY from the namespace at `nsPath`. */
   waitServed(nsPath: string, url: string): Promise<void>;
+  /** Starts pod `web` (httpd on 80, hostPort 8080, `annotations`) on every node, in parallel; sets each node's `pod`. */
+  startWebPods(annotations?: Record<string, string>): Promise<void>;
 }
 
 /** `conflistFile` with this node's subnet.env and data dirs in its flannel plugin. */
@@ -49,6 +51,14 @@ export function useFlannelCluster(conflistFile: string): FlannelCluster {
     clientNs: '',
     leftovers: (n) => leftovers(n.env, n.node.netns, join(n.ipamDir, n.net), [n.flannelDir]),
     waitServed: (nsPath, url) => waitUntil(`${url} from ${nsPath}`, async () => (await httpGet(nsPath, url)) === BODY),
+    startWebPods: async (annotations) => {
+      await Promise.all(c.nodes.map(async (n) => {
+        const spec = { name: 'web', ports: [{ hostPort: 8080, containerPort: 80 }], ...(annotations !== undefined ? { annotations } : {}) };
+        const id = await n.env.runPod(spec);
+        await n.env.startContainer(id, spec, 'httpd', ['/bin/httpd', '-f', '-p', '80', '-h', '/www']);
+        n.pod = await n.env.inspectPod(id);
+      }));
+    },
   };
   before(async () => {
     failIfMissing();

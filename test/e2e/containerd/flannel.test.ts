@@ -20,12 +20,7 @@ describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', 
   const waitServed = (nsPath: string, url: string): Promise<void> => lab.waitServed(nsPath, url);
 
   test('pods on two nodes get addresses from their leases, reach each other across the overlay and serve a hostPort', async () => {
-    await Promise.all(nodes.map(async (n) => {
-      const spec = { name: 'web', ports: [{ hostPort: 8080, containerPort: 80 }] };
-      const id = await n.env.runPod(spec);
-      await n.env.startContainer(id, spec, 'httpd', ['/bin/httpd', '-f', '-p', '80', '-h', '/www']);
-      n.pod = await n.env.inspectPod(id);
-    }));
+    await lab.startWebPods();
     const [a, b] = nodes;
     assert.ok(a?.pod && b?.pod);
     assert.notEqual(a.node.subnet, b.node.subnet);

@@ -37,12 +37,7 @@ describe('containerd (CRI) + k3s flannel conflist (flannel + portmap + bandwidth
   const waitServed = (nsPath: string, url: string): Promise<void> => lab.waitServed(nsPath, url);
 
   test('annotated pods on two nodes reach each other, serve a hostPort, and are shaped (tbf on the veth, ifb)', async () => {
-    await Promise.all(nodes.map(async (n) => {
-      const spec = { name: 'web', ports: [{ hostPort: 8080, containerPort: 80 }], annotations: ANNOTATIONS };
-      const id = await n.env.runPod(spec);
-      await n.env.startContainer(id, spec, 'httpd', ['/bin/httpd', '-f', '-p', '80', '-h', '/www']);
-      n.pod = await n.env.inspectPod(id);
-    }));
+    await lab.startWebPods(ANNOTATIONS);
     const [a, b] = nodes;
     assert.ok(a?.pod && b?.pod);
     assert.notEqual(a.node.subnet, b.node.subnet);

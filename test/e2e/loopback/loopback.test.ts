@@ -33,7 +33,8 @@ test('a lone copy of dist/bin/loopback answers VERSION with 0.1.0 through 1.1.0'
     const r = await execPlugin(lone, { CNI_COMMAND: 'VERSION' }, '', { binDirs: [dir] });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(r.json?.['supportedVersions'], ALL_VERSIONS);
-    assert.equal(r.stdout.trim().split('\n').length >= 1, true);
+    // stdout is exactly one JSON document: the version result, nothing before or after it.
+    assert.deepEqual(Object.keys(JSON.parse(r.stdout) as object).sort(), ['cniVersion', 'supportedVersions']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
