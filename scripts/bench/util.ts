@@ -51,7 +51,9 @@ export function withCpuReport(c: Command): Command {
 
 /**
  * Runs a command once: wall time, and the CPU time (ms, user + system) that node processes preloaded
- * with CPU_REPORT wrote to stderr (summed; NaN when none reported, e.g. a Go binary).
+ * with CPU_REPORT wrote to stderr (summed; NaN when none reported, e.g. a Go binary). A timer, not a
+ * collector: spawnSync keeps the measuring process idle while the child runs, so no promise or
+ * stream work of ours (testkit/exec.ts's execa) lands in the wall time being measured.
  */
 export function measureOnce(c: Command): { wallMs: number; cpuMs: number } {
   const opts: SpawnSyncOptions = { env: c.env ?? process.env, input: c.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] };
