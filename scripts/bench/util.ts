@@ -3,6 +3,7 @@ import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inNetns } from '../../testkit/netns.ts';
 
 /** One figure of a benchmark; ratio is value / baseline value measured in the same run. */
 export interface BenchResult {
@@ -32,6 +33,20 @@ export interface Command {
   input?: string;
   /** Checked after every run so a failing command is never timed as a fast one. */
   expectStatus?: number;
+}
+
+/** A Command that runs `argv` inside namespace `ns` (entered as testkit/netns.ts enters one). */
+export function nsCommand(ns: string, argv: readonly string[], extra: Omit<Command, 'cmd' | 'args'> = {}): Command {
+  const [cmd = 'ip', ...args] = inNetns(ns, argv);
+  return { cmd, args, ...extra };
+}
+
+/** Runs `argv` inside namespace `ns` to completion (setup and checks, not timing); stdout. */
+export function nsExecSync(ns: string, argv: readonly string[]): string {
+  const [cmd = 'ip', ...args] = inNetns(ns, argv);
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`[${ns}] ${argv.join(' ')} exited ${String(r.status)}: ${r.stderr}`);
+  return r.stdout;
 }
 
 /** Runs a command once and returns its wall time in milliseconds. */
