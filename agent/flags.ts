@@ -1,5 +1,6 @@
 // weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
 import { Command } from 'commander';
+import { formatIp, isMapped, parseIp } from '../lib/ip/index.ts';
 import { FLANNELD_DEFAULT_ETCD_ENDPOINTS } from './flanneld-argv.ts';
 import { normalizeStoreFlags, type StoreFlags } from './lease/open-store.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
@@ -58,7 +59,7 @@ export function weftdCommand(version: string): Command {
     .option('--iface-regex <regex>', 'uplink: first address, then interface name matching, repeatable (after --iface)', collect)
     .option('--iface-can-reach <ip>', 'uplink: the interface the main table routes this IP through (after --iface-regex)')
     .option('--public-ip <ip>', 'address advertised to peers (default: the uplink\'s first IPv4 address)')
-    .option('--public-ipv6 <ip>', 'IPv6 address advertised to peers (IPv6 is not implemented: refused unless empty)')
+    .option('--public-ipv6 <ip>', 'IPv6 address advertised to peers with EnableIPv6 (default: the uplink\'s first IPv6 address)')
     .option('--subnet-file <path>', 'where to write subnet.env', '/run/flannel/subnet.env')
     .option('--net-config-path <path>', 'same as --net-conf (flanneld\'s name)')
     .option('--ip-masq', 'masquerade traffic leaving the cluster Network (nftables)')
@@ -84,8 +85,11 @@ function collect(v: string, prev: string[] | undefined): string[] {
 /** The net-conf.json keys, for --help (docs/weftd.md has the whole story). */
 const NET_CONF_HELP = `
 net-conf.json (flannel's keys, matched case-insensitively):
-  Network                    cluster IPv4 network (required)
+  Network                    cluster IPv4 network (required unless EnableIPv4 is false)
   SubnetLen, SubnetMin/Max   node subnet size and range (flannel's defaults)
+  EnableIPv4, EnableIPv6     families to lease (true, false)
+  IPv6Network, IPv6SubnetLen, IPv6SubnetMin/Max
+                             with EnableIPv6: the cluster IPv6 network, node subnets /64 by default
   Backend.Type               vxlan | host-gw | udp (udp when Backend is absent, as flannel)
   Backend.VNI, Port, MTU     vxlan: VNI 1, port 8472; udp: port 8285; MTU: uplink minus overhead
   Backend.DirectRouting      vxlan: plain routes to peers on the uplink's subnet (false)
@@ -109,7 +113,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     ...kubeStoreFlags(f, env),
   };
   normalizeStoreFlags(storeFlags);
-  if (f.publicIpv6 !== undefined && f.publicIpv6 !== '') throw new Error(`--public-ipv6 ${JSON.stringify(f.publicIpv6)}: IPv6 is not implemented in weftd yet`);
+  const publicIpv6 = normalizePublicIpv6(f.publicIpv6);
   const marginMin = Number(f.subnetLeaseRenewMargin ?? '60');
   if (!Number.isInteger(marginMin) || marginMin < 1 || marginMin > 1439) {
     throw new Error(`--subnet-lease-renew-margin ${JSON.stringify(f.subnetLeaseRenewMargin)} must be an integer from 1 to 1439 (minutes)`);
@@ -142,6 +146,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
       ...(f.ifaceCanReach !== undefined ? { ifaceCanReach: f.ifaceCanReach } : {}),
       ...(f.publicIp !== undefined && f.publicIp !== '' ? { publicIp: f.publicIp } : {}),
     },
+    ...(publicIpv6 !== undefined ? { publicIpv6 } : {}),
     subnetFile: f.subnetFile,
     ipMasq: f.ipMasq === true,
     ...(metricsAddr !== undefined ? { metricsAddr } : {}),
@@ -150,6 +155,14 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     debounceMs: 20,
     log,
   };
+}
+
+/** --public-ipv6 (flanneld's flag, FLANNELD_PUBLIC_IPV6): an IPv6 address in Go's text form; empty means auto-detect. */
+function normalizePublicIpv6(v: string | undefined): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  const ip = parseIp(v);
+  if (ip === null || ip.family !== 6 || isMapped(ip)) throw new Error(`--public-ipv6 ${JSON.stringify(v)} is not an IPv6 address`);
+  return formatIp(ip);
 }
 
 /** The --kube-subnet-mgr part of the store flags (NODE_NAME read only in that mode). */

@@ -3,11 +3,12 @@
 // event, on relevant netlink events and periodically. Stopping leaves the data plane and the lease.
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { ensureIpMasq } from './ip-masq.ts';
+import { ensureIpMasq, masqNetworks } from './ip-masq.ts';
 import { Rtnl, RtnlEvents, type RtnlEvent } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
 import { createBackend, type Backend } from './backend/index.ts';
 import { containsIPv4, parseCidr4, parseCidr4Loose } from '../lib/ip/ipv4.ts';
+import { cidrContains, parseCidr } from '../lib/ip/index.ts';
 import { openLeaseStore, type StoreFlags } from './lease/open-store.ts';
 import type { Lease, LeaseStore, Watch } from './lease/store.ts';
 import type { AgentLog } from './log.ts';
@@ -27,6 +28,8 @@ const IPMASQ_RESYNC_MS = 30_000;
 export interface WeftdOptions {
   store: StoreFlags;
   uplink: UplinkQuery;
+  /** --public-ipv6: the IPv6 address peers send to when the net-conf enables IPv6 (default: the uplink's first global one). */
+  publicIpv6?: string;
   subnetFile: string;
   ipMasq: boolean;
   metricsAddr?: string;
@@ -70,7 +73,7 @@ export class Weftd {
       const preferred = previousSubnet(o.subnetFile, store.netConf.network);
       const own = await store.acquire({
         publicIp: uplink.publicIp, backendType: backend.type, backendData: backend.backendData(),
-        ...(preferred !== undefined ? { preferredSubnet: preferred } : {}),
+        ...(preferred !== undefined ? { preferredSubnet: preferred } : {}), ...previousIpv6Subnet(o.subnetFile, store.netConf.ipv6Network),
       });
       o.log.info('lease acquired', { subnet: own.subnet, publicIp: own.publicIp, backend: backend.type, preferred });
       const d = new Weftd(o, rtnl, uplink, store, backend, own);
@@ -94,7 +97,7 @@ export class Weftd {
     this.backend.ensureLocal(this.rtnl, this.own);
     this.writeSubnetFile();
     if (o.ipMasq) {
-      ensureIpMasq({ network4: this.store.netConf.network });
+      ensureIpMasq(masqNetworks(this.store.netConf));
       // Re-applied now and then: another tool flushing the ruleset (iptables-nft restores, `nft
       // flush ruleset`) would otherwise leave pods NAT-less until a restart. One nft transaction.
       this.masqTimer = setInterval(() => this.ensureMasq(), IPMASQ_RESYNC_MS).unref();
@@ -102,7 +105,7 @@ export class Weftd {
     this.store.onLost(({ lost, current }) => {
       o.log.warn('own lease was lost and taken again', { lost: lost.subnet, current: current.subnet });
       this.own = current;
-      if (lost.subnet !== current.subnet) this.writeSubnetFile();
+      if (lost.subnet !== current.subnet || lost.ipv6Subnet !== current.ipv6Subnet) this.writeSubnetFile();
       this.loop?.trigger('own-lease');
     });
     this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs });
@@ -189,7 +192,7 @@ export class Weftd {
 
   private ensureMasq(): void {
     try {
-      ensureIpMasq({ network4: this.store.netConf.network });
+      ensureIpMasq(masqNetworks(this.store.netConf));
     } catch (e) {
       this.metrics.inc(M.errors, { source: 'ip-masq' });
       this.o.log.warn('ip-masq rules could not be re-applied', { error: e });
@@ -203,8 +206,11 @@ export class Weftd {
   }
 
   private writeSubnetFile(): void {
-    writeSubnetEnv(this.o.subnetFile, { network: this.store.netConf.network, leaseSubnet: this.own.subnet, mtu: this.backend.podMtu(), ipMasq: this.o.ipMasq });
-    this.o.log.info('wrote subnet.env', { path: this.o.subnetFile, subnet: this.own.subnet, mtu: this.backend.podMtu() });
+    writeSubnetEnv(this.o.subnetFile, {
+      network: this.store.netConf.network, leaseSubnet: this.own.subnet, mtu: this.backend.podMtu(), ipMasq: this.o.ipMasq,
+      ...(this.store.netConf.ipv6Network !== undefined && this.own.ipv6Subnet !== undefined ? { ipv6Network: this.store.netConf.ipv6Network, ipv6LeaseSubnet: this.own.ipv6Subnet } : {}),
+    });
+    this.o.log.info('wrote subnet.env', { path: this.o.subnetFile, subnet: this.own.subnet, ipv6Subnet: this.own.ipv6Subnet, mtu: this.backend.podMtu() });
   }
 
   /** Stops watching and reconciling; the data plane, subnet.env and the lease stay as they are. */
@@ -217,6 +223,19 @@ export class Weftd {
     this.backend.stop?.();
     await this.store.close();
     this.rtnl.close();
+  }
+}
+
+/** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */
+function previousIpv6Subnet(path: string, network6: string | undefined): { preferredIpv6Subnet?: string } {
+  try {
+    const env = parseSubnetEnv(readFileSync(path, 'utf8'));
+    const net = parseCidr(network6 ?? '');
+    const sn = networkForm(env.ipv6Subnet ?? '');
+    const c = parseCidr(sn ?? '');
+    return net !== null && c !== null && sn !== null && cidrContains(net, c.addr) ? { preferredIpv6Subnet: sn } : {};
+  } catch {
+    return {};
   }
 }
 

@@ -104,8 +104,10 @@ export class OutOfSubnetsError extends Error {
   }
 }
 
-/** True when two leases carry the same node data (what makes an 'added' event worth sending). */
+/** True when two leases carry the same node data, both families (what makes an 'added' event worth sending). */
 export function sameLeaseData(a: Lease, b: Lease): boolean {
   return a.subnet === b.subnet && a.publicIp === b.publicIp && a.backendType === b.backendType &&
-    JSON.stringify(a.backendData) === JSON.stringify(b.backendData);
+    JSON.stringify(a.backendData) === JSON.stringify(b.backendData) &&
+    a.ipv6Subnet === b.ipv6Subnet && a.publicIpv6 === b.publicIpv6 &&
+    JSON.stringify(a.backendV6Data) === JSON.stringify(b.backendV6Data);
 }
