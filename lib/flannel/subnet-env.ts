@@ -83,16 +83,39 @@ export function writeSubnetEnv(path: string, input: SubnetEnvInput): void {
 
 const LINE = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
 
-/** Parses subnet.env text (either family or both); tolerates comments, blank lines and unknown keys, rejects anything else. */
-export function parseSubnetEnv(text: string): SubnetEnv {
-  const vars = new Map<string, string>();
-  text.split(/\r?\n/).forEach((rawLine, i) => {
+/** One KEY=VALUE line of subnet.env, in file order; `line` is 1-based. */
+export interface SubnetEnvEntry {
+  key: string;
+  value: string;
+  line: number;
+}
+
+/**
+ * The one tokenizer of subnet.env, for both readers. `strict` (weftd, doctor): CRLF and blanks around
+ * lines and values tolerated, blank lines and '#' comments skipped, any other line that is not
+ * KEY=VALUE refused. Otherwise as flannel's CNI plugin reads the file: split at the first '=',
+ * nothing trimmed, a line without '=' is a key with an empty value.
+ */
+export function scanSubnetEnv(text: string, strict: boolean): SubnetEnvEntry[] {
+  const out: SubnetEnvEntry[] = [];
+  text.split(strict ? /\r?\n/ : '\n').forEach((rawLine, i) => {
+    if (!strict) {
+      const eq = rawLine.indexOf('=');
+      out.push({ key: eq < 0 ? rawLine : rawLine.slice(0, eq), value: eq < 0 ? '' : rawLine.slice(eq + 1), line: i + 1 });
+      return;
+    }
     const line = rawLine.trim();
     if (line === '' || line.startsWith('#')) return;
     const m = LINE.exec(line);
     if (!m) throw new Error(`subnet.env line ${i + 1}: expected KEY=VALUE, got ${JSON.stringify(line.slice(0, 60))}`);
-    vars.set(m[1] as string, (m[2] as string).trim());
+    out.push({ key: m[1] as string, value: (m[2] as string).trim(), line: i + 1 });
   });
+  return out;
+}
+
+/** Parses subnet.env text (either family or both); tolerates comments, blank lines and unknown keys, rejects anything else. */
+export function parseSubnetEnv(text: string): SubnetEnv {
+  const vars = new Map(scanSubnetEnv(text, true).map((e) => [e.key, e.value] as const));
   const need = (key: string): string => {
     const v = vars.get(key);
     if (v === undefined || v === '') throw new Error(`subnet.env: ${key} is missing`);
