@@ -51,7 +51,7 @@ export function parseFlannelSubnetFile(text: string, path: string): FlannelEnv {
   let ipv6Subnet: string | undefined;
   let mtu: number | undefined;
   let ipMasq: boolean | undefined;
-  for (const { key, value } of scanSubnetEnv(text, false)) {
+  for (const [key, value = ''] of scanSubnetEnv(text)) {
     switch (key) {
       case 'FLANNEL_NETWORK': networks = netList(key, value); break;
       case 'FLANNEL_IPV6_NETWORK': ipv6Networks = netList(key, value); break;
