@@ -16,7 +16,7 @@ export interface TestNetns {
   path: string;
   /** Runs `cmd` inside the namespace (`ip netns exec <name> ...cmd`). */
   exec(cmd: string[]): Promise<ExecResult>;
-  /** Deletes the namespace; idempotent. */
+  /** Kills what still runs inside (daemons started there), then deletes the namespace; idempotent. */
   destroy(): Promise<void>;
 }
 
@@ -213,6 +213,7 @@ function processAlive(pid: number): boolean {
 
 async function deleteNetns(name: string): Promise<void> {
   if (!created.has(name)) return;
+  killProcessesIn(name);
   const res = await run(['ip', 'netns', 'delete', name]);
   created.delete(name);
   if (res.code !== 0 && !/No such file/i.test(res.stderr)) {
