@@ -6,7 +6,9 @@ import type { Server } from 'node:http';
 import { ensureIpMasq, masqNetworks } from './ip-masq.ts';
 import { Rtnl, RtnlEvents, type RtnlEvent } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
-import { createBackend, type Backend } from './backend/index.ts';
+import { createBackend, type Backend, type UplinkV6 } from './backend/index.ts';
+import { findUplinkV6 } from './backend/uplink-v6.ts';
+import { hasIPv6 } from './config/net-conf.ts';
 import { containsIPv4, parseCidr4, parseCidr4Loose } from '../lib/ip/ipv4.ts';
 import { cidrContains, parseCidr } from '../lib/ip/index.ts';
 import { openLeaseStore, type StoreFlags } from './lease/open-store.ts';
@@ -14,12 +16,14 @@ import type { Lease, LeaseStore, Watch } from './lease/store.ts';
 import type { AgentLog } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { serveMetrics } from './metrics.ts';
-import { describeOp, applyPlan, readActual } from './reconcile/apply.ts';
-import { RTPROT_WEFT, desiredState } from './reconcile/desired.ts';
-import { planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
+import { describeOp } from './reconcile/apply.ts';
+import { RTPROT_WEFT } from './reconcile/desired.ts';
+import type { DevIndexes, Op } from './reconcile/diff.ts';
+import { familyTargets, reconcileFamily } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
+import { earlyStillFits, startUdpEarly } from './udp/early.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -57,6 +61,7 @@ export class Weftd {
     private readonly o: WeftdOptions,
     private readonly rtnl: Rtnl,
     private readonly uplink: Uplink,
+    private readonly uplink6: UplinkV6 | undefined,
     private readonly store: LeaseStore,
     private readonly backend: Backend,
     private own: Lease,
@@ -67,16 +72,33 @@ export class Weftd {
     const rtnl = Rtnl.open();
     const uplink = findUplink(rtnl, o.uplink);
     o.log.info('uplink', { ...uplink });
-    const store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    // udp: flannel0 died with the previous agent; forward again before the slow store start-up.
+    const early = await startUdpEarly(o, rtnl, uplink);
+    let store: LeaseStore;
     try {
-      const backend = createBackend(store.netConf.backend, uplink, { subnetFile: o.subnetFile, log: o.log, network: store.netConf.network });
+      store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    } catch (e) {
+      early?.backend.stop();
+      throw e;
+    }
+    try {
+      const uplink6 = hasIPv6(store.netConf) ? findUplinkV6(rtnl, uplink, o.publicIpv6) : undefined;
+      if (uplink6 !== undefined) o.log.info('uplink IPv6', { ...uplink6 });
+      // udp is IPv4-only: with EnableIPv6 createBackend refuses it, so the early forwarder is never reused then.
+      const reuse = early !== undefined && uplink6 === undefined && !hasIPv6(store.netConf) && earlyStillFits(early, store.netConf);
+      if (!reuse) early?.backend.stop();
+      const backend: Backend = reuse ? early.backend : createBackend(store.netConf.backend, uplink, {
+        subnetFile: o.subnetFile, log: o.log, network: store.netConf.network, ...(uplink6 !== undefined ? { ipv6: uplink6 } : {}),
+      });
       const preferred = previousSubnet(o.subnetFile, store.netConf.network);
+      const v6Data = backend.backendV6Data?.();
       const own = await store.acquire({
         publicIp: uplink.publicIp, backendType: backend.type, backendData: backend.backendData(),
         ...(preferred !== undefined ? { preferredSubnet: preferred } : {}), ...previousIpv6Subnet(o.subnetFile, store.netConf.ipv6Network),
+        ...(uplink6 !== undefined && v6Data !== undefined ? { publicIpv6: uplink6.publicIp, backendV6Data: v6Data } : {}),
       });
       o.log.info('lease acquired', { subnet: own.subnet, publicIp: own.publicIp, backend: backend.type, preferred });
-      const d = new Weftd(o, rtnl, uplink, store, backend, own);
+      const d = new Weftd(o, rtnl, uplink, uplink6, store, backend, own);
       await d.run();
       return d;
     } catch (e) {
@@ -123,7 +145,7 @@ export class Weftd {
       this.metrics.inc(M.errors, { source: 'store' });
       o.log.warn('lease watch', { error: err });
     });
-    this.events = RtnlEvents.open(['link', 'ipv4-route', 'neigh'], { ref: false });
+    this.events = RtnlEvents.open(['link', 'ipv4-route', ...(this.uplink6 !== undefined ? ['ipv6-route' as const] : []), 'neigh'], { ref: false });
     this.events.on((ev) => { if (this.concerns(ev)) this.loop?.trigger(`netlink-${ev.type}`); });
     if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
@@ -134,15 +156,15 @@ export class Weftd {
     if (ev.type === 'overrun') return true;
     if (ev.link) return this.backend.watchesLink(ev.link);
     if (ev.route) {
-      if (ev.route.table !== 254 || ev.route.family !== 4) return false;
+      if (ev.route.table !== 254) return false;
       if (ev.route.protocol === RTPROT_WEFT) return ev.type === 'delroute';
-      const net = parseCidr4(this.store.netConf.network);
-      const dst = parseCidr4Loose(ev.route.dst);
-      return net !== null && dst !== null && containsIPv4(net, dst.ip);
+      const net = parseCidr(ev.route.family === 4 ? this.store.netConf.network : this.store.netConf.ipv6Network ?? '');
+      const dst = parseCidr(ev.route.dst);
+      return net !== null && dst !== null && cidrContains(net, dst.addr);
     }
-    // Our own neighbour/FDB writes come back as newneigh; only removals on the VTEP are drift.
+    // Our own neighbour/FDB writes come back as newneigh; only removals on a VTEP are drift.
     const index = ev.neigh?.index ?? ev.fdb?.index;
-    return ev.type === 'delneigh' && index !== undefined && index === this.dev?.vtep;
+    return ev.type === 'delneigh' && index !== undefined && (index === this.dev?.vtep || index === this.dev?.vtep6);
   }
 
   /** One reconcile pass (synchronous). */
@@ -154,32 +176,36 @@ export class Weftd {
       this.dev = dev;
       this.backend.syncLeases?.([...this.leases.values()], this.own);
       const conf = this.store.netConf;
-      const desired = desiredState({
-        backend: this.backend.type, ownSubnet: this.own.subnet, publicIp: this.uplink.publicIp, uplinkCidr: this.uplink.cidr,
-        directRouting: conf.backend.directRouting, vni: conf.backend.vni,
-      }, [...this.leases.values()]);
-      const plan = planReconcile(desired, readActual(this.rtnl, dev), dev, conf.network);
-      const out = applyPlan(this.rtnl, plan, dev);
-      for (const op of out.applied) {
-        this.metrics.inc(M.changes, { op: op.kind });
-        this.o.log.info('programmed', { change: describeOp(op), trigger: why });
+      const sums = { route: 0, neigh: 0, fdb: 0, conflicts: 0, failed: [] as Error[] };
+      const leases = [...this.leases.values()];
+      for (const t of familyTargets(conf, this.own, this.uplink, this.uplink6)) {
+        const { desired, plan, out } = reconcileFamily(this.rtnl, t, { backend: this.backend.type, directRouting: conf.backend.directRouting, vni: conf.backend.vni }, leases, dev);
+        for (const op of out.applied) {
+          this.metrics.inc(M.changes, { op: op.kind });
+          this.o.log.info('programmed', { change: describeOp(op), trigger: why });
+        }
+        for (const x of out.failed) {
+          this.metrics.inc(M.errors, { source: 'apply' });
+          this.o.log.warn('change failed', { change: describeOp(x.op), error: x.error });
+        }
+        for (const c of plan.conflicts) this.o.log.warn('route exists and is not ours: left alone', c);
+        const failedAdds = (kind: Op['kind']) => out.failed.filter((x) => x.op.kind === kind).length;
+        sums.route += desired.routes.length - plan.conflicts.length - failedAdds('add-route');
+        sums.neigh += desired.neighs.length - failedAdds('add-neigh');
+        sums.fdb += desired.fdbs.length - failedAdds('add-fdb');
+        sums.conflicts += plan.conflicts.length;
+        sums.failed.push(...out.failed.map((x) => x.error));
       }
-      for (const f of out.failed) {
-        this.metrics.inc(M.errors, { source: 'apply' });
-        this.o.log.warn('change failed', { change: describeOp(f.op), error: f.error });
-      }
-      for (const c of plan.conflicts) this.o.log.warn('route exists and is not ours: left alone', c);
-      const failedAdds = (kind: Op['kind']) => out.failed.filter((f) => f.op.kind === kind).length;
-      this.metrics.set(M.programmed, desired.routes.length - plan.conflicts.length - failedAdds('add-route'), { kind: 'route' });
-      this.metrics.set(M.programmed, desired.neighs.length - failedAdds('add-neigh'), { kind: 'neigh' });
-      this.metrics.set(M.programmed, desired.fdbs.length - failedAdds('add-fdb'), { kind: 'fdb' });
-      this.metrics.set(M.conflicts, plan.conflicts.length);
+      this.metrics.set(M.programmed, sums.route, { kind: 'route' });
+      this.metrics.set(M.programmed, sums.neigh, { kind: 'neigh' });
+      this.metrics.set(M.programmed, sums.fdb, { kind: 'fdb' });
+      this.metrics.set(M.conflicts, sums.conflicts);
       this.metrics.set(M.leases, this.leases.size);
-      if (out.failed.length === 0) {
+      if (sums.failed.length === 0) {
         this.lastOk = Date.now();
         this.lastError = '';
       } else {
-        this.lastError = out.failed[0]?.error.message ?? '';
+        this.lastError = sums.failed[0]?.message ?? '';
       }
     } catch (e) {
       this.metrics.inc(M.errors, { source: 'reconcile' });

@@ -96,10 +96,14 @@ export interface LeaseStore {
   close(): Promise<void>;
 }
 
-/** Thrown by acquire when no free subnet is left between SubnetMin and SubnetMax. */
+/** Thrown by acquire when no free subnet is left between SubnetMin and SubnetMax (or, dual stack, IPv6SubnetMin and IPv6SubnetMax). */
 export class OutOfSubnetsError extends Error {
   constructor(conf: NetConf) {
-    super(`no free /${conf.subnetLen} subnet left in ${conf.network} between ${conf.subnetMin} and ${conf.subnetMax}`);
+    const v4 = `no free /${conf.subnetLen} subnet left in ${conf.network} between ${conf.subnetMin} and ${conf.subnetMax}`;
+    const v6 = conf.enableIPv6 && conf.ipv6Network !== undefined
+      ? ` or no free /${conf.ipv6SubnetLen ?? 0} IPv6 subnet in ${conf.ipv6Network} between ${conf.ipv6SubnetMin ?? ''} and ${conf.ipv6SubnetMax ?? ''}`
+      : '';
+    super(v4 + v6);
     this.name = 'OutOfSubnetsError';
   }
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { normalizeNetConf } from '../../../../agent/config/net-conf.ts';
 import { checkAcquireFamilies, leaseFromPlan, planAcquire } from '../../../../agent/lease/allocate.ts';
 import { freeIpv6Subnets, isIpv6SubnetCompatible, pickFreeIpv6Subnet } from '../../../../agent/lease/allocate-v6.ts';
-import type { AcquireOptions, Lease } from '../../../../agent/lease/store.ts';
+import { type AcquireOptions, type Lease, OutOfSubnetsError } from '../../../../agent/lease/store.ts';
 
 const conf = normalizeNetConf({ Network: '10.244.0.0/16', EnableIPv6: true, IPv6Network: 'fd00:10:244::/56', Backend: { Type: 'vxlan' } });
 const v4conf = normalizeNetConf({ Network: '10.244.0.0/16', Backend: { Type: 'vxlan' } });
@@ -115,5 +115,12 @@ void describe('allocate IPv6', () => {
     assert.throws(() => checkAcquireFamilies(conf, opts({ publicIpv6: '' })), /EnableIPv6 needs the node's IPv6 address/);
     assert.doesNotThrow(() => checkAcquireFamilies(conf, opts()));
     assert.doesNotThrow(() => checkAcquireFamilies(v4conf, opts({ publicIpv6: '' })));
+  });
+});
+
+void describe('OutOfSubnetsError', () => {
+  void it('names the IPv6 range too when IPv6 is enabled', () => {
+    assert.match(new OutOfSubnetsError(conf).message, /no free \/24 subnet left in 10\.244\.0\.0\/16 between 10\.244\.1\.0 and 10\.244\.255\.0 or no free \/64 IPv6 subnet in fd00:10:244::\/56 between fd00:10:244:1:: and fd00:10:244:ff::/);
+    assert.doesNotMatch(new OutOfSubnetsError(v4conf).message, /IPv6/);
   });
 });
