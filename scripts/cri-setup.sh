@@ -5,8 +5,8 @@
 # format) that serves as containerd's sandbox (pause) image and as the test container image, since
 # no registry is reachable. Quiet and quick when both are there. Run by scripts/deps.sh.
 set -euo pipefail
+. "$(dirname "$0")/setup-lib.sh"
 
-CACHE=${WEFT_CACHE_DIR:-/var/cache/weft}
 CRICTL_VERSION=v1.36.0
 CRICTL_DIR="$CACHE/go-bin/cri-tools-$CRICTL_VERSION"
 IMAGE_DIR="$CACHE/images"
@@ -14,24 +14,16 @@ IMAGE_TAR="$IMAGE_DIR/weft-busybox.tar"
 IMAGE_REF=weft.test/busybox:1
 BUSYBOX=/bin/busybox
 
-mkdir -p "$CACHE"
-# Several checkouts of the project may run this at once on one machine.
-exec 9>"$CACHE/.cri-setup.lock"
-flock 9
+setup_lock cri-setup
 
 if [ ! -x "$CRICTL_DIR/crictl" ]; then
-  PATH="$PATH:/usr/local/go/bin"
-  if ! command -v go >/dev/null; then
-    echo "weft: Go is missing: cannot build crictl for the containerd tests" >&2
-    exit 1
-  fi
+  need_go "crictl for the containerd tests"
   echo "weft: building crictl $CRICTL_VERSION into $CRICTL_DIR (go install, once)" >&2
   t0=$(date +%s)
-  GOBIN="$CRICTL_DIR.tmp" GOMODCACHE="$CACHE/go-mod" GOCACHE="$CACHE/go-build" GOFLAGS=-modcacherw \
-    go install "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION" >&2
-  rm -rf "$CRICTL_DIR"
-  mv "$CRICTL_DIR.tmp" "$CRICTL_DIR"
-  echo "weft: crictl built in $(($(date +%s) - t0)) s" >&2
+  go_cache_env
+  GOBIN="$CRICTL_DIR.tmp" go install "sigs.k8s.io/cri-tools/cmd/crictl@$CRICTL_VERSION" >&2
+  publish_dir "$CRICTL_DIR.tmp" "$CRICTL_DIR"
+  built crictl "$t0"
 fi
 
 if [ ! -s "$IMAGE_TAR" ] || [ "$BUSYBOX" -nt "$IMAGE_TAR" ] || [ "$0" -nt "$IMAGE_TAR" ]; then

@@ -8,25 +8,18 @@
 # of that backend is dropped, and `go build` runs there (every other backend is built as released).
 # flannel's CNI plugin (github.com/flannel-io/cni-plugin) is not built: the module proxy refuses it.
 set -euo pipefail
+. "$(dirname "$0")/setup-lib.sh"
 
-CACHE=${WEFT_CACHE_DIR:-/var/cache/weft}
 FLANNEL_VERSION=v0.28.10
 FLANNEL_DIR="$CACHE/go-bin/flannel-$FLANNEL_VERSION"
 
-mkdir -p "$CACHE"
-# Several checkouts of the project may run this at once on one machine.
-exec 9>"$CACHE/.flannel-setup.lock"
-flock 9
-
+setup_lock flannel-setup
 [ -x "$FLANNEL_DIR/flannel" ] && exit 0
-PATH="$PATH:/usr/local/go/bin"
-if ! command -v go >/dev/null; then
-  echo "weft: Go is missing: cannot build flanneld for the mixed-cluster tests" >&2
-  exit 1
-fi
+need_go "flanneld for the mixed-cluster tests"
 echo "weft: building flanneld $FLANNEL_VERSION into $FLANNEL_DIR (go install, once)" >&2
 t0=$(date +%s)
-export CGO_ENABLED=1 GOMODCACHE="$CACHE/go-mod" GOCACHE="$CACHE/go-build" GOFLAGS=-modcacherw GOTOOLCHAIN=local
+go_cache_env
+export CGO_ENABLED=1 GOTOOLCHAIN=local
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 src=$(cd "$work" && go mod download -json "github.com/flannel-io/flannel@$FLANNEL_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
@@ -36,6 +29,5 @@ chmod -R u+w "$work/flannel"
 sed -i '/pkg\/backend\/tencentvpc"/d' "$work/flannel/main.go"
 mkdir -p "$FLANNEL_DIR.tmp"
 (cd "$work/flannel" && go build -o "$FLANNEL_DIR.tmp/flannel" .) >&2
-rm -rf "$FLANNEL_DIR"
-mv "$FLANNEL_DIR.tmp" "$FLANNEL_DIR"
-echo "weft: flanneld built in $(($(date +%s) - t0)) s" >&2
+publish_dir "$FLANNEL_DIR.tmp" "$FLANNEL_DIR"
+built flanneld "$t0"

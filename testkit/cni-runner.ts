@@ -1,8 +1,9 @@
 // A libcni-style conflist runner for tests, the demo and benchmarks: runs each plugin of a
 // conflist in order with prevResult chaining (ADD), in reverse (DEL), with the cached result
 // (CHECK), injecting runtimeConfig for the capabilities a plugin declares, as libcni does.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { run } from './exec.ts';
+import { inNetns } from './netns.ts';
 
 export interface ConfList {
   cniVersion: string;
@@ -57,34 +58,17 @@ export class PluginFailure extends Error {
 }
 
 /** Executes one plugin binary with CNI env and stdin; never throws on a plugin failure. */
-export function execPlugin(bin: string, env: NodeJS.ProcessEnv, stdin: string, opts: RunnerOptions): Promise<PluginRun> {
-  const cmd = [...(opts.wrap ?? []), ...(opts.nodeNetns !== undefined ? ['ip', 'netns', 'exec', opts.nodeNetns, bin] : [bin])];
-  const argv = [cmd[0] ?? bin, cmd.slice(1)] as const;
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(argv[0], [...argv[1]], { env: { PATH: process.env.PATH, ...opts.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      let json: Record<string, unknown> | undefined;
-      try {
-        json = stdout.trim() === '' ? undefined : (JSON.parse(stdout) as Record<string, unknown>);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json, ms: performance.now() - started });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(stdin);
-  });
+export async function execPlugin(bin: string, env: NodeJS.ProcessEnv, stdin: string, opts: RunnerOptions): Promise<PluginRun> {
+  const cmd = [...(opts.wrap ?? []), ...(opts.nodeNetns !== undefined ? inNetns(opts.nodeNetns, [bin]) : [bin])];
+  // A plugin past its time is SIGKILLed and reported as killed (code null), as a runtime would see it.
+  const r = await run(cmd, { env: { PATH: process.env.PATH, ...opts.env, ...env }, input: stdin, killAfterMs: opts.timeoutMs ?? 30_000 });
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = r.stdout.trim() === '' ? undefined : (JSON.parse(r.stdout) as Record<string, unknown>);
+  } catch {
+    json = undefined;
+  }
+  return { code: r.signal === null ? r.code : null, stdout: r.stdout, stderr: r.stderr, json, ms: r.ms };
 }
 
 /** Runs conflists the way libcni does, keeping the cached ADD result per attachment. */

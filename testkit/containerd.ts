@@ -8,6 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { run as exec } from './exec.ts';
+import { destroyAtExit } from './exit-cleanup.ts';
+import { inNetnsPath } from './netns.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 /** Where scripts/cri-setup.sh caches crictl and the busybox image. */
@@ -28,28 +31,7 @@ export interface RunResult {
 
 /** Spawns argv; never rejects on a non-zero exit (a timeout kills it and reports code 124). */
 export function run(argv: string[], timeoutMs = 60_000): Promise<RunResult> {
-  const [file, ...args] = argv;
-  if (file === undefined) return Promise.reject(new Error('run: empty argv'));
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: timedOut ? 124 : (code ?? 128), stdout, stderr: timedOut ? `${stderr}\n(timed out after ${timeoutMs} ms)` : stderr });
-    });
-  });
+  return exec(argv, { timeoutMs });
 }
 
 /** Why the containerd tests cannot run here, or undefined when they can (binaries and cached artefacts only). */
@@ -80,18 +62,6 @@ export interface PodInfo {
   netnsPath: string;
 }
 
-const live = new Set<ContainerdEnv>();
-let hooked = false;
-
-/** Last-resort cleanup when the test process exits without after() hooks (crash, Ctrl-C). */
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  // Prepended: must run before topology.ts's exit hook deletes the node namespaces.
-  process.prependListener('exit', () => {
-    for (const env of live) env.destroySync();
-  });
-}
 
 /** One private containerd bound to a node namespace; destroy() removes its pods, processes, mounts and files. */
 export class ContainerdEnv {
@@ -106,6 +76,7 @@ export class ContainerdEnv {
   private proc: ChildProcess | undefined;
   private readonly networks = new Set<string>();
   private destroyed = false;
+  private readonly unregister: () => void;
   /** The cgroup (in every v1 hierarchy, or v2) that holds this env's pods. */
   readonly cgroupParent = `/weft-e2e-${process.pid}-${randomBytes(3).toString('hex')}`;
 
@@ -118,8 +89,7 @@ export class ContainerdEnv {
     this.configFile = join(this.dir, 'config.toml');
     this.crictlConfig = join(this.dir, 'crictl.yaml');
     this.logFile = join(this.dir, 'containerd.log');
-    live.add(this);
-    hookExit();
+    this.unregister = destroyAtExit(this);
   }
 
   /**
@@ -192,7 +162,8 @@ export class ContainerdEnv {
   async startDaemon(): Promise<void> {
     if (this.running()) throw new Error('containerd is already running');
     const out = openSync(this.logFile, 'a');
-    const child = spawn('nsenter', [`--net=/var/run/netns/${this.netns}`, 'containerd', '--config', this.configFile, '--log-level', 'info'], { stdio: ['ignore', out, out] });
+    const [file = 'nsenter', ...args] = inNetnsPath(`/var/run/netns/${this.netns}`, ['containerd', '--config', this.configFile, '--log-level', 'info']);
+    const child = spawn(file, args, { stdio: ['ignore', out, out] });
     closeSync(out);
     this.proc = child;
     const t0 = Date.now();
@@ -234,7 +205,7 @@ export class ContainerdEnv {
 
   /** Runs `crictl <args>` against this containerd, from inside the node namespace; never rejects on exit. */
   crictl(args: string[], timeoutMs = 90_000): Promise<RunResult> {
-    return run(['nsenter', `--net=/var/run/netns/${this.netns}`, CRICTL, '--config', this.crictlConfig, ...args], timeoutMs);
+    return run(inNetnsPath(`/var/run/netns/${this.netns}`, [CRICTL, '--config', this.crictlConfig, ...args]), timeoutMs);
   }
 
   /** Like crictl(), but throws with crictl's stderr and containerd's log tail on failure; returns trimmed stdout. */
@@ -318,7 +289,7 @@ export class ContainerdEnv {
   destroySync(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    live.delete(this);
+    this.unregister();
     if (this.running()) this.proc?.kill('SIGKILL');
     // The shims outlive containerd (each names our socket in its command line); the pods' processes
     // outlive their shim, and are found by their cgroup.

@@ -7,7 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { destroyAtExit } from './exit-cleanup.ts';
 import { run } from './exec.ts';
+import { createTestNetns, inNetnsPath, type TestNetns } from './netns.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const BUSYBOX = '/bin/busybox';
@@ -49,18 +51,6 @@ export function buildBusyboxRootfs(dir: string): void {
   writeFileSync(join(dir, 'www', 'index.html'), 'hello from a weft container\n');
 }
 
-const live = new Set<PodmanEnv>();
-let hooked = false;
-
-/** Last-resort cleanup when the test process exits without after() hooks (crash, Ctrl-C). */
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  // Prepended: must run before topology.ts's exit hook deletes the node namespaces.
-  process.prependListener('exit', () => {
-    for (const env of live) env.destroySync();
-  });
-}
 
 /** One private podman bound to a node namespace; destroy() removes its containers, caches and files. */
 export class PodmanEnv {
@@ -74,6 +64,7 @@ export class PodmanEnv {
   private readonly networks = new Set<string>();
   private readonly sandboxes = new Set<string>();
   private destroyed = false;
+  private readonly unregister: () => void;
 
   constructor(opts: PodmanEnvOptions) {
     this.netns = opts.netns;
@@ -82,8 +73,7 @@ export class PodmanEnv {
     this.binDir = join(this.dir, 'cni-bin');
     this.confDir = join(this.dir, 'cni-conf');
     this.confFile = join(this.dir, 'containers.conf');
-    live.add(this);
-    hookExit();
+    this.unregister = destroyAtExit(this);
     buildBusyboxRootfs(this.rootfs);
     mkdirSync(this.binDir);
     mkdirSync(this.confDir);
@@ -125,7 +115,7 @@ export class PodmanEnv {
 
   /** Runs `podman <args>` inside the node namespace; never rejects on a non-zero exit. */
   podman(args: string[], timeoutMs = 120_000): Promise<PodmanResult> {
-    const argv = ['nsenter', `--net=/var/run/netns/${this.netns}`, 'podman', ...this.globalArgs(), ...args];
+    const argv = inNetnsPath(`/var/run/netns/${this.netns}`, ['podman', ...this.globalArgs(), ...args]);
     return spawnCollect(argv, { ...process.env, CONTAINERS_CONF: this.confFile }, timeoutMs);
   }
 
@@ -199,7 +189,8 @@ export class PodmanEnv {
     if (this.destroyed) return;
     const env = { ...process.env, CONTAINERS_CONF: this.confFile };
     if (existsSync(`/var/run/netns/${this.netns}`)) {
-      spawnSync('nsenter', [`--net=/var/run/netns/${this.netns}`, 'podman', ...this.globalArgs(), 'rm', '-f', '-t', '0', '--all'], { env, stdio: 'ignore', timeout: 60_000 });
+      const [file = 'nsenter', ...args] = inNetnsPath(`/var/run/netns/${this.netns}`, ['podman', ...this.globalArgs(), 'rm', '-f', '-t', '0', '--all']);
+      spawnSync(file, args, { env, stdio: 'ignore', timeout: 60_000 });
     } else {
       const ps = spawnSync('podman', [...this.globalArgs(), 'ps', '-q', '--format', '{{.Pid}}'], { env, encoding: 'utf8', timeout: 30_000 });
       for (const pid of (ps.stdout ?? '').split(/\s+/).filter((p) => /^[1-9]\d*$/.test(p))) {
@@ -216,7 +207,7 @@ export class PodmanEnv {
   /** The file-system part of destroy: libcni cache entries, sandbox netns files, mounts under dir, dir. */
   private removeFiles(): void {
     this.destroyed = true;
-    live.delete(this);
+    this.unregister();
     for (const f of this.cachedResults()) rmSync(join(CNI_RESULTS_DIR, f), { force: true });
     for (const n of this.networks) rmSync(join(DEFAULT_IPAM_DIR, n), { recursive: true, force: true });
     const umount = (p: string): void => void spawnSync('umount', ['-l', p], { stdio: 'ignore', timeout: 10_000 });
@@ -257,16 +248,19 @@ export async function podmanSkipReason(): Promise<string | undefined> {
   for (const bin of ['/usr/bin/podman', '/usr/sbin/runc', '/usr/bin/nsenter', BUSYBOX]) {
     if (!existsSync(bin)) return `${bin} is missing (apt-get install podman runc busybox-static util-linux)`;
   }
-  const ns = `weft-t-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const add = await spawnCollect(['ip', 'netns', 'add', ns], process.env, 10_000);
-  if (add.code !== 0) return `ip netns add failed: ${add.stderr.trim()}`;
-  const env = new PodmanEnv({ netns: ns, binDir: join(ROOT, 'dist', 'bin') });
+  let ns: TestNetns;
+  try {
+    ns = await createTestNetns();
+  } catch (e) {
+    return (e as Error).message;
+  }
+  const env = new PodmanEnv({ netns: ns.name, binDir: join(ROOT, 'dist', 'bin') });
   try {
     const r = await env.runOnce('none', ['/bin/true']);
     return r.code === 0 ? undefined : `podman cannot start a container here (exit ${r.code}): ${r.stderr.trim().slice(-1500)}`;
   } finally {
     await env.destroy();
-    await spawnCollect(['ip', 'netns', 'del', ns], process.env, 10_000);
+    await ns.destroy();
   }
 }
 

@@ -1,12 +1,13 @@
 // A simulated cluster's wiring on one machine: an underlay namespace holding a bridge, node
 // namespaces attached to it by veth (uplink `eth0`), and pod namespaces. Everything it makes is
 // removed by destroy(), on process exit and on Ctrl-C; the machine's root namespace is never touched.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run, type ExecResult } from './exec.ts';
+import { addNetnsSync, deleteNetnsSync, inNetns, releaseNetns } from './netns.ts';
 
 export type { ExecResult };
 
@@ -52,7 +53,7 @@ function hookCleanup(): void {
 
 /** Runs a command inside a namespace (`ip netns exec`); resolves with its output, never rejects on exit code. */
 export function nsExec(netns: string, cmd: string[], opts: { timeoutMs?: number; input?: string } = {}): Promise<ExecResult> {
-  return run(['ip', 'netns', 'exec', netns, ...cmd], { timeoutMs: opts.timeoutMs ?? 30_000, ...(opts.input !== undefined ? { input: opts.input } : { closeStdin: false }) });
+  return run(inNetns(netns, cmd), { timeoutMs: opts.timeoutMs ?? 30_000, ...(opts.input !== undefined ? { input: opts.input } : { closeStdin: false }) });
 }
 
 /** Like nsExec, but throws with the command's stderr when it fails. */
@@ -99,7 +100,7 @@ export class Topology {
   }
 
   private async addNetns(name: string): Promise<void> {
-    execFileSync('ip', ['netns', 'add', name]);
+    addNetnsSync(name);
     this.namespaces.push(name);
     await nsRun(name, ['ip', 'link', 'set', 'lo', 'up']);
   }
@@ -119,7 +120,7 @@ export class Topology {
     await nsRun(netns, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
     if (ip6 !== undefined) await nsRun(netns, ['sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1']);
     const dir = join(this.dir, `n${id}`);
-    execFileSync('mkdir', ['-p', dir]);
+    mkdirSync(dir, { recursive: true });
     const node: SimNode = { id, netns, path: `/var/run/netns/${netns}`, ip, ...(ip6 !== undefined ? { ip6 } : {}), uplink: 'eth0', dir };
     this.nodes.push(node);
     return node;
@@ -139,7 +140,7 @@ export class Topology {
   /** Creates an empty pod namespace on a node (the plugins wire it). */
   async addPod(node: SimNode, index: number): Promise<SimPod> {
     const netns = `${node.netns}-p${index}`;
-    execFileSync('ip', ['netns', 'add', netns]);
+    addNetnsSync(netns);
     this.namespaces.push(netns);
     const pod: SimPod = { name: `n${node.id}p${index}`, netns, path: `/var/run/netns/${netns}`, node };
     this.pods.push(pod);
@@ -152,7 +153,7 @@ export class Topology {
     // keeps running and logging when the harness exits (demo --keep) and never dies of SIGPIPE.
     // Without one its output is piped to the caller (child.stdout), e.g. to read `ip monitor`.
     const out = logFile !== undefined ? openSync(logFile, 'a') : 'pipe';
-    const argv = [...wrap, 'ip', 'netns', 'exec', netns, ...cmd];
+    const argv = [...wrap, ...inNetns(netns, cmd)];
     const child = spawn(argv[0] ?? 'ip', argv.slice(1), { stdio: ['ignore', out, out], detached: false });
     if (typeof out === 'number') closeSync(out);
     // Flowing mode: output nobody listens to is discarded instead of filling the pipe and blocking
@@ -169,6 +170,7 @@ export class Topology {
    */
   detach(): void {
     live.delete(this);
+    for (const ns of this.namespaces) releaseNetns(ns);
     for (const p of this.procs) p.unref();
   }
 
@@ -178,26 +180,8 @@ export class Topology {
     this.destroyed = true;
     live.delete(this);
     for (const p of this.procs) if (p.exitCode === null) p.kill('SIGKILL');
-    // A namespace's processes may outlive `ip netns exec` (daemons): kill whatever still runs in ours.
-    for (const ns of [...this.namespaces].reverse()) {
-      try {
-        const pids = execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
-        for (const pid of pids) {
-          try {
-            process.kill(Number(pid), 'SIGKILL');
-          } catch {
-            /* gone */
-          }
-        }
-      } catch {
-        /* namespace gone */
-      }
-      try {
-        execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
-      } catch {
-        /* already gone */
-      }
-    }
+    // deleteNetnsSync kills what still runs inside first (daemons outlive `ip netns exec`).
+    for (const ns of [...this.namespaces].reverse()) deleteNetnsSync(ns, true);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

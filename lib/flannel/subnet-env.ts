@@ -81,18 +81,39 @@ export function writeSubnetEnv(path: string, input: SubnetEnvInput): void {
   writeFileAtomicSync(path, text, { mode: 0o644 });
 }
 
-const LINE = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
+const KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** One line of subnet.env split at its first '=': [key, value], or [line] when it has no '='. */
+export type SubnetEnvLine = readonly [key: string, value?: string];
+
+/**
+ * The one tokenizer of subnet.env, for both readers: as flannel's CNI plugin reads the file, every
+ * '\n'-separated line split at its first '=', nothing trimmed; index i is line i + 1. weftd's
+ * strict reader then applies its own line rules to these (parseSubnetEnv).
+ */
+export function scanSubnetEnv(text: string): SubnetEnvLine[] {
+  return text.split('\n').map((raw) => {
+    const eq = raw.indexOf('=');
+    return eq < 0 ? [raw] : [raw.slice(0, eq), raw.slice(eq + 1)];
+  });
+}
+
+/** weftd's line rules: CRLF and blanks around a line tolerated, blank lines and '#' comments skipped, any other line must be KEY=VALUE. */
+function strictVars(text: string): Map<string, string> {
+  const vars = new Map<string, string>();
+  scanSubnetEnv(text).forEach(([rawKey, value], i) => {
+    const line = (value === undefined ? rawKey : `${rawKey}=${value}`).trim();
+    if (line === '' || line.startsWith('#')) return;
+    const key = rawKey.trimStart();
+    if (value === undefined || !KEY.test(key)) throw new Error(`subnet.env line ${i + 1}: expected KEY=VALUE, got ${JSON.stringify(line.slice(0, 60))}`);
+    vars.set(key, value.trim());
+  });
+  return vars;
+}
 
 /** Parses subnet.env text (either family or both); tolerates comments, blank lines and unknown keys, rejects anything else. */
 export function parseSubnetEnv(text: string): SubnetEnv {
-  const vars = new Map<string, string>();
-  text.split(/\r?\n/).forEach((rawLine, i) => {
-    const line = rawLine.trim();
-    if (line === '' || line.startsWith('#')) return;
-    const m = LINE.exec(line);
-    if (!m) throw new Error(`subnet.env line ${i + 1}: expected KEY=VALUE, got ${JSON.stringify(line.slice(0, 60))}`);
-    vars.set(m[1] as string, (m[2] as string).trim());
-  });
+  const vars = strictVars(text);
   const need = (key: string): string => {
     const v = vars.get(key);
     if (v === undefined || v === '') throw new Error(`subnet.env: ${key} is missing`);

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { CniError, ErrorCode } from '../cni/errors.ts';
 import { canonicalCidr, formatCidr, parseCidr, type Cidr } from '../ip/index.ts';
+import { scanSubnetEnv } from './subnet-env.ts';
 
 /**
  * What the delegate is rendered from. `network` and `subnet` are the first IPv4 values ('' on an
@@ -50,10 +51,7 @@ export function parseFlannelSubnetFile(text: string, path: string): FlannelEnv {
   let ipv6Subnet: string | undefined;
   let mtu: number | undefined;
   let ipMasq: boolean | undefined;
-  for (const line of text.split('\n')) {
-    const eq = line.indexOf('=');
-    const key = eq < 0 ? line : line.slice(0, eq);
-    const value = eq < 0 ? '' : line.slice(eq + 1);
+  for (const [key, value = ''] of scanSubnetEnv(text)) {
     switch (key) {
       case 'FLANNEL_NETWORK': networks = netList(key, value); break;
       case 'FLANNEL_IPV6_NETWORK': ipv6Networks = netList(key, value); break;

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { benchNetns } from './netns.ts';
-import { distBin, loadAverage, measureOnce, median, round, timeOnce, withCpuReport, type BenchResult, type Command } from './util.ts';
+import { nsCommand, nsExecSync, distBin, loadAverage, measureOnce, median, round, timeOnce, withCpuReport, type BenchResult, type Command } from './util.ts';
 
 const REFERENCE = '/usr/lib/cni/bandwidth';
 const LIMITS = { ingressRate: 20_000_000, ingressBurst: 2_000_000, egressRate: 10_000_000, egressBurst: 1_000_000 };
@@ -18,12 +18,12 @@ function addPair(node: string, pod: string, p: number): void {
 function invoke(node: string, bin: string, command: string, p: number, podPath: string): Command {
   const prevResult = { cniVersion: '1.0.0', interfaces: [{ name: `h${p}` }, { name: `e${p}`, sandbox: podPath }], ips: [] };
   const env = { PATH: process.env['PATH'], CNI_COMMAND: command, CNI_CONTAINERID: `bench-${p}`, CNI_NETNS: podPath, CNI_IFNAME: `e${p}`, CNI_PATH: '/usr/lib/cni' };
-  return { cmd: 'ip', args: ['netns', 'exec', node, bin], env, input: JSON.stringify({ cniVersion: '1.0.0', name: 'bench-bw', type: 'bandwidth', ...LIMITS, prevResult }) };
+  return nsCommand(node, [bin], { env, input: JSON.stringify({ cniVersion: '1.0.0', name: 'bench-bw', type: 'bandwidth', ...LIMITS, prevResult }) });
 }
 
 /** Non-default qdiscs and ifb devices of a namespace. */
 function countTc(node: string): { qdiscs: number; ifbs: number } {
-  const q = JSON.parse(execFileSync('ip', ['netns', 'exec', node, 'tc', '-j', 'qdisc', 'show'], { encoding: 'utf8' }) || '[]') as Array<{ handle: string }>;
+  const q = JSON.parse(nsExecSync(node, ['tc', '-j', 'qdisc', 'show']) || '[]') as Array<{ handle: string }>;
   const l = JSON.parse(execFileSync('ip', ['-n', node, '-j', 'link', 'show', 'type', 'ifb'], { encoding: 'utf8' }) || '[]') as unknown[];
   return { qdiscs: q.filter((x) => x.handle !== '0:').length, ifbs: l.length };
 }
@@ -35,7 +35,7 @@ export function benchBandwidth(pods = 20, runs = 15): BenchResult[] {
   const pod = benchNetns();
   try {
     for (let p = 0; p < pods; p++) addPair(node.name, pod.name, p);
-    const base: Command = { cmd: 'ip', args: ['netns', 'exec', node.name, 'node', '-e', '0'], env: { PATH: process.env.PATH } };
+    const base: Command = nsCommand(node.name, ['node', '-e', '0'], { env: { PATH: process.env.PATH } });
     const ref = existsSync(REFERENCE) ? REFERENCE : undefined;
     const load0 = loadAverage();
     // Interleaved: node -e 0, our ADD (then an untimed DEL), the reference's ADD (then its DEL), on pod 0.

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchNetns } from './netns.ts';
-import { distBin, DIST, loadAverage, measureOnce, median, NODE_BASELINE, round, timeOnce, withCpuReport, type BenchResult, type Command } from './util.ts';
+import { nsCommand, distBin, DIST, loadAverage, measureOnce, median, NODE_BASELINE, round, timeOnce, withCpuReport, type BenchResult, type Command } from './util.ts';
 
 const REF_DIR = '/usr/lib/cni';
 
@@ -24,10 +24,10 @@ function conf(dataDir: string, subnet: string): string {
 }
 
 function cmd(node: string, bin: string, cniPath: string, command: string, id: string, podPath: string, input: string): Command {
-  return {
-    cmd: 'ip', args: ['netns', 'exec', node, bin], input,
+  return nsCommand(node, [bin], {
+    input,
     env: { PATH: process.env['PATH'], CNI_COMMAND: command, CNI_CONTAINERID: id, CNI_NETNS: podPath, CNI_IFNAME: 'eth0', CNI_PATH: cniPath },
-  };
+  });
 }
 
 function setup(pods: number): Setup {
@@ -57,7 +57,7 @@ export function benchBridge(runs = 15, crowd = 100): BenchResult[] {
     for (let i = 0; i < crowd; i++) {
       timeOnce(cmd(full.node.name, ours, DIST, 'ADD', `crowd${i}`, full.pods[i + 1]?.path ?? '', cFull));
     }
-    const wrap: Command = { cmd: 'ip', args: ['netns', 'exec', empty.node.name, 'true'] };
+    const wrap: Command = nsCommand(empty.node.name, ['true']);
     const s = { base: [] as number[], wrap: [] as number[], add: [] as number[], del: [] as number[], addFull: [] as number[], refAdd: [] as number[], refDel: [] as number[] };
     const pod0 = empty.pods[0]?.path ?? '';
     const podFull = full.pods[0]?.path ?? '';

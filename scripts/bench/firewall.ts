@@ -1,9 +1,8 @@
 // Benchmark: firewall ADD wall time against `node -e 0`, both through `ip netns exec <node>`, interleaved,
 // on a node whose iptables-nft FORWARD policy is DROP (so every ADD also checks the hooks); and the
 // node's rule count with 1 pod vs `pods` pods (constant: pods only add set elements). Needs root.
-import { execFileSync } from 'node:child_process';
 import { benchNetns } from './netns.ts';
-import { distBin, measureOnce, median, round, timeInterleaved, withCpuReport, timeOnce, type BenchResult, type Command } from './util.ts';
+import { nsCommand, nsExecSync, distBin, measureOnce, median, round, timeInterleaved, withCpuReport, timeOnce, type BenchResult, type Command } from './util.ts';
 
 function prevResult(pod: number): unknown {
   return { cniVersion: '1.0.0', interfaces: [{ name: 'cni0' }, { name: 'eth0', sandbox: '/var/run/netns/x' }], ips: [{ address: `10.78.${pod >> 8}.${(pod & 255) + 2}/16`, interface: 1 }] };
@@ -12,11 +11,11 @@ function prevResult(pod: number): unknown {
 function invoke(node: string, bin: string, command: string, pod: number): Command {
   const input = JSON.stringify({ cniVersion: '1.0.0', name: 'bench-fw', type: 'firewall', backend: 'iptables', prevResult: prevResult(pod) });
   const env = { PATH: process.env['PATH'], CNI_COMMAND: command, CNI_CONTAINERID: `bench-fw-${pod}`, CNI_NETNS: '/var/run/netns/x', CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni' };
-  return { cmd: 'ip', args: ['netns', 'exec', node, bin], env, input };
+  return nsCommand(node, [bin], { env, input });
 }
 
 function countRules(ns: string): number {
-  const out = execFileSync('ip', ['netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset'], { encoding: 'utf8' });
+  const out = nsExecSync(ns, ['nft', '-j', 'list', 'ruleset']);
   return (JSON.parse(out) as { nftables: Array<Record<string, unknown>> }).nftables.filter((i) => 'rule' in i).length;
 }
 
@@ -26,9 +25,9 @@ export function benchFirewall(runs = 30, pods = 20): BenchResult[] {
   const node = benchNetns();
   const pod = benchNetns();
   try {
-    execFileSync('ip', ['netns', 'exec', node.name, 'iptables', '-P', 'FORWARD', 'DROP']);
+    nsExecSync(node.name, ['iptables', '-P', 'FORWARD', 'DROP']);
     const fix = (c: Command): Command => ({ ...c, env: { ...c.env, CNI_NETNS: pod.path } });
-    const baseline: Command = { cmd: 'ip', args: ['netns', 'exec', node.name, 'node', '-e', '0'], env: { PATH: process.env.PATH } };
+    const baseline: Command = nsCommand(node.name, ['node', '-e', '0'], { env: { PATH: process.env.PATH } });
     // First ADD sets the rule set up (one nft process); the timed ADDs are the steady state.
     timeOnce(fix(invoke(node.name, ours, 'ADD', 0)));
     const rulesOne = countRules(node.name);

@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { benchNetns } from './netns.ts';
-import { distBin, median, round, timeOnce, type BenchResult, type Command } from './util.ts';
+import { nsCommand, nsExecSync, distBin, median, round, timeOnce, type BenchResult, type Command } from './util.ts';
 
 const REFERENCE = '/usr/lib/cni/portmap';
 
@@ -27,12 +27,12 @@ function conf(pod: number, mappings: number): string {
 
 function invoke(ns: string, bin: string, command: string, pod: number, mappings: number, podNs: string): Command {
   const env = { PATH: process.env['PATH'], CNI_COMMAND: command, CNI_CONTAINERID: `bench-${pod}`, CNI_NETNS: podNs, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni' };
-  return { cmd: 'ip', args: ['netns', 'exec', ns, bin], env, input: conf(pod, mappings) };
+  return nsCommand(ns, [bin], { env, input: conf(pod, mappings) });
 }
 
 /** Every rule of the namespace's whole ruleset (ours: inet weft; the reference's: ip/ip6 nat via iptables-nft). */
 function countRules(ns: string): number {
-  const out = execFileSync('ip', ['netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset'], { encoding: 'utf8' });
+  const out = nsExecSync(ns, ['nft', '-j', 'list', 'ruleset']);
   return (JSON.parse(out) as { nftables: Array<Record<string, unknown>> }).nftables.filter((i) => 'rule' in i).length;
 }
 
@@ -62,7 +62,7 @@ export function benchPortmap(pods = 20, mappings = 5): BenchResult[] {
   const podNs = benchNetns();
   const base = benchNetns();
   try {
-    const baseline = median(Array.from({ length: 15 }, () => timeOnce({ cmd: 'ip', args: ['netns', 'exec', base.name, 'node', '-e', '0'], env: { PATH: process.env.PATH } })));
+    const baseline = median(Array.from({ length: 15 }, () => timeOnce(nsCommand(base.name, ['node', '-e', '0'], { env: { PATH: process.env.PATH } }))));
     const rows: BenchResult[] = [{ name: 'ip netns exec node -e 0', value: round(baseline), unit: 'ms' }];
     const add = (label: string, s: Sample): void => {
       const a = median(s.add);

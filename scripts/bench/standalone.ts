@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENTRIES } from '../build/entries.ts';
 import { benchNetns } from './netns.ts';
-import { CPU_REPORT, DIST, distBin, loadAverage, measureOnce, median, quantile, ROOT, round, timeOnce, type BenchResult, type Command } from './util.ts';
+import { nsCommand, CPU_REPORT, DIST, distBin, loadAverage, measureOnce, median, quantile, ROOT, round, timeOnce, type BenchResult, type Command } from './util.ts';
 
 const CLEAN_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 const SEA = join(ROOT, 'dist', 'sea', 'weft');
@@ -19,7 +19,7 @@ const SEA = join(ROOT, 'dist', 'sea', 'weft');
 /** `ip netns exec <node> env -i PATH=... K=V... <argv>`: the same wrapper for every side. */
 function wrapped(node: string, argv: string[], env: Record<string, string> = {}, input = ''): Command {
   const vars = Object.entries({ PATH: CLEAN_PATH, ...env }).map(([k, v]) => `${k}=${v}`);
-  return { cmd: 'ip', args: ['netns', 'exec', node, 'env', '-i', ...vars, ...argv], input };
+  return nsCommand(node, ['env', '-i', ...vars, ...argv], { input });
 }
 
 /** A temp dir with `file` (default dist/sea/weft) copied as weft and hard-linked under every entry name (what `weft install --standalone` lays out). */

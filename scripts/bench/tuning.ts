@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchNetns } from './netns.ts';
-import { distBin, measureOnce, median, round, timeInterleaved, withCpuReport, type BenchResult, type Command } from './util.ts';
+import { nsCommand, distBin, measureOnce, median, round, timeInterleaved, withCpuReport, type BenchResult, type Command } from './util.ts';
 
 /** Runs the tuning benchmark in namespaces of its own. */
 export function benchTuning(runs = 30): BenchResult[] {
@@ -20,8 +20,8 @@ export function benchTuning(runs = 30): BenchResult[] {
       prevResult: { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: pod.path }], ips: [] },
     });
     const env = { PATH: process.env['PATH'], CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'bench-tuning', CNI_NETNS: pod.path, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni' };
-    const add: Command = { cmd: 'ip', args: ['netns', 'exec', node.name, ours], env, input };
-    const baseline: Command = { cmd: 'ip', args: ['netns', 'exec', node.name, 'node', '-e', '0'], env: { PATH: process.env.PATH } };
+    const add: Command = nsCommand(node.name, [ours], { env, input });
+    const baseline: Command = nsCommand(node.name, ['node', '-e', '0'], { env: { PATH: process.env.PATH } });
     const [base = NaN, a = NaN] = timeInterleaved([baseline, add], runs).map(median);
     // CPU time (user + system of the node processes): steadier than wall time on a loaded machine.
     const [cBase = NaN, cAdd = NaN] = [baseline, add].map((c) => median(Array.from({ length: runs }, () => measureOnce(withCpuReport(c)).cpuMs)));

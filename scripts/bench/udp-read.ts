@@ -3,11 +3,11 @@
 // 2 s), read either with fs.read (libuv thread pool, one packet per call, as a naive forwarder
 // would) or with the addon's readiness-driven tunReadBatch. Prints packets/s and Mbit/s for each.
 // `node --import tsx scripts/bench/udp-read.ts`
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { closeSync, read } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { sys } from '../../lib/sys/index.ts';
+import { createTestNetnsSync, inNetns, spawnInNetns } from '../../testkit/netns.ts';
 
 const SECONDS = 2;
 const SIZE = 1400;
@@ -22,7 +22,8 @@ while time.time() < end:
 `;
 
 function ns(name: string, cmd: string[]): void {
-  execFileSync('ip', ['netns', 'exec', name, ...cmd], { stdio: 'ignore' });
+  const [file = 'ip', ...args] = inNetns(name, cmd);
+  execFileSync(file, args, { stdio: 'ignore' });
 }
 
 async function measure(name: string, mode: 'fs.read' | 'tunReadBatch'): Promise<{ pps: number; mbps: number }> {
@@ -57,13 +58,14 @@ async function measure(name: string, mode: 'fs.read' | 'tunReadBatch'): Promise<
       }
     }, true);
   }
-  const flood = spawn('ip', ['netns', 'exec', name, '/usr/bin/python3', '-c', FLOOD], { stdio: 'ignore' });
+  const flood = spawnInNetns(name, ['/usr/bin/python3', '-c', FLOOD], { stdio: 'ignore' });
   const t0 = performance.now();
   await new Promise((r) => flood.once('close', r));
   const s = (performance.now() - t0) / 1000;
   stop = true;
   if (watch) sys().pollStop(watch);
-  const dropped = Number(execFileSync('ip', ['netns', 'exec', name, 'cat', '/sys/class/net/tunbench/statistics/tx_dropped'], { encoding: 'utf8' }));
+  const [ip = 'ip', ...catArgs] = inNetns(name, ['cat', '/sys/class/net/tunbench/statistics/tx_dropped']);
+  const dropped = Number(execFileSync(ip, catArgs, { encoding: 'utf8' }));
   // fs.read may still sit in a thread-pool read: the fd is closed after the device is removed.
   ns(name, ['ip', 'link', 'del', 'tunbench']);
   if (mode === 'tunReadBatch') closeSync(fd);
@@ -72,8 +74,8 @@ async function measure(name: string, mode: 'fs.read' | 'tunReadBatch'): Promise<
 }
 
 async function main(): Promise<void> {
-  const name = `weft-b-${process.pid}-${randomBytes(2).toString('hex')}`;
-  execFileSync('ip', ['netns', 'add', name]);
+  const netns = createTestNetnsSync('weft-b');
+  const { name } = netns;
   try {
     ns(name, ['ip', 'link', 'set', 'lo', 'up']);
     for (const mode of ['fs.read', 'tunReadBatch'] as const) {
@@ -81,7 +83,7 @@ async function main(): Promise<void> {
       process.stdout.write(`${mode}: ${Math.round(r.pps)} packets/s, ${Math.round(r.mbps)} Mbit/s of ${SIZE + 28}-byte packets\n`);
     }
   } finally {
-    execFileSync('ip', ['netns', 'del', name]);
+    netns.destroySync();
   }
   process.exit(0);
 }

@@ -3,6 +3,7 @@ import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inNetns } from '../../testkit/netns.ts';
 
 /** One figure of a benchmark; ratio is value / baseline value measured in the same run. */
 export interface BenchResult {
@@ -34,6 +35,20 @@ export interface Command {
   expectStatus?: number;
 }
 
+/** A Command that runs `argv` inside namespace `ns` (entered as testkit/netns.ts enters one). */
+export function nsCommand(ns: string, argv: readonly string[], extra: Omit<Command, 'cmd' | 'args'> = {}): Command {
+  const [cmd = 'ip', ...args] = inNetns(ns, argv);
+  return { cmd, args, ...extra };
+}
+
+/** Runs `argv` inside namespace `ns` to completion (setup and checks, not timing); stdout. */
+export function nsExecSync(ns: string, argv: readonly string[]): string {
+  const [cmd = 'ip', ...args] = inNetns(ns, argv);
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`[${ns}] ${argv.join(' ')} exited ${String(r.status)}: ${r.stderr}`);
+  return r.stdout;
+}
+
 /** Runs a command once and returns its wall time in milliseconds. */
 export function timeOnce(c: Command): number {
   return measureOnce(c).wallMs;
@@ -51,7 +66,9 @@ export function withCpuReport(c: Command): Command {
 
 /**
  * Runs a command once: wall time, and the CPU time (ms, user + system) that node processes preloaded
- * with CPU_REPORT wrote to stderr (summed; NaN when none reported, e.g. a Go binary).
+ * with CPU_REPORT wrote to stderr (summed; NaN when none reported, e.g. a Go binary). A timer, not a
+ * collector: spawnSync keeps the measuring process idle while the child runs, so no promise or
+ * stream work of ours (testkit/exec.ts's execa) lands in the wall time being measured.
  */
 export function measureOnce(c: Command): { wallMs: number; cpuMs: number } {
   const opts: SpawnSyncOptions = { env: c.env ?? process.env, input: c.input ?? '', stdio: ['pipe', 'pipe', 'pipe'] };

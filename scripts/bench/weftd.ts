@@ -19,6 +19,7 @@ import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { vtepMac } from '../../lib/flannel/vtep.ts';
 import { Cluster, waitFor } from '../../testkit/cluster.ts';
 import { kubeBinariesPresent } from '../../testkit/kube-apiserver.ts';
+import { inNetns } from '../../testkit/netns.ts';
 import { ROOT, loadAverage, quantile, median, round, type BenchResult } from './util.ts';
 
 const JOINS = 50;
@@ -86,7 +87,8 @@ function fileWriter(dir: string): LeaseWriter {
 
 /** A writer helper (scripts/bench/<script>) run in `netns`: one JSON line per write, answered with {t0, done}. */
 function helperWriter(netns: string, script: string, arg: string, request: (leases: Lease[]) => unknown): LeaseWriter {
-  const child = spawn('ip', ['netns', 'exec', netns, process.execPath, '--import', 'tsx', join(ROOT, 'scripts', 'bench', script), arg],
+  const [file = 'ip', ...args] = inNetns(netns, [process.execPath, '--import', 'tsx', join(ROOT, 'scripts', 'bench', script), arg]);
+  const child = spawn(file, args,
     { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
   const answers: Array<(a: { t0: number; done: number }) => void> = [];
   let last = NaN;

@@ -5,7 +5,7 @@
 // tables, chains, rules and set definitions. Everything per attachment must return exactly.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { run } from '../../testkit/netns.ts';
+import { run, inNetns } from '../../testkit/netns.ts';
 
 /** A snapshot: per-attachment lines (must match exactly) and infrastructure lines (may only grow). */
 export interface NodeState {
@@ -49,7 +49,7 @@ async function netState(ns: string, tag: string, out: NodeState): Promise<void> 
 
 /** nft objects of `ns`: set/map elements are per attachment; the rest is infrastructure. */
 async function nftState(ns: string, out: NodeState): Promise<void> {
-  const r = await run(['ip', 'netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset']);
+  const r = await run(inNetns(ns, ['nft', '-j', 'list', 'ruleset']));
   if (r.code !== 0) throw new Error(`nft list ruleset in ${ns}: ${r.stderr.trim()}`);
   const doc = JSON.parse(r.stdout) as { nftables: Array<Record<string, Record<string, unknown>>> };
   for (const item of doc.nftables) {

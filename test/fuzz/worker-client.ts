@@ -1,12 +1,13 @@
 // Test-runner side of the fuzz worker: starts test/fuzz/worker.ts inside a node namespace (never in
 // the runner's own), sends cases one at a time and collects replies; also runs a case through a built
 // binary under `ip netns exec` for the stdout-discipline sample.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPLY_MARK, type WorkerReply } from './protocol.ts';
 import type { FuzzCase } from './cases.ts';
+import { inNetns, run, spawnInNetns } from '../../testkit/netns.ts';
 
 /** The repository root. */
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -58,7 +59,7 @@ export class FuzzWorker {
 
   /** Starts a worker for `plugins` inside namespace `node`, with `cwd` as its working directory. */
   static async start(node: string, plugins: readonly string[], cwd: string, extraEnv: Record<string, string> = {}): Promise<FuzzWorker> {
-    const child = spawn('ip', ['netns', 'exec', node, process.execPath, '--import', TSX_LOADER, join(ROOT, 'test', 'fuzz', 'worker.ts')], {
+    const child = spawnInNetns(node, [process.execPath, '--import', TSX_LOADER, join(ROOT, 'test', 'fuzz', 'worker.ts')], {
       cwd,
       env: { PATH: process.env['PATH'], WEFT_FUZZ_RUNNER_NETNS: ownNetnsId(), FUZZ_PLUGINS: plugins.join(','), ...extraEnv },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -97,19 +98,7 @@ export class FuzzWorker {
 }
 
 /** Runs case `c` through the built binary <binDir>/<target> inside namespace `node`. */
-export function runBinary(node: string, c: FuzzCase, cwd: string, binDir: string): Promise<CaseOutput> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn('ip', ['netns', 'exec', node, join(binDir, c.target)], { cwd, env: { PATH: process.env['PATH'], ...c.env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, sig) => {
-      resolve({ stdout: Buffer.concat(out).toString('utf8'), exitCode: code ?? (sig === null ? -1 : 128), ms: performance.now() - t0, stray: [], stderr: stderr.slice(-4000) });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(c.stdin);
-  });
+export async function runBinary(node: string, c: FuzzCase, cwd: string, binDir: string): Promise<CaseOutput> {
+  const r = await run(inNetns(node, [join(binDir, c.target)]), { cwd, env: { PATH: process.env['PATH'], ...c.env }, input: c.stdin });
+  return { stdout: r.stdout, exitCode: r.signal === null ? r.code : 128, ms: r.ms, stray: [], stderr: r.stderr.slice(-4000) };
 }

@@ -1,8 +1,8 @@
 // Shared pieces of the bandwidth end-to-end tests: the conflist, iperf3 between namespaces, and the
 // node's tc/ifb state as `tc -j` and `ip -j` report it (the tests read the kernel with the real tools).
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { execPlugin, type ConfList, type PluginRun } from '../../../testkit/cni-runner.ts';
+import { inNetns, run } from '../../../testkit/netns.ts';
 import { nsExec, nsRun, type Topology } from '../../../testkit/topology.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -77,19 +77,7 @@ export function runBandwidth(nodeNetns: string, o: {
 }
 
 // `ip netns exec` execs the plugin in place (same pid), so SIGKILL reaches the plugin itself.
-function killedRun(bin: string, env: NodeJS.ProcessEnv, stdin: string, nodeNetns: string, ms: number): Promise<PluginRun & { signal?: string }> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn('ip', ['netns', 'exec', nodeNetns, bin], { env: { PATH: process.env.PATH, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr: '', json: undefined, ms: performance.now() - started, ...(signal === null ? {} : { signal }) });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(stdin);
-  });
+async function killedRun(bin: string, env: NodeJS.ProcessEnv, stdin: string, nodeNetns: string, ms: number): Promise<PluginRun & { signal?: string }> {
+  const r = await run(inNetns(nodeNetns, [bin]), { env: { PATH: process.env.PATH, ...env }, input: stdin, killAfterMs: ms });
+  return { code: r.signal === null ? r.code : null, stdout: r.stdout, stderr: '', json: undefined, ms: r.ms, ...(r.signal === null ? {} : { signal: r.signal }) };
 }

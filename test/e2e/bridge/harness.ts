@@ -1,12 +1,11 @@
 // Harness for bridge end-to-end tests: a node namespace (the plugin's host) and pod namespaces made by
 // the test; our bridge (dist/bin/bridge, else the tsx entry) or the reference /usr/lib/cni/bridge run
 // inside the node through `ip netns exec`. IPAM data dirs are temporary. Nothing touches the root netns.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestNetns, ipJson, type TestNetns } from '../../../testkit/netns.ts';
+import { createTestNetns, inNetns, ipJson, run, type TestNetns } from '../../../testkit/netns.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const REFERENCE_DIR = '/usr/lib/cni';
@@ -47,32 +46,21 @@ export interface Inv {
 }
 
 /** Runs `impl` inside node namespace `node` with `conf` on stdin. */
-export function runIn(node: TestNetns, impl: Impl, inv: Inv, conf: unknown): Promise<Run> {
+export async function runIn(node: TestNetns, impl: Impl, inv: Inv, conf: unknown): Promise<Run> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'], CNI_COMMAND: inv.command, CNI_CONTAINERID: inv.containerId,
     CNI_IFNAME: inv.ifName ?? 'eth0', CNI_PATH: impl.cniPath,
   };
   if (inv.netns !== '') env['CNI_NETNS'] = inv.netns;
   if (inv.args !== undefined) env['CNI_ARGS'] = inv.args;
-  return new Promise((resolve, reject) => {
-    const child = spawn('ip', ['netns', 'exec', node.name, ...impl.argv], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(JSON.stringify(conf));
-    child.on('close', (code) => {
-      let json: Record<string, unknown> | null;
-      try {
-        json = stdout.trim() ? (JSON.parse(stdout) as Record<string, unknown>) : null;
-      } catch {
-        json = null;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
-  });
+  const r = await run(inNetns(node.name, impl.argv), { env, cwd: ROOT, input: JSON.stringify(conf) });
+  let json: Record<string, unknown> | null;
+  try {
+    json = r.stdout.trim() ? (JSON.parse(r.stdout) as Record<string, unknown>) : null;
+  } catch {
+    json = null;
+  }
+  return { code: r.signal === null ? r.code : null, stdout: r.stdout, stderr: r.stderr, json };
 }
 
 /** A bridge config with host-local IPAM on `dataDir`. */

@@ -1,11 +1,12 @@
 // Kernel-state readers and probe lists for the cluster end-to-end tests: `ip -j` inside node
 // namespaces (never the root one), so assertions check what the kernel holds.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec } from '../../../testkit/topology.ts';
 import type { Probe } from '../../../testkit/probe.ts';
+import { spawnInNetns } from '../../../testkit/netns.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
@@ -112,7 +113,7 @@ export function allProbes6(c: Cluster): Probe[] {
 
 /** A `ping -D -i 0.1` running from a pod namespace; stop() returns the longest gap (ms) between consecutive replies and when it began (epoch ms). */
 export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ maxGapMs: number; replies: number; gapFrom: number }> } {
-  const p: ChildProcess = spawn('ip', ['netns', 'exec', fromNetns, 'ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const p: ChildProcess = spawnInNetns(fromNetns, ['ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   p.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
   return {

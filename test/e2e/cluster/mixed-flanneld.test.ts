@@ -5,12 +5,13 @@
 // in place flanneld -> weftd -> flanneld without a ping gap over 1 s, keeping its lease.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { canPing } from '../../../testkit/probe.ts';
 import { pingOnce, skipReason, vtep6Fdb, vtep6Neighs, vtepFdb, vtepLink, vtepNeighs } from './helpers.ts';
+import { spawnInNetns } from '../../../testkit/netns.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
 const PREFIX = '/coreos.com/network/subnets/';
@@ -74,7 +75,7 @@ async function unreachable(c: Cluster): Promise<string[]> {
 
 /** A `ping -D` running from a pod; stop() returns the longest gap (ms) between consecutive replies. */
 function pingLog(from: string, ip: string): { stop: () => Promise<{ maxGapMs: number; replies: number }> } {
-  const p: ChildProcess = spawn('ip', ['netns', 'exec', from, 'ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const p: ChildProcess = spawnInNetns(from, ['ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   p.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
   return {

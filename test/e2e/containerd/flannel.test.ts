@@ -4,71 +4,23 @@
 // overlay and serve a hostPort, a pod survives containerd being SIGKILLed and restarted, and
 // StopPodSandbox + RemovePodSandbox leave nothing on either node.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
-import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../../testkit/containerd.ts';
-import { CLEAN, failIfMissing, httpGet, leftovers, skipUnlessCi, waitUntil } from './helpers.ts';
+import { describe, test } from 'node:test';
+import { useFlannelCluster, type NodeEnv } from './flannel-cluster.ts';
+import { CLEAN, skipUnlessCi, type NodeLeftovers } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
-const CLIENT_IP = '192.0.2.200';
-const BODY = 'hello from a weft container\n';
 
-interface NodeEnv {
-  node: ClusterNode;
-  env: ContainerdEnv;
-  net: string;
-  ipamDir: string;
-  flannelDir: string;
-  pod?: PodInfo;
-}
 
-/** conf/10-flannel.conflist with this node's subnet.env and data dirs (nodes share one machine). */
-function nodeConflist(name: string, n: ClusterNode, ipamDir: string, flannelDir: string): { name: string } & Record<string, unknown> {
-  const conf = JSON.parse(readFileSync(join(ROOT, 'conf', '10-flannel.conflist'), 'utf8')) as { plugins: Array<Record<string, unknown>> };
-  const plugins = conf.plugins.map((p) => (p['type'] === 'flannel' ? { ...p, subnetFile: n.subnetFile, dataDir: flannelDir, ipam: { dataDir: ipamDir } } : p));
-  return { ...conf, name, plugins };
-}
 
 describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', { skip: skipUnlessCi(), timeout: 600_000 }, () => {
-  let cluster: Cluster | undefined;
-  let clientNs = '';
-  const nodes: NodeEnv[] = [];
-  const base = uniqueNetworkName();
-
-  before(async () => {
-    failIfMissing();
-    cluster = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 2, podsPerNode: 0, conflist: 'flannel' });
-    clientNs = `/var/run/netns/${(await cluster.topo.addUnderlayHost('cl', CLIENT_IP)).netns}`;
-    for (const node of cluster.nodes) {
-      // A network name per node: both nodes' containerd share the machine's libcni result cache.
-      const net = `${base}-n${node.id}`;
-      const ipamDir = join(node.dir, 'ipam-ctrd');
-      const flannelDir = join(node.dir, 'flannel-ctrd');
-      const env = await ContainerdEnv.start({ netns: node.netns, conflist: nodeConflist(net, node, ipamDir, flannelDir) });
-      nodes.push({ node, env, net, ipamDir, flannelDir });
-    }
-  });
-
-  after(async () => {
-    for (const n of nodes) await n.env.destroy();
-    cluster?.destroy();
-  });
-
-  const nodeLeftovers = (n: NodeEnv): ReturnType<typeof leftovers> => leftovers(n.env, n.node.netns, join(n.ipamDir, n.net), [n.flannelDir]);
-
-  /** Waits until `url` answers with the container's page from the namespace at `nsPath`. */
-  const waitServed = (nsPath: string, url: string): Promise<void> =>
-    waitUntil(`${url} from ${nsPath}`, async () => (await httpGet(nsPath, url)) === BODY);
+  const lab = useFlannelCluster(join(ROOT, 'conf', '10-flannel.conflist'));
+  const { nodes } = lab;
+  const nodeLeftovers = (n: NodeEnv): Promise<NodeLeftovers> => lab.leftovers(n);
+  const waitServed = (nsPath: string, url: string): Promise<void> => lab.waitServed(nsPath, url);
 
   test('pods on two nodes get addresses from their leases, reach each other across the overlay and serve a hostPort', async () => {
-    await Promise.all(nodes.map(async (n) => {
-      const spec = { name: 'web', ports: [{ hostPort: 8080, containerPort: 80 }] };
-      const id = await n.env.runPod(spec);
-      await n.env.startContainer(id, spec, 'httpd', ['/bin/httpd', '-f', '-p', '80', '-h', '/www']);
-      n.pod = await n.env.inspectPod(id);
-    }));
+    await lab.startWebPods();
     const [a, b] = nodes;
     assert.ok(a?.pod && b?.pod);
     assert.notEqual(a.node.subnet, b.node.subnet);
@@ -80,7 +32,7 @@ describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', 
     }
     await waitServed(a.pod.netnsPath, `http://${b.pod.ip}/`);
     await waitServed(b.pod.netnsPath, `http://${a.pod.ip}/`);
-    for (const n of [a, b]) await waitServed(clientNs, `http://${n.node.ip}:8080/`);
+    for (const n of [a, b]) await waitServed(lab.clientNs, `http://${n.node.ip}:8080/`);
   });
 
   test('containerd SIGKILLed and restarted on one node: its pod keeps its address and cross-node traffic', async () => {
@@ -94,7 +46,7 @@ describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', 
     assert.deepEqual((await nodeLeftovers(a)).addressFiles, [a.pod.ip], 'no second address was taken on restart');
     await waitServed(b.pod.netnsPath, `http://${a.pod.ip}/`);
     await waitServed(a.pod.netnsPath, `http://${b.pod.ip}/`);
-    await waitServed(clientNs, `http://${a.node.ip}:8080/`);
+    await waitServed(lab.clientNs, `http://${a.node.ip}:8080/`);
   });
 
   test('StopPodSandbox and RemovePodSandbox leave nothing on either node', async () => {

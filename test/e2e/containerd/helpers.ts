@@ -4,6 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { containerdMissing, run, type ContainerdEnv } from '../../../testkit/containerd.ts';
+import { inNetnsPath } from '../../../testkit/netns.ts';
 
 /**
  * The `skip` option of a containerd suite: a loud skip on a developer's machine without containerd
@@ -25,7 +26,7 @@ export function failIfMissing(): void {
 
 /** GET `url` with curl inside namespace `nsPath`; the body, or undefined on failure. */
 export async function httpGet(nsPath: string, url: string): Promise<string | undefined> {
-  const r = await run(['nsenter', `--net=${nsPath}`, 'curl', '-sS', '--max-time', '2', url], 10_000);
+  const r = await run(inNetnsPath(nsPath, ['curl', '-sS', '--max-time', '2', url]), 10_000);
   return r.code === 0 ? r.stdout : undefined;
 }
 
@@ -40,7 +41,7 @@ export async function waitUntil(what: string, pred: () => Promise<boolean>, time
 
 /** Parsed `ip -j <args>` in the namespace at `nsPath`. */
 export async function ipJson<T>(nsPath: string, args: string[]): Promise<T> {
-  const r = await run(['nsenter', `--net=${nsPath}`, 'ip', '-j', ...args], 10_000);
+  const r = await run(inNetnsPath(nsPath, ['ip', '-j', ...args]), 10_000);
   if (r.code !== 0) throw new Error(`ip -j ${args.join(' ')} in ${nsPath} failed (${r.code}): ${r.stderr.trim()}`);
   const text = r.stdout.trim();
   return (text === '' ? [] : JSON.parse(text)) as T;
@@ -48,7 +49,7 @@ export async function ipJson<T>(nsPath: string, args: string[]): Promise<T> {
 
 /** Every set/map element of weft's `inet weft` table in the namespace at `nsPath`, as JSON text per element. */
 export async function nftElements(nsPath: string): Promise<string[]> {
-  const r = await run(['nsenter', `--net=${nsPath}`, 'nft', '-j', 'list', 'table', 'inet', 'weft'], 10_000);
+  const r = await run(inNetnsPath(nsPath, ['nft', '-j', 'list', 'table', 'inet', 'weft']), 10_000);
   if (r.code !== 0) {
     if (/No such file or directory/.test(r.stderr)) return [];
     throw new Error(`nft list table inet weft in ${nsPath} failed: ${r.stderr.trim()}`);

@@ -9,31 +9,32 @@ import { join } from 'node:path';
 import { CniRunner, type ConfList } from '../../../testkit/cni-runner.ts';
 import { nsExec } from '../../../testkit/topology.ts';
 import { WEFT, skipReason, type DoctorReport } from './helpers.ts';
+import { runOk } from '../../../testkit/exec.ts';
+import { inNetns, netnsFixture, type TestNetns } from '../../../testkit/netns.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const BIN = join(ROOT, 'dist', 'bin');
 const TAG = `wfdb${process.pid.toString(16)}`;
 
 void describe('weft doctor on a bridge-only node', { skip: skipReason(), timeout: 60_000 }, () => {
-  const node = `${TAG}-node`;
-  const pod = `${TAG}-pod`;
+  const nets = netnsFixture(`${TAG}`);
+  let node: string;
+  let podNs: TestNetns;
   let dir: string;
   let runner: CniRunner;
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), `${TAG}-`));
-    await run(['ip', 'netns', 'add', node]);
-    await run(['ip', 'netns', 'add', pod]);
-    await run(['ip', 'netns', 'exec', node, 'ip', 'link', 'set', 'lo', 'up']);
+    node = (await nets.create()).name;
+    podNs = await nets.create();
+    await runOk(inNetns(node, ['ip', 'link', 'set', 'lo', 'up']));
     mkdirSync(join(dir, 'net.d'));
     const conf = JSON.parse(readFileSync(join(ROOT, 'conf', 'weft-bridge.conflist'), 'utf8')) as ConfList;
     const plugins = conf.plugins.filter((p) => p.type !== 'portmap').map((p) => (p.type === 'bridge' ? { ...p, ipam: { ...(p['ipam'] as object), dataDir: join(dir, 'ipam') } } : p));
     writeFileSync(join(dir, 'net.d', '10-weft.conflist'), JSON.stringify({ ...conf, plugins }));
     runner = new CniRunner({ ...conf, plugins }, { binDirs: [BIN], nodeNetns: node });
-    await runner.add({ containerId: `${TAG}-c1`, netns: `/var/run/netns/${pod}`, ifName: 'eth0' });
+    await runner.add({ containerId: `${TAG}-c1`, netns: podNs.path, ifName: 'eth0' });
   });
   after(async () => {
-    await run(['ip', 'netns', 'del', pod]).catch(() => undefined);
-    await run(['ip', 'netns', 'del', node]).catch(() => undefined);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -54,7 +55,7 @@ void describe('weft doctor on a bridge-only node', { skip: skipReason(), timeout
   });
 
   void it('names the address of a pod whose namespace was deleted without DEL', async () => {
-    await run(['ip', 'netns', 'del', pod]);
+    await podNs.destroy();
     const r = await doctor();
     assert.deepEqual(r.problems.map((p) => p.check), ['ipam'], JSON.stringify(r.problems));
     assert.match(r.problems[0]?.detail ?? '', new RegExp(`is held by ${TAG}-c1/eth0, which has no interface on this node`));
@@ -69,8 +70,3 @@ void describe('weft doctor on a bridge-only node', { skip: skipReason(), timeout
     assert.match(r.problems[0]?.detail ?? '', new RegExp(`bridge-pods4-[0-9a-f]+ has element [0-9.]+ for ${TAG}-c1/eth0`));
   });
 });
-
-async function run(cmd: string[]): Promise<void> {
-  const { execFile } = await import('node:child_process');
-  await new Promise<void>((res, rej) => execFile(cmd[0] as string, cmd.slice(1), (e, _o, stderr) => (e ? rej(new Error(`${cmd.join(' ')}: ${stderr}`)) : res())));
-}

@@ -1,11 +1,11 @@
 // Harness for host-local end-to-end tests: run our binary (dist/bin/host-local when built, else the
 // tsx entry point) or the reference (/usr/lib/cni/host-local) as a runtime would, and inspect the
 // data dir. Everything works on temporary data dirs; nothing touches /var/lib/cni.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { run as exec } from '../../../testkit/exec.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const REFERENCE = '/usr/lib/cni/host-local';
@@ -50,37 +50,18 @@ export interface Invocation {
 }
 
 /** Runs one plugin invocation with `conf` on stdin. */
-export function run(bin: Bin, inv: Invocation, conf: unknown): Promise<RunResult> {
+export async function run(bin: Bin, inv: Invocation, conf: unknown): Promise<RunResult> {
   const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'], CNI_COMMAND: inv.command, CNI_PATH: '/usr/lib/cni' };
   if (inv.containerId !== undefined) env['CNI_CONTAINERID'] = inv.containerId;
   if (inv.command === 'ADD' || inv.command === 'CHECK' || inv.command === 'DEL') env['CNI_IFNAME'] = inv.ifname ?? 'eth0';
   if (inv.command === 'ADD' || inv.command === 'CHECK') env['CNI_NETNS'] = inv.netns ?? '/var/run/netns/weft-none';
   if (inv.args !== undefined) env['CNI_ARGS'] = inv.args;
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin.cmd, [...bin.args], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    let done = false;
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.stdin.on('error', () => undefined); // EPIPE when killed early
-    child.stdin.end(JSON.stringify(conf));
-    if (inv.killAfterMs !== undefined) setTimeout(() => child.kill('SIGKILL'), inv.killAfterMs);
-    if (inv.killWhen !== undefined && child.pid !== undefined) {
-      const pid = child.pid;
-      const poll = (): void => {
-        if (done) return;
-        if (inv.killWhen?.(pid)) child.kill('SIGKILL');
-        else setImmediate(poll);
-      };
-      setImmediate(poll);
-    }
-    child.on('close', (code, signal) => {
-      done = true;
-      resolve({ code, signal, stdout, stderr, json: parseJsonOrNull(stdout) });
-    });
+  const r = await exec([bin.cmd, ...bin.args], {
+    env, cwd: ROOT, input: JSON.stringify(conf),
+    ...(inv.killAfterMs !== undefined ? { killAfterMs: inv.killAfterMs } : {}),
+    ...(inv.killWhen !== undefined ? { killWhen: inv.killWhen } : {}),
   });
+  return { code: r.signal === null ? r.code : null, signal: r.signal, stdout: r.stdout, stderr: r.stderr, json: parseJsonOrNull(r.stdout) };
 }
 
 function parseJsonOrNull(s: string): Record<string, unknown> | null {

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { createTestNetns, inNetns } from '../../../testkit/netns.ts';
 import { diffTrees, dirFlags, hashTree, runCmd, weft, WEFT } from './helpers.ts';
 
 const temps: string[] = [];
@@ -58,11 +59,13 @@ describe('weft install lease sources', () => {
     assert.equal(statSync(env).mode & 0o777, 0o600);
     const unit = readFileSync(join(t, 'etc/systemd/system/weftd.service'), 'utf8');
     assert.ok(!unit.includes('hunter2'), 'the password is not in the 0644 unit');
-    // Run ExecStart as systemd would (password expanded from the env file), in a private network
-    // namespace of its own (`unshare -n`, gone when it exits) with an address on lo as its uplink:
+    // Run ExecStart as systemd would (password expanded from the env file), in a network namespace
+    // of the test kit's (deleted right after) with an address on lo as its uplink:
     // weftd parses every flag, then fails at the CA file, before any connection.
     const exec = (/^ExecStart=(.*)$/m.exec(unit)?.[1] ?? '').split(' ').map((a) => a.replace('${WEFTD_ETCD_PASSWORD}', 'hunter2'));
-    const d = await runCmd(['unshare', '-n', 'sh', '-c', 'ip link set lo up && ip addr add 192.0.2.1/32 dev lo && exec "$@"', 'sh', ...exec, '--iface=lo']);
+    const ns = await createTestNetns('weft-t-inst');
+    const d = await runCmd(inNetns(ns.name, ['sh', '-c', 'ip link set lo up && ip addr add 192.0.2.1/32 dev lo && exec "$@"', 'sh', ...exec, '--iface=lo']));
+    await ns.destroy();
     assert.equal(d.code, 1, d.stdout + d.stderr);
     const failure = d.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; error?: string }).find((l) => l.msg === 'weftd failed to start');
     assert.equal(failure?.error?.startsWith(`--etcd-cafile "${ca}": ENOENT`), true, d.stderr);

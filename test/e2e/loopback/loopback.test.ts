@@ -5,8 +5,8 @@ import { copyFileSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { execPlugin } from '../../../testkit/cni-runner.ts';
+import { createTestNetns } from '../../../testkit/netns.ts';
 import { DIST } from '../../../scripts/bench/util.ts';
 
 const isRoot = process.getuid?.() === 0;
@@ -33,7 +33,8 @@ test('a lone copy of dist/bin/loopback answers VERSION with 0.1.0 through 1.1.0'
     const r = await execPlugin(lone, { CNI_COMMAND: 'VERSION' }, '', { binDirs: [dir] });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(r.json?.['supportedVersions'], ALL_VERSIONS);
-    assert.equal(r.stdout.trim().split('\n').length >= 1, true);
+    // stdout is exactly one JSON document: the version result, nothing before or after it.
+    assert.deepEqual(Object.keys(JSON.parse(r.stdout) as object).sort(), ['cniVersion', 'supportedVersions']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -48,15 +49,9 @@ test('run by hand without CNI_COMMAND it prints an about text on stderr and exit
 });
 
 test('loopback ADD, CHECK, DEL, DEL again, DEL after the namespace is gone', { skip: isRoot ? false : 'NEEDS ROOT: namespace test skipped' }, async (t) => {
-  const ns = `weft-t-${process.pid}-${randomBytes(3).toString('hex')}`;
-  execFileSync('ip', ['netns', 'add', ns]);
-  t.after(() => {
-    try {
-      execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' });
-    } catch {
-      /* already deleted by the test */
-    }
-  });
+  const kit = await createTestNetns();
+  const ns = kit.name;
+  t.after(() => kit.destroy());
   const env = (cmd: string): NodeJS.ProcessEnv => ({ CNI_COMMAND: cmd, CNI_CONTAINERID: 'c1', CNI_NETNS: `/var/run/netns/${ns}`, CNI_IFNAME: 'lo', CNI_PATH: DIST });
   const opts = { binDirs: [DIST] };
   assert.equal(loUp(ns), false, 'a new namespace has lo down');
@@ -87,7 +82,7 @@ test('loopback ADD, CHECK, DEL, DEL again, DEL after the namespace is gone', { s
   const del2 = await execPlugin(bin, env('DEL'), conf(), opts);
   assert.equal(del2.code, 0, del2.stdout + del2.stderr);
 
-  execFileSync('ip', ['netns', 'del', ns]);
+  await kit.destroy();
   const del3 = await execPlugin(bin, env('DEL'), conf(), opts);
   assert.equal(del3.code, 0, `DEL after the namespace is gone: ${del3.stdout}${del3.stderr}`);
   const delEmpty = await execPlugin(bin, { ...env('DEL'), CNI_NETNS: '' }, conf(), opts);
@@ -95,9 +90,9 @@ test('loopback ADD, CHECK, DEL, DEL again, DEL after the namespace is gone', { s
 });
 
 test('loopback ADD result is formatted per requested version', { skip: isRoot ? false : 'NEEDS ROOT: namespace test skipped' }, async (t) => {
-  const ns = `weft-t-${process.pid}-${randomBytes(3).toString('hex')}`;
-  execFileSync('ip', ['netns', 'add', ns]);
-  t.after(() => execFileSync('ip', ['netns', 'del', ns], { stdio: 'ignore' }));
+  const kit = await createTestNetns();
+  const ns = kit.name;
+  t.after(() => kit.destroy());
   const env = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c1', CNI_NETNS: `/var/run/netns/${ns}`, CNI_IFNAME: 'lo', CNI_PATH: DIST };
   const r020 = await execPlugin(bin, env, conf('0.2.0'), { binDirs: [DIST] });
   assert.equal(r020.code, 0, r020.stdout + r020.stderr);

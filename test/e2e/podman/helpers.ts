@@ -1,9 +1,10 @@
 // Kernel-state probes shared by the podman end-to-end tests; all read namespaces from outside.
 import { spawnCollect } from '../../../testkit/podman.ts';
+import { inNetns, inNetnsPath } from '../../../testkit/netns.ts';
 
 /** Parsed `ip -j <args>` run in the network namespace at `nsPath` (a podman sandbox or /var/run/netns/<name>). */
 export async function nsJson<T>(nsPath: string, args: string[]): Promise<T> {
-  const r = await spawnCollect(['nsenter', `--net=${nsPath}`, 'ip', '-j', ...args], process.env, 10_000);
+  const r = await spawnCollect(inNetnsPath(nsPath, ['ip', '-j', ...args]), process.env, 10_000);
   if (r.code !== 0) throw new Error(`ip -j ${args.join(' ')} in ${nsPath} failed (${r.code}): ${r.stderr.trim()}`);
   const text = r.stdout.trim();
   return (text === '' ? [] : JSON.parse(text)) as T;
@@ -17,7 +18,7 @@ export interface NftElement {
 
 /** Every set/map element of `table inet weft` in namespace `netns` (by name); [] when the table is absent. */
 export async function podElements(netns: string): Promise<NftElement[]> {
-  const r = await spawnCollect(['ip', 'netns', 'exec', netns, 'nft', '-j', 'list', 'table', 'inet', 'weft'], process.env, 10_000);
+  const r = await spawnCollect(inNetns(netns, ['nft', '-j', 'list', 'table', 'inet', 'weft']), process.env, 10_000);
   if (r.code !== 0) {
     if (/No such file or directory/.test(r.stderr)) return [];
     throw new Error(`nft list table inet weft in ${netns} failed: ${r.stderr.trim()}`);

@@ -2,11 +2,10 @@
 // the built plugins run inside the node (`ip netns exec`), optionally SIGKILLed after a delay, and
 // probes of what an attachment left behind (veth, pod interface/addresses/routes, IPAM files, nft
 // set elements). Nothing here touches the root namespace.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestNetns, ipJson, type TestNetns } from '../../../testkit/netns.ts';
+import { createTestNetns, ipJson, type TestNetns, inNetns, run } from '../../../testkit/netns.ts';
 import { privateBinDir } from '../../fuzz/private-bin.ts';
 import { hostVethName } from '../../../plugins/bridge/names.ts';
 
@@ -33,27 +32,14 @@ export interface Invocation {
 }
 
 /** Runs dist/bin/<plugin> in `node` with `conf` on stdin. */
-export function runPlugin(node: TestNetns, plugin: string, inv: Invocation, conf: unknown): Promise<PluginRun> {
+export async function runPlugin(node: TestNetns, plugin: string, inv: Invocation, conf: unknown): Promise<PluginRun> {
   const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'], CNI_COMMAND: inv.command, CNI_PATH: DIST_BIN };
   if (inv.containerId !== undefined) env['CNI_CONTAINERID'] = inv.containerId;
   if (inv.netns !== undefined && inv.netns !== '') env['CNI_NETNS'] = inv.netns;
   if (inv.command !== 'GC') env['CNI_IFNAME'] = inv.ifName ?? 'eth0';
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    // `ip netns exec` execs the plugin in place (no fork), so the child pid is the plugin's.
-    const child = spawn('ip', ['netns', 'exec', node.name, join(DIST_BIN, plugin)], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.resume();
-    const timer = inv.killAfterMs !== undefined ? setTimeout(() => child.kill('SIGKILL'), inv.killAfterMs) : undefined;
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (timer !== undefined) clearTimeout(timer);
-      resolve({ code, signal, stdout, ms: performance.now() - t0 });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(JSON.stringify(conf));
-  });
+  // `ip netns exec` execs the plugin in place (no fork), so SIGKILL reaches the plugin itself.
+  const r = await run(inNetns(node.name, [join(DIST_BIN, plugin)]), { env, input: JSON.stringify(conf), ...(inv.killAfterMs !== undefined ? { killAfterMs: inv.killAfterMs } : {}) });
+  return { code: r.signal === null ? r.code : null, signal: r.signal, stdout: r.stdout, ms: r.ms };
 }
 
 /** A node namespace (lo up) and `pods` pod namespaces, plus a temp dir for IPAM. */

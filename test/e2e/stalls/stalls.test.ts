@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { execPlugin, type PluginRun } from '../../../testkit/cni-runner.ts';
 import { Topology, nsRun, type SimNode, type SimPod } from '../../../testkit/topology.ts';
-import { isRoot } from '../../../testkit/netns.ts';
+import { inPrivateMounts, isRoot } from '../../../testkit/netns.ts';
 import { diffLines, fingerprint } from '../validate-first/fingerprint.ts';
 
 const BIN_DIR = join(import.meta.dirname, '..', '..', '..', 'dist', 'bin');
@@ -46,7 +46,7 @@ describe('stalls: bounded waits answer code 11 (built binaries, node netns)', { 
       CNI_COMMAND: command, CNI_CONTAINERID: 'stall-ctr', CNI_NETNS: pod.path, CNI_IFNAME: o.ifName ?? 'eth1', CNI_ARGS: '', CNI_PATH: BIN_DIR, ...STALL_ENV,
     }, JSON.stringify(conf), { binDirs: [BIN_DIR], nodeNetns: node.netns, timeoutMs: 60_000, ...(o.wrap ? { wrap: o.wrap } : {}) });
   // nft replaced, in a private mount namespace of this one run only, by a script that never returns.
-  const hungNft = (): string[] => ['unshare', '-m', '--propagation', 'private', 'sh', '-c', 'mount --bind "$0" /usr/sbin/nft && exec "$@"', fakeNft];
+  const hungNft = (): string[] => inPrivateMounts([[fakeNft, '/usr/sbin/nft']]);
 
   const bridgeConf = (extra: Record<string, unknown> = {}) => ({
     cniVersion: '1.0.0', name: 'stallnet', type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: false,

@@ -5,6 +5,7 @@ import { copyFileSync, existsSync, linkSync, mkdtempSync, realpathSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ENTRIES } from '../../../scripts/build/entries.ts';
+import { inPrivateMounts } from '../../../testkit/netns.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const SEA_WEFT = join(ROOT, 'dist', 'sea', 'weft');
@@ -50,13 +51,14 @@ export function nodeBinaries(): string[] {
 export function noNodeWrapper(dir: string): string[] {
   const empty = join(dir, 'empty');
   writeFileSync(empty, '', { mode: 0o644 });
-  const binds = nodeBinaries().map((n) => `mount --bind ${JSON.stringify(empty)} ${JSON.stringify(n)} || exit 97`).join('; ');
+  const wrap = inPrivateMounts(nodeBinaries().map((n) => [empty, n] as const), [], 'slave');
+  const quote = (arg: string): string => `'${arg.replace(/'/g, `'"'"'`)}'`;
   const script = join(dir, 'no-node');
   writeFileSync(script, [
     '#!/bin/sh',
     '# Runs "$@" where no Node.js can run (see test/e2e/standalone/helpers.ts).',
     `export PATH=${CLEAN_PATH}`,
-    `exec unshare --mount --propagation slave sh -c '${binds.replace(/'/g, `'"'"'`)}; exec "$@"' no-node "$@"`,
+    `exec ${wrap.map(quote).join(' ')} "$@"`,
     '',
   ].join('\n'), { mode: 0o755 });
   return [script];

@@ -3,7 +3,7 @@
 // leftovers of a bridge + host-local + portmap attachment in a node namespace.
 import { join } from 'node:path';
 import { CniRunner, execPlugin, type Attachment, type ConfList } from '../../../testkit/cni-runner.ts';
-import { ipJson, run, type TestNetns } from '../../../testkit/netns.ts';
+import { ipJson, run, type TestNetns, inNetns } from '../../../testkit/netns.ts';
 import { DIST_BIN, hostVeths, nftElements, reservations } from '../reliability/harness.ts';
 import { previousBinDir } from './previous-build.ts';
 
@@ -38,7 +38,7 @@ export function handOver(from: CniRunner, to: CniRunner, a: Attachment): void {
 
 /** A namespace someone else owns (a simulated cluster's node) seen as a TestNetns whose destroy() does nothing. */
 export function borrowNetns(name: string): TestNetns {
-  return { name, path: `/run/netns/${name}`, exec: (cmd) => run(['ip', 'netns', 'exec', name, ...cmd]), destroy: () => Promise.resolve() };
+  return { name, path: `/run/netns/${name}`, exec: (cmd) => run(inNetns(name, [...cmd])), destroy: () => Promise.resolve() };
 }
 
 /** The pod's eth0 addresses (global scope) as `ip/prefix`; [] when it has no eth0. */
@@ -51,7 +51,7 @@ export async function podAddrs(pod: string): Promise<string[]> {
 
 /** One ping from namespace `from` to `ip`. */
 export async function ping(from: string, ip: string): Promise<boolean> {
-  return (await run(['ip', 'netns', 'exec', from, 'ping', '-c', '1', '-W', '2', ip])).code === 0;
+  return (await run(inNetns(from, ['ping', '-c', '1', '-W', '2', ip]))).code === 0;
 }
 
 /** What a bridge + host-local + portmap network left in `node` and `dataDir`, one line per leftover. */

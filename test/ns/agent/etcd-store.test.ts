@@ -4,7 +4,6 @@
 import { after, before, describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { Etcd3 } from 'etcd3';
 import { normalizeNetConf } from '../../../agent/config/net-conf.ts';
 import { type EtcdLeaseStore, openEtcdLeaseStore } from '../../../agent/lease/etcd-store.ts';
 import type { Lease, LeaseEvent, LeaseLostEvent } from '../../../agent/lease/store.ts';
+import { createTestNetnsSync, inNetns } from '../../../testkit/netns.ts';
 
 const INNER = process.env['WEFT_ETCD_NS'];
 const thisFile = fileURLToPath(import.meta.url);
@@ -24,16 +24,15 @@ function hasEtcd(): boolean {
 if (INNER === undefined) {
   const skip = process.getuid?.() !== 0 ? 'needs root' : !hasEtcd() ? 'etcd not installed' : false;
   void test('etcd lease store, in a network namespace of its own', { skip, timeout: 300_000 }, async () => {
-    const ns = `weft-t-${process.pid}-${randomBytes(3).toString('hex')}`;
-    execFileSync('ip', ['netns', 'add', ns]);
+    const kit = createTestNetnsSync();
+    const ns = kit.name;
     try {
       execFileSync('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
       // Run the file directly (not under --test): node:test refuses nested test runners.
       const env: NodeJS.ProcessEnv = { ...process.env, WEFT_ETCD_NS: ns, WEFT_ETCD_PARENT_NETNS: readlinkSync('/proc/self/ns/net') };
       delete env['NODE_TEST_CONTEXT'];
-      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', '--test-reporter=tap', thisFile], {
-        env, stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const [file = 'ip', ...args] = inNetns(ns, [process.execPath, '--import', 'tsx', '--test-reporter=tap', thisFile]);
+      const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (d: Buffer) => { out += d.toString(); process.stderr.write(d); });
       child.stderr.on('data', (d: Buffer) => { out += d.toString(); process.stderr.write(d); });
@@ -43,9 +42,7 @@ if (INNER === undefined) {
       assert.match(out, /# fail 0/);
     } finally {
       // Whatever the inner run left (etcd on a crash) dies with the namespace.
-      const pids = execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
-      for (const p of pids) { try { process.kill(Number(p), 'SIGKILL'); } catch { /* gone */ } }
-      execFileSync('ip', ['netns', 'del', ns]);
+      kit.destroySync();
     }
   });
 } else {

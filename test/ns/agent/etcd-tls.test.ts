@@ -5,10 +5,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createTestNetnsSync, inNetns } from '../../../testkit/netns.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const URL = 'https://127.0.0.1:2379';
@@ -36,14 +36,15 @@ process.exit(0);
 `;
 
 describe('weftd with a TLS and password-protected etcd', { skip, timeout: 120_000 }, () => {
-  const ns = `weft-t-tls-${process.pid}-${randomBytes(2).toString('hex')}`;
+  let ns: ReturnType<typeof createTestNetnsSync> | undefined;
   const dir = mkdtempSync(join(tmpdir(), 'weft-etcd-tls-'));
   const pem = (n: string): string => join(dir, n);
   let etcd: ChildProcess | undefined;
 
   const inNs = (argv: string[]): { code: number; stdout: string; stderr: string } => {
+    const [file = 'ip', ...args] = inNetns(ns?.name ?? 'weft-t-tls-not-created', argv);
     try {
-      return { code: 0, stdout: execFileSync('ip', ['netns', 'exec', ns, ...argv], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, env: process.env }), stderr: '' };
+      return { code: 0, stdout: execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, env: process.env }), stderr: '' };
     } catch (e) {
       const x = e as { status?: number; stdout?: string; stderr?: string };
       return { code: x.status ?? 1, stdout: x.stdout ?? '', stderr: x.stderr ?? '' };
@@ -68,11 +69,12 @@ describe('weftd with a TLS and password-protected etcd', { skip, timeout: 120_00
       ssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
       ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '1', '-extfile', `${name}.ext`);
     }
-    execFileSync('ip', ['netns', 'add', ns]);
-    execFileSync('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
-    etcd = spawn('ip', ['netns', 'exec', ns, 'etcd', '--name', 't', '--data-dir', join(dir, 'data'), '--listen-client-urls', URL, '--advertise-client-urls', URL,
+    ns = createTestNetnsSync('weft-t-tls');
+    execFileSync('ip', ['-n', ns.name, 'link', 'set', 'lo', 'up']);
+    const [file = 'ip', ...args] = inNetns(ns.name, ['etcd', '--name', 't', '--data-dir', join(dir, 'data'), '--listen-client-urls', URL, '--advertise-client-urls', URL,
       '--listen-peer-urls', 'http://127.0.0.1:2380', '--initial-advertise-peer-urls', 'http://127.0.0.1:2380', '--initial-cluster', 't=http://127.0.0.1:2380',
-      '--cert-file', pem('server.pem'), '--key-file', pem('server.key'), '--trusted-ca-file', pem('ca.pem'), '--client-cert-auth', '--log-level', 'error'], { stdio: 'ignore' });
+      '--cert-file', pem('server.pem'), '--key-file', pem('server.key'), '--trusted-ca-file', pem('ca.pem'), '--client-cert-auth', '--log-level', 'error']);
+    etcd = spawn(file, args, { stdio: 'ignore' });
     for (let i = 0; ; i++) {
       const r = inNs(['curl', '-fsS', '--max-time', '1', '--cacert', pem('ca.pem'), '--cert', pem('client.pem'), '--key', pem('client.key'), `${URL}/health`]);
       if (r.code === 0 && r.stdout.includes('"true"')) break;
@@ -86,12 +88,7 @@ describe('weftd with a TLS and password-protected etcd', { skip, timeout: 120_00
 
   after(() => {
     etcd?.kill('SIGKILL');
-    try {
-      for (const p of execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).split(/\s+/).filter(Boolean)) process.kill(Number(p), 'SIGKILL');
-      execFileSync('ip', ['netns', 'del', ns]);
-    } catch {
-      /* never created */
-    }
+    ns?.destroySync(); // kills what still runs inside (etcd) first
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -7,7 +7,6 @@
 import { after, before, describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { Etcd3 } from 'etcd3';
 import { type EtcdLeaseStore, openEtcdLeaseStore } from '../../../agent/lease/etcd-store.ts';
 import { networkForm, parseSubnetEnv } from '../../../lib/flannel/subnet-env.ts';
 import { parseFlannelSubnetFile } from '../../../lib/flannel/subnet-file.ts';
+import { createTestNetnsSync, inNetns } from '../../../testkit/netns.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
 const INNER = process.env['WEFT_FLANNELD_NS'];
@@ -29,13 +29,14 @@ if (INNER === undefined) {
   const skip = process.getuid?.() !== 0 ? 'needs root' : !has('etcd') ? 'etcd not installed'
     : !existsSync(FLANNELD) ? `${FLANNELD} missing: run scripts/flannel-setup.sh` : !has('ip6tables') ? 'ip6tables not installed' : false;
   void test('flanneld and weft dual-stack leases, in a network namespace of its own', { skip, timeout: 300_000 }, async () => {
-    const ns = `weft-t-${process.pid}-${randomBytes(3).toString('hex')}`;
-    execFileSync('ip', ['netns', 'add', ns]);
+    const kit = createTestNetnsSync();
+    const ns = kit.name;
     try {
       execFileSync('ip', ['-n', ns, 'link', 'set', 'lo', 'up']);
       const env: NodeJS.ProcessEnv = { ...process.env, WEFT_FLANNELD_NS: ns, WEFT_FLANNELD_PARENT_NETNS: readlinkSync('/proc/self/ns/net') };
       delete env['NODE_TEST_CONTEXT'];
-      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', '--test-reporter=tap', thisFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const [file = 'ip', ...args] = inNetns(ns, [process.execPath, '--import', 'tsx', '--test-reporter=tap', thisFile]);
+      const child = spawn(file, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (d: Buffer) => { out += d.toString(); process.stderr.write(d); });
       child.stderr.on('data', (d: Buffer) => { out += d.toString(); process.stderr.write(d); });
@@ -44,9 +45,7 @@ if (INNER === undefined) {
       assert.match(out, /# pass [1-9]/);
       assert.match(out, /# fail 0/);
     } finally {
-      const pids = execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
-      for (const p of pids) { try { process.kill(Number(p), 'SIGKILL'); } catch { /* gone */ } }
-      execFileSync('ip', ['netns', 'del', ns]);
+      kit.destroySync(); // kills what the inner run left (etcd, flanneld on a crash), then deletes the namespace
     }
   });
 } else {

@@ -4,12 +4,12 @@
 // unreachable for unleased destinations, and a stranger's datagram dropped and counted.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatLeaseFile, leasePath } from '../../../agent/lease/file-lease-io.ts';
-import { createTestNetns, ipJson, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
+import { createTestNetns, spawnInNetns, ipJson, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -77,7 +77,7 @@ void describe('weftd udp backend in a namespace', rootOnly(), () => {
     }
     writeFileSync(join(dir, 'net-conf.json'), JSON.stringify({ Network: '10.244.0.0/16', Backend: { Type: 'udp' } }));
     const leases = join(dir, 'leases');
-    weftd = spawn('ip', ['netns', 'exec', node.name, process.execPath, '--import', 'tsx', join(ROOT, 'agent', 'main.ts'),
+    weftd = spawnInNetns(node.name, [process.execPath, '--import', 'tsx', join(ROOT, 'agent', 'main.ts'),
       '--net-conf', join(dir, 'net-conf.json'), '--store', `file:${leases}`, '--iface', 'eth0', '--subnet-file', join(dir, 'subnet.env'),
       '--resync-interval', '500', '--metrics-addr', '127.0.0.1:9101'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     const end = Date.now() + 20_000;

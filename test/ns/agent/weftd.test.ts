@@ -4,7 +4,7 @@
 // start when the node address is not on the uplink.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,14 +13,14 @@ import { RTPROT_WEFT } from '../../../agent/reconcile/desired.ts';
 import { Rtnl } from '../../../lib/netlink/index.ts';
 import { openNetns, withNetns } from '../../../lib/netns/index.ts';
 import { vtepMac } from '../../../lib/flannel/vtep.ts';
-import { createTestNetns, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
+import { createTestNetns, spawnInNetns, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function startWeftd(ns: TestNetns, dir: string, backend: string, extra: string[] = []): ChildProcess {
   writeFileSync(join(dir, 'net-conf.json'), JSON.stringify({ Network: '10.244.0.0/16', Backend: { Type: backend } }));
-  return spawn('ip', ['netns', 'exec', ns.name, process.execPath, '--import', 'tsx', join(ROOT, 'agent', 'main.ts'),
+  return spawnInNetns(ns.name, [process.execPath, '--import', 'tsx', join(ROOT, 'agent', 'main.ts'),
     '--net-conf', join(dir, 'net-conf.json'), '--store', `file:${join(dir, 'leases')}`, '--iface', 'eth0',
     '--subnet-file', join(dir, 'subnet.env'), '--resync-interval', '500', ...extra], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
 }

@@ -1,5 +1,4 @@
 // NftBatch against the kernel, in namespaces created by the test (nft runs there via nsenter).
-import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NftBatch, NftError, deleteTable, findElementsByComment, listSet, listTable, nftExpr } from '../../../../lib/netfilter/index.ts';
@@ -115,7 +114,7 @@ describe('nft follows the namespace of the process that spawns it', rootOnly(), 
       // Ensures the child inherits the namespace of whoever spawns it (the same rule our setns path relies on).
       const lib = new URL('../../../../lib/netfilter/index.ts', import.meta.url).href;
       const code = `import('${lib}').then(m=>{new m.NftBatch({family:'ip',name:'weft'}).ensureTable().apply();console.log(JSON.stringify(m.listTable({family:'ip',name:'weft'})?.name))})`;
-      const res = spawnSync('ip', ['netns', 'exec', ns.name, process.execPath, '--import', 'tsx', '-e', code], { encoding: 'utf8' });
+      const res = await ns.exec([process.execPath, '--import', 'tsx', '-e', code]);
       assert.equal(res.stdout.trim(), '"weft"', res.stderr);
       assert.match((await ns.exec(['nft', 'list', 'tables'])).stdout, /table ip weft/);
     } finally {

@@ -1,10 +1,10 @@
 // Maps keyed by protocol . port, checked with real TCP between two test namespaces (busybox nc).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NftBatch, findElementsByComment, listSet, nftExpr } from '../../../../lib/netfilter/index.ts';
 import type { NftRunOptions } from '../../../../lib/netfilter/index.ts';
-import { createTestNetns, rootOnly, type TestNetns } from '../../../../testkit/netns.ts';
+import { createTestNetns, inNetns, rootOnly, spawnInNetns, type TestNetns } from '../../../../testkit/netns.ts';
 
 const T = { family: 'inet', name: 'weft' } as const;
 const SERVER_IP = '10.99.0.2';
@@ -16,7 +16,8 @@ function ipOk(args: string[]): void {
 
 /** Connects from the client namespace; returns what the server sent ('' when refused/dropped). */
 function connect(client: TestNetns, port: number): string {
-  const r = spawnSync('ip', ['netns', 'exec', client.name, 'busybox', 'nc', '-w', '1', SERVER_IP, String(port)], { encoding: 'utf8', input: '', timeout: 4000 });
+  const [file = 'ip', ...args] = inNetns(client.name, ['busybox', 'nc', '-w', '1', SERVER_IP, String(port)]);
+  const r = spawnSync(file, args, { encoding: 'utf8', input: '', timeout: 4000 });
   return r.stdout.trim();
 }
 
@@ -37,8 +38,7 @@ describe('portmap-style maps keyed by l4proto . dport', rootOnly(), () => {
     ipOk(['-n', server.name, 'link', 'set', 'wt-s', 'up']);
     // Persistent listeners (-ll with -e) on 9090 and 9091, each answering its own name.
     for (const port of [9090, 9091]) {
-      const args = ['netns', 'exec', server.name, 'busybox', 'nc', '-ll', '-p', String(port), '-e', '/bin/echo', `port-${port}`];
-      listeners.push(spawn('ip', args, { stdio: 'ignore' }));
+      listeners.push(spawnInNetns(server.name, ['busybox', 'nc', '-ll', '-p', String(port), '-e', '/bin/echo', `port-${port}`], { stdio: 'ignore' }));
     }
     await new Promise((r) => setTimeout(r, 300));
   });

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NfnlSocket, listBaseChains, listRuleComments } from '../../../../lib/netfilter/nfnl/index.ts';
 import { openNetns, withNetns } from '../../../../lib/netns/index.ts';
-import { createTestNetns, rootOnly, run, type TestNetns } from '../../../../testkit/netns.ts';
+import { createTestNetns, rootOnly, run, type TestNetns, inNetns } from '../../../../testkit/netns.ts';
 
 const SCRIPT = `
 add table inet hostfw
@@ -23,11 +23,11 @@ describe('nf_tables chains and rules over netlink', rootOnly(), () => {
 
   before(async () => {
     ns = await createTestNetns('weft-t-nfch');
-    const r = await run(['ip', 'netns', 'exec', ns.name, 'nft', '-f', '-'], SCRIPT);
+    const r = await run(inNetns(ns.name, ['nft', '-f', '-']), SCRIPT);
     assert.equal(r.code, 0, r.stderr);
-    const ipt = await run(['ip', 'netns', 'exec', ns.name, 'iptables', '-A', 'FORWARD', '-m', 'comment', '--comment', 'from-iptables', '-j', 'ACCEPT']);
+    const ipt = await run(inNetns(ns.name, ['iptables', '-A', 'FORWARD', '-m', 'comment', '--comment', 'from-iptables', '-j', 'ACCEPT']));
     assert.equal(ipt.code, 0, ipt.stderr);
-    assert.equal((await run(['ip', 'netns', 'exec', ns.name, 'iptables', '-P', 'FORWARD', 'DROP'])).code, 0);
+    assert.equal((await run(inNetns(ns.name, ['iptables', '-P', 'FORWARD', 'DROP']))).code, 0);
     const h = openNetns(ns.path);
     try {
       sock = withNetns(h, () => NfnlSocket.open());
@@ -54,10 +54,10 @@ describe('nf_tables chains and rules over netlink', rootOnly(), () => {
     assert.deepEqual(listRuleComments(sock, 'inet', 'hostfw', 'forward').map((r) => r.comment), ['first rule', undefined]);
     assert.deepEqual(listRuleComments(sock, 'ip', 'filter', 'FORWARD').map((r) => r.comment), [undefined]);
     // A rule nft inserts into iptables-nft's chain carries user data that both tools show.
-    const ins = await run(['ip', 'netns', 'exec', ns.name, 'nft', 'insert rule ip filter FORWARD meta mark & 0x00100000 == 0x00100000 counter accept comment "weft-firewall"']);
+    const ins = await run(inNetns(ns.name, ['nft', 'insert rule ip filter FORWARD meta mark & 0x00100000 == 0x00100000 counter accept comment "weft-firewall"']));
     assert.equal(ins.code, 0, ins.stderr);
     assert.deepEqual(listRuleComments(sock, 'ip', 'filter', 'FORWARD').map((r) => r.comment), ['weft-firewall', undefined]);
-    const ipt = await run(['ip', 'netns', 'exec', ns.name, 'iptables', '-S', 'FORWARD']);
+    const ipt = await run(inNetns(ns.name, ['iptables', '-S', 'FORWARD']));
     assert.match(ipt.stdout, /-A FORWARD -m mark --mark 0x100000\/0x100000 -m comment --comment weft-firewall -j ACCEPT/);
   });
 

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NfnlBatchError, NfnlElemBatch, NfnlSocket, findSetElemsByComment, formatKeyBytes, listSetElems, parseKeyBytes, prefixElems } from '../../../../lib/netfilter/nfnl/index.ts';
 import { openNetns, withNetns } from '../../../../lib/netns/index.ts';
-import { createTestNetns, rootOnly, run, type TestNetns } from '../../../../testkit/netns.ts';
+import { createTestNetns, rootOnly, run, type TestNetns, inNetns } from '../../../../testkit/netns.ts';
 
 const T = { family: 'inet', name: 'weft' } as const;
 const SCRIPT = `
@@ -34,7 +34,7 @@ describe('nf_tables elements over netlink', rootOnly(), () => {
 
   before(async () => {
     ns = await createTestNetns('weft-t-nfnl');
-    const r = await run(['ip', 'netns', 'exec', ns.name, 'nft', '-f', '-'], SCRIPT);
+    const r = await run(inNetns(ns.name, ['nft', '-f', '-']), SCRIPT);
     assert.equal(r.code, 0, r.stderr);
     const h = openNetns(ns.path);
     try {

@@ -1,11 +1,11 @@
-// Namespace fixture for the netlink tests: creates uniquely named network namespaces, opens an Rtnl
-// socket inside each (via withNetns, so the socket stays bound there), and removes them all.
-// The root namespace is never touched.
+// Namespace fixture for the netlink tests: namespaces from the test kit (unique names, removed even
+// on failure), each with an Rtnl socket opened inside it (via withNetns, so the socket stays bound
+// there). The root namespace is never touched.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { NetnsHandle, openNetns, withNetns } from '../../../../lib/netns/index.ts';
 import { Rtnl } from '../../../../lib/netlink/rtnl.ts';
+import { createTestNetnsSync, inNetns } from '../../../../testkit/netns.ts';
 
 /** A test namespace with an rtnetlink socket bound inside it. */
 export interface TestNs {
@@ -20,12 +20,12 @@ export interface TestNs {
 
 /** Creates and tracks test namespaces; call cleanup() from an `after` hook. */
 export class NsFixture {
-  private readonly made: TestNs[] = [];
+  private readonly made: Array<TestNs & { destroySync(): void }> = [];
 
   /** Creates `weft-t-<pid>-<random>` and opens a socket inside it. */
   create(): TestNs {
-    const name = `weft-t-${process.pid}-${randomBytes(3).toString('hex')}`;
-    execFileSync('ip', ['netns', 'add', name]);
+    const kit = createTestNetnsSync();
+    const { name } = kit;
     let handle: NetnsHandle | undefined;
     let rtnl: Rtnl;
     try {
@@ -34,15 +34,19 @@ export class NsFixture {
       rtnl = withNetns(h, () => Rtnl.open());
     } catch (e) {
       handle?.close();
-      execFileSync('ip', ['netns', 'del', name]);
+      kit.destroySync();
       throw e;
     }
-    const ns: TestNs = {
+    const ns = {
       name,
       handle,
       rtnl,
-      ipj: (...args) => JSON.parse(execFileSync('ip', ['-j', '-n', name, ...args], { encoding: 'utf8' }) || 'null') as unknown,
-      exec: (cmd, ...args) => execFileSync('ip', ['netns', 'exec', name, cmd, ...args], { encoding: 'utf8' }),
+      ipj: (...args: string[]) => JSON.parse(execFileSync('ip', ['-j', '-n', name, ...args], { encoding: 'utf8' }) || 'null') as unknown,
+      exec: (cmd: string, ...args: string[]) => {
+        const [file = 'ip', ...argv] = inNetns(name, [cmd, ...args]);
+        return execFileSync(file, argv, { encoding: 'utf8' });
+      },
+      destroySync: kit.destroySync,
     };
     this.made.push(ns);
     return ns;
@@ -53,7 +57,7 @@ export class NsFixture {
     for (const ns of this.made.splice(0)) {
       try { ns.rtnl.close(); } catch { /* already closed */ }
       try { ns.handle.close(); } catch { /* already closed */ }
-      try { execFileSync('ip', ['netns', 'del', ns.name]); } catch { /* already gone */ }
+      ns.destroySync();
     }
   }
 }

@@ -1,7 +1,6 @@
 // lib/netns against real namespaces created by this test (root only): withNetns switching and
 // restoring, sockets that keep their namespace, and sysctls that land in the right namespace.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { closeSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -15,7 +14,7 @@ import {
 } from '../../../../lib/netns/index.ts';
 import type { NetnsHandle } from '../../../../lib/netns/index.ts';
 import { sys } from '../../../../lib/sys/index.ts';
-import { createTestNetns, ipJson, rootOnly, run, withTestNetns } from '../../../../testkit/netns.ts';
+import { createTestNetns, ipJson, rootOnly, run, withTestNetns, spawnInNetns } from '../../../../testkit/netns.ts';
 import type { TestNetns } from '../../../../testkit/netns.ts';
 import { NETLINK_ROUTE, dumpLinkNames } from '../sys/raw-rtnl.ts';
 
@@ -44,7 +43,7 @@ describe('withNetns (root, own namespaces)', rootOnly(), () => {
   });
 
   test('openNetns accepts /proc/<pid>/ns/net of a process inside the namespace', async () => {
-    const child = spawn('ip', ['netns', 'exec', ns.name, 'sleep', '10'], { stdio: 'ignore' });
+    const child = spawnInNetns(ns.name, ['sleep', '10'], { stdio: 'ignore' });
     try {
       // `ip netns exec` execs sleep in place, so the pid is the sleeper once it has switched.
       let p: NetnsHandle | undefined;

@@ -1,8 +1,13 @@
 // The namespace test helpers clean up after themselves, also when a test process dies.
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createTestNetns, ipJson, rootOnly, run, sweepStaleTestNetns, withTestNetns } from '../../../../testkit/netns.ts';
+import {
+  createTestNetns, createTestNetnsSync, inNetns, inPrivateMounts, ipJson, netnsFixture, rootOnly, run, spawnInNetns, sweepStaleTestNetns, type TestNetns, withTestNetns,
+} from '../../../../testkit/netns.ts';
 
 async function netnsExists(name: string): Promise<boolean> {
   const res = await run(['ip', 'netns', 'list']);
@@ -59,4 +64,57 @@ test('a killed test process cleans up; a crashed one is swept by the next run', 
   } finally {
     await run(['ip', 'netns', 'delete', crashed]);
   }
+});
+
+test('createTestNetnsSync: destroySync kills what still runs inside, then deletes the namespace', rootOnly(), async () => {
+  const ns = createTestNetnsSync('weft-t-sync');
+  assert.ok(await netnsExists(ns.name));
+  const child = spawnInNetns(ns.name, ['sleep', '60'], { stdio: 'ignore' });
+  const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_c, sig) => r(sig)));
+  for (let i = 0; i < 100 && (await run(['ip', 'netns', 'pids', ns.name])).stdout.trim() === ''; i++) await new Promise((r) => setTimeout(r, 20));
+  ns.destroySync();
+  assert.equal(await exited, 'SIGKILL');
+  assert.equal(await netnsExists(ns.name), false);
+  ns.destroySync(); // idempotent
+});
+
+test('inNetns runs a command inside the namespace, not in ours', rootOnly(), async () => {
+  await withTestNetns(async (ns) => {
+    const inside = await run(inNetns(ns.name, ['readlink', '/proc/self/ns/net']));
+    const ours = await run(['readlink', '/proc/self/ns/net']);
+    assert.equal(inside.code, 0, inside.stderr);
+    assert.notEqual(inside.stdout, ours.stdout);
+  });
+});
+
+test('inPrivateMounts: the bind mount is seen by the command only', rootOnly(), async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'weft-t-mnt-'));
+  try {
+    const over = join(dir, 'over');
+    const file = join(dir, 'file');
+    writeFileSync(over, 'original\n');
+    writeFileSync(file, 'replaced\n');
+    const r = await run(inPrivateMounts([[file, over]], ['cat', over]));
+    assert.deepEqual([r.code, r.stdout], [0, 'replaced\n'], r.stderr);
+    assert.equal(readFileSync(over, 'utf8'), 'original\n');
+    const bad = await run(inPrivateMounts([[join(dir, 'missing'), over]], ['true']));
+    assert.equal(bad.code, 97);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+describe('netnsFixture', rootOnly(), () => {
+  const made: TestNetns[] = [];
+  describe('a suite using it', () => {
+    const nets = netnsFixture('weft-t-fix');
+    it('creates namespaces', async () => {
+      made.push(await nets.create(), await nets.create());
+      for (const ns of made) assert.ok(existsSync(ns.path));
+    });
+  });
+  it('its after hook deleted them when the suite ended', async () => {
+    assert.equal(made.length, 2);
+    for (const ns of made) assert.equal(await netnsExists(ns.name), false, `${ns.name} outlived its suite`);
+  });
 });

@@ -1,6 +1,6 @@
 // A node namespace (the plugin's "host") with a bridge, a client namespace on the node's uplink and
 // pod namespaces wired to the bridge by hand; portmap's handlers run in-process inside the node netns.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import type { CmdArgs } from '../../../../lib/cni/plugin.ts';
 import { parseResult } from '../../../../lib/cni/result-parse.ts';
 import type { Result } from '../../../../lib/cni/types.ts';
 import { openNetns, withNetns } from '../../../../lib/netns/index.ts';
-import { createTestNetns, run, type TestNetns } from '../../../../testkit/netns.ts';
+import { createTestNetns, run, type TestNetns, inNetns, spawnInNetns } from '../../../../testkit/netns.ts';
 
 export const NODE4 = '192.0.2.1';
 export const NODE6 = 'fd00:2::1';
@@ -75,10 +75,10 @@ export class PortmapLab {
     await ok(['ip', '-n', n, 'link', 'set', 'br0', 'up']);
     // The client routes the pod subnet via the node, so pods can reach it (forwarded-traffic checks).
     await ok(['ip', '-n', c, 'route', 'add', '10.99.0.0/24', 'via', NODE4]);
-    await ok(['ip', 'netns', 'exec', n, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+    await ok(inNetns(n, ['sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']));
     const brnf = opts.brNetfilter ? '1' : '0';
     if (existsSync('/proc/sys/net/bridge')) {
-      await ok(['ip', 'netns', 'exec', n, 'sysctl', '-qw', `net.bridge.bridge-nf-call-iptables=${brnf}`, `net.bridge.bridge-nf-call-ip6tables=${brnf}`]);
+      await ok(inNetns(n, ['sysctl', '-qw', `net.bridge.bridge-nf-call-iptables=${brnf}`, `net.bridge.bridge-nf-call-ip6tables=${brnf}`]));
     }
     return lab;
   }
@@ -118,19 +118,19 @@ export class PortmapLab {
   serveHttp(ns: string, body: string, port = 80): void {
     const www = mkdtempSync(join(this.dir, 'www-'));
     writeFileSync(join(www, 'index.html'), `${body}\n`);
-    this.servers.push(spawn('ip', ['netns', 'exec', ns, 'busybox', 'httpd', '-f', '-p', String(port), '-h', www], { stdio: 'ignore' }));
+    this.servers.push(spawnInNetns(ns, ['busybox', 'httpd', '-f', '-p', String(port), '-h', www], { stdio: 'ignore' }));
   }
 
   /** Serves a UDP echo on [::]:53 in the pod (dual-stack node dgram socket), answering `pod-<index>:<msg>`. */
   serveUdp(pod: Pod, port = 53): void {
     const code = `const s=require('node:dgram').createSocket({type:'udp6',ipv6Only:false});s.on('message',(m,r)=>s.send('pod-${pod.index}:'+m,r.port,r.address));s.bind(${port});`;
-    this.servers.push(spawn('ip', ['netns', 'exec', pod.ns.name, process.execPath, '-e', code], { stdio: 'ignore' }));
+    this.servers.push(spawnInNetns(pod.ns.name, [process.execPath, '-e', code], { stdio: 'ignore' }));
   }
 
   /** Serves TCP on [::]:`port` in the pod, answering the peer address it sees (to tell masquerade apart). */
   serveWhoami(pod: Pod, port = 81): void {
     const code = `require('node:net').createServer((c)=>c.end(c.remoteAddress.replace(/^::ffff:/,''))).listen(${port});`;
-    this.servers.push(spawn('ip', ['netns', 'exec', pod.ns.name, process.execPath, '-e', code], { stdio: 'ignore' }));
+    this.servers.push(spawnInNetns(pod.ns.name, [process.execPath, '-e', code], { stdio: 'ignore' }));
   }
 
   /** Runs a portmap handler in-process inside the node netns (synchronous, so withNetns allows it). */
@@ -179,7 +179,7 @@ export async function fetchFrom(ns: string, host: string, port: number, expect?:
   // behind neighbour discovery especially) can miss curl's 2 s window. A refusal is never retried.
   let got = '';
   for (let i = 0; i < (expect ? 3 : 1); i++) {
-    const r = await run(['ip', 'netns', 'exec', ns, 'curl', '-s', '-g', '--max-time', '2', url]);
+    const r = await run(inNetns(ns, ['curl', '-s', '-g', '--max-time', '2', url]));
     got = r.code === 0 ? r.stdout.trim() : '';
     if (!expect || got === expect) break;
   }
@@ -191,12 +191,12 @@ export async function udpAsk(ns: string, host: string, port: number, opts: { msg
   const msg = opts.msg ?? 'hi';
   // A fixed source port reuses the same conntrack entry, as a long-lived UDP client (DNS, syslog) does.
   const code = `const s=require('node:dgram').createSocket('${host.includes(':') ? 'udp6' : 'udp4'}');const t=setTimeout(()=>{s.close();},1500);s.on('message',(m)=>{process.stdout.write(String(m));clearTimeout(t);s.close();});s.bind(${opts.srcPort ?? 0},()=>s.send('${msg}',${port},'${host}'));`;
-  const r = await run(['ip', 'netns', 'exec', ns, process.execPath, '-e', code]);
+  const r = await run(inNetns(ns, [process.execPath, '-e', code]));
   return r.stdout.trim();
 }
 
 /** Reads what a TCP server sends right after connecting (curl telnet-less: busybox nc); '' when refused. */
 export async function fetchRaw(ns: string, host: string, port: number): Promise<string> {
-  const r = await run(['ip', 'netns', 'exec', ns, 'busybox', 'nc', '-w', '2', host, String(port)]);
+  const r = await run(inNetns(ns, ['busybox', 'nc', '-w', '2', host, String(port)]));
   return r.code === 0 ? r.stdout.trim() : '';
 }

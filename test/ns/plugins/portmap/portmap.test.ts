@@ -11,7 +11,7 @@ import { cmdDel } from '../../../../plugins/portmap/del.ts';
 import { cmdGc } from '../../../../plugins/portmap/gc.ts';
 import { findRouteIface, hostIfaceOf } from '../../../../plugins/portmap/localnet.ts';
 import { ELEMENT_SETS, elementComment } from '../../../../plugins/portmap/names.ts';
-import { rootOnly, run } from '../../../../testkit/netns.ts';
+import { rootOnly, run, inNetns } from '../../../../testkit/netns.ts';
 import { BRIDGE4, CLIENT4, NODE4, NODE6, PortmapLab, cmdArgs, fetchFrom, fetchRaw, udpAsk, type Pod } from './fixture.ts';
 
 const HTTP = { hostPort: 8080, containerPort: 80, protocol: 'tcp' };
@@ -26,7 +26,7 @@ function call<T>(lab: PortmapLab, fn: () => T): T {
 }
 
 async function udpFlows(lab: PortmapLab, port: number): Promise<string> {
-  const r = await run(['ip', 'netns', 'exec', lab.node.name, 'conntrack', '-L', '-p', 'udp', '--orig-port-dst', String(port)]);
+  const r = await run(inNetns(lab.node.name, ['conntrack', '-L', '-p', 'udp', '--orig-port-dst', String(port)]));
   return r.stdout.trim();
 }
 
@@ -80,7 +80,7 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     assert.equal(await fetchFrom(lab.node.name, NODE4, 8080, 'pod-1'), 'pod-1');
     assert.equal(await fetchFrom(lab.node.name, NODE6, 8080, 'pod-1'), 'pod-1');
     assert.equal(await fetchFrom(lab.node.name, '127.0.0.1', 8080, 'pod-1'), 'pod-1');
-    const localnet = await run(['ip', 'netns', 'exec', lab.node.name, 'cat', '/proc/sys/net/ipv4/conf/br0/route_localnet']);
+    const localnet = await run(inNetns(lab.node.name, ['cat', '/proc/sys/net/ipv4/conf/br0/route_localnet']));
     assert.equal(localnet.stdout.trim(), '1', 'route_localnet set on the interface towards the pod');
   });
 
@@ -122,7 +122,7 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     add(pod1, [HTTP, DNS]);
     const check = () => call(lab, () => cmdCheck(cmdArgs('CHECK', pod1, { portMappings: [HTTP, DNS], prevResult: pod1.result })));
     check();
-    const del = await run(['ip', 'netns', 'exec', lab.node.name, 'nft', 'delete', 'element', 'inet', 'weft', 'portmap-dnat4', '{ tcp . 8080 }']);
+    const del = await run(inNetns(lab.node.name, ['nft', 'delete', 'element', 'inet', 'weft', 'portmap-dnat4', '{ tcp . 8080 }']));
     assert.equal(del.code, 0, del.stderr);
     assert.throws(check, (e: unknown) => e instanceof CniError && e.code === 121 && e.details.includes('portmap-dnat4'));
     add(pod1, [HTTP, DNS]);
@@ -191,7 +191,7 @@ for (const brNetfilter of [true, false]) describe(`portmap in a node namespace (
     call(lab, () => cmdDel(cmdArgs('DEL', pod2, { portMappings: [{ hostPort: 9090, containerPort: 80 }], prevResult: pod2.result })));
     const t = table();
     for (const s of ELEMENT_SETS) assert.deepEqual(t?.sets.get(s)?.elements ?? [], [], `${s} is empty`);
-    const text = (await run(['ip', 'netns', 'exec', lab.node.name, 'nft', 'list', 'table', 'inet', 'weft'])).stdout;
+    const text = (await run(inNetns(lab.node.name, ['nft', 'list', 'table', 'inet', 'weft']))).stdout;
     assert.doesNotMatch(text, /10\.99\.0\.1[12]|fd00:99::/);
     assert.equal(await fetchFrom(lab.client.name, NODE4, 9090), '');
   });

@@ -11,19 +11,13 @@ import { DiskStore } from '../../../../ipam/host-local/disk-store.ts';
 import { HostLocalCode } from '../../../../ipam/host-local/errors.ts';
 import type { RangeSet } from '../../../../ipam/host-local/range.ts';
 import { CniError, ErrorCode } from '../../../../lib/cni/errors.ts';
+import { cniCode } from '../../lib/cni/helpers.ts';
 import { ip, range } from './helpers.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'weft-unit-stall-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-const code = (fn: () => unknown): number | undefined => {
-  try {
-    fn();
-  } catch (e) {
-    return e instanceof CniError ? e.code : -1;
-  }
-  return undefined;
-};
+const code = cniCode;
 
 describe('checkRequested (no store)', () => {
   const sets: RangeSet[] = [[range('10.1.2.0/24')], [range('fd00:1::/64')]];

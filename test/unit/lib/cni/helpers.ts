@@ -1,6 +1,7 @@
-// Shared fixtures for the lib/cni unit tests: a fake plugin that records its calls, and a runner
-// asserting the CNI stdout contract (one JSON document, exit 0/1).
+// Shared fixtures for the unit tests: a fake plugin that records its calls, a runner asserting the
+// CNI stdout contract (one JSON document, exit 0/1), and the CniError code a config parser throws.
 import assert from 'node:assert/strict';
+import { CniError } from '../../../../lib/cni/errors.ts';
 import { runPlugin } from '../../../../lib/cni/skel.ts';
 import type { CmdArgs, Plugin } from '../../../../lib/cni/skel.ts';
 import type { Result } from '../../../../lib/cni/types.ts';
@@ -92,4 +93,14 @@ export async function expectError(
   assert.equal(typeof doc['msg'], 'string');
   assert.equal(typeof doc['cniVersion'], 'string');
   return doc;
+}
+
+/** The CniError code `fn` throws (-1 for any other error), or undefined when it returns: config tests compare codes. */
+export function cniCode(fn: () => unknown): number | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return e instanceof CniError ? e.code : -1;
+  }
+  return undefined;
 }

@@ -1,7 +1,7 @@
 // Bridge config normalisation, derived names and the rollback stack (no root needed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CniError } from '../../../../lib/cni/errors.ts';
+import { cniCode } from '../../lib/cni/helpers.ts';
 import { parseBridgeConfig } from '../../../../plugins/bridge/config.ts';
 import { fnv1a32 } from '../../../../lib/hash/fnv.ts';
 import { attachmentAlias, elementComment, hostVethName, isHostVethName, masqNames, vethNetworkPrefix } from '../../../../plugins/bridge/names.ts';
@@ -14,14 +14,7 @@ import { validate as bridgeValidate } from '../../../../gen/validators/bridge.js
 const base = { cniVersion: '1.0.0', name: 'net', type: 'bridge', ipam: { type: 'host-local' } };
 const parse = (extra: Record<string, unknown>, args = '') => parseBridgeConfig({ config: { ...base, ...extra }, args, cniVersion: '1.0.0' });
 
-function code(fn: () => unknown): number | undefined {
-  try {
-    fn();
-  } catch (e) {
-    return e instanceof CniError ? e.code : -1;
-  }
-  return undefined;
-}
+const code = cniCode;
 
 test('defaults follow the reference; isDefaultGateway implies isGateway', () => {
   const c = parse({});
@@ -60,7 +53,7 @@ test('names: veth names, stable hashes, comments within nft limits', () => {
   // w + 6 hex of the network + 8 hex of the attachment: 15 bytes, IFNAMSIZ - 1.
   assert.match(hostVethName('net', 'ctr1', 'eth0'), /^w[0-9a-f]{14}$/);
   assert.equal(hostVethName('net', 'ctr1', 'eth0'), `${vethNetworkPrefix('net')}${fnv1a32('ctr1/eth0')}`);
-  assert.equal(hostVethName('net', 'ctr1', 'eth0'), hostVethName('net', 'ctr1', 'eth0'));
+  assert.equal(hostVethName('net', 'ctr1', 'eth0'), 'w25999105102965'); // pinned: a changed name would orphan the veths of running pods
   assert.notEqual(hostVethName('net', 'ctr1', 'eth0'), hostVethName('net', 'ctr2', 'eth0'));
   assert.notEqual(vethNetworkPrefix('a'), vethNetworkPrefix('b'));
   assert.ok(isHostVethName(hostVethName('Net.A', 'x'.repeat(300), 'net1')));

@@ -1,19 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CniError } from '../../../../lib/cni/errors.ts';
+import { cniCode } from '../../lib/cni/helpers.ts';
 import { parseFirewallConfig } from '../../../../plugins/firewall/config.ts';
 import { delNetwork } from '../../../../plugins/firewall/del.ts';
 
 const base = { cniVersion: '1.0.0', name: 'podman', type: 'firewall' };
 const parse = (extra: Record<string, unknown>) => parseFirewallConfig({ config: { ...base, ...extra } as never });
-const code = (fn: () => unknown): number | undefined => {
-  try {
-    fn();
-  } catch (e) {
-    return e instanceof CniError ? e.code : -1;
-  }
-  return undefined;
-};
+const code = cniCode;
 
 describe('firewall config', () => {
   it('defaults as the reference: admin chain CNI-ADMIN, zone trusted, open ingress', () => {

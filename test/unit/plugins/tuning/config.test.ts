@@ -1,18 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CniError } from '../../../../lib/cni/errors.ts';
+import { cniCode } from '../../lib/cni/helpers.ts';
 import { DEFAULT_DATA_DIR, dataDirOf, parseTuningConfig } from '../../../../plugins/tuning/config.ts';
 
 const base = { cniVersion: '1.0.0', name: 'tn', type: 'tuning' };
 const parse = (extra: Record<string, unknown>, args = '') => parseTuningConfig({ config: { ...base, ...extra } as never, args, ifName: 'eth0' });
-const code = (fn: () => unknown): number | undefined => {
-  try {
-    fn();
-  } catch (e) {
-    return e instanceof CniError ? e.code : -1;
-  }
-  return undefined;
-};
+const code = cniCode;
 
 describe('tuning config', () => {
   it('defaults: nothing to change, reference data dir', () => {

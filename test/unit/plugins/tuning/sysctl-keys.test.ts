@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CniError } from '../../../../lib/cni/errors.ts';
+import { cniCode } from '../../lib/cni/helpers.ts';
 import { checkAllowlist, parseSysctls, sysctlName } from '../../../../plugins/tuning/sysctl-keys.ts';
 
-const code = (fn: () => unknown): number | undefined => {
-  try {
-    fn();
-  } catch (e) {
-    return e instanceof CniError ? e.code : -1;
-  }
-  return undefined;
-};
+const code = cniCode;
 
 describe('tuning sysctl keys', () => {
   it('dots separate unless the key has a slash (then dots stay, e.g. VLAN devices)', () => {
