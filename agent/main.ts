@@ -1,9 +1,13 @@
 // Entry point of dist/bin/weftd: flags, start, and SIGTERM/SIGINT handling (wiring only).
 import { flanneldArgv } from './flanneld-argv.ts';
 import { normalizeWeftdFlags, weftdCommand, type RawFlags } from './flags.ts';
+import { setMemoryFlags } from './memory.ts';
 import { Weftd } from './weftd.ts';
 
 const VERSION = '0.1.0';
+
+// Before any code gets hot (see memory.ts).
+setMemoryFlags();
 
 // grpc-js (etcd3) sets an IP address as TLS server name, which Node reports as a deprecation on
 // stderr: weftd's stderr is its JSON log, and the warning is about a dependency, not the user's setup.

@@ -2,7 +2,6 @@
 // Before Linux 5.7, netfilter NAT of a VXLAN packet whose checksum was left to the device could
 // corrupt it (fixed in 5.7); turning offload off everywhere costs 3-4x of VXLAN throughput on the
 // kernels that are fine, so "auto" decides by kernel version, as Calico does.
-import { execFile } from 'node:child_process';
 import { release } from 'node:os';
 import { Ethtool, TX_CHECKSUM_IP_GENERIC } from '../../lib/netlink/index.ts';
 import type { ChecksumOffload } from '../config/backend-conf.ts';
@@ -55,6 +54,9 @@ export function applyChecksumOffload(dev: string, d: OffloadDecision, log: Agent
   } finally {
     et?.close();
   }
+  // Fetched here, on the rare fallback path: node:child_process at the top costs every weftd about
+  // 2 MB of RSS (it pulls in net, dgram and streams).
+  const { execFile } = process.getBuiltinModule('node:child_process');
   execFile('ethtool', ['-K', dev, TX_CHECKSUM_IP_GENERIC, state], { timeout: 5000 }, (err) => {
     if (err) log.warn(`could not turn TX checksum offload ${state}`, { dev, reason: d.reason, error: err });
     else log.info(`TX checksum offload ${state}`, { dev, reason: d.reason, via: 'ethtool -K' });

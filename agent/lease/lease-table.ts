@@ -1,6 +1,8 @@
-// The in-memory lease table both stores keep: current leases, a monotonic revision, a history of
-// events, and fan-out to watchers. Stores feed it snapshots (after a scan or re-list) or single
-// events (from an etcd watch); it turns them into de-duplicated added/removed diffs.
+// The in-memory lease table both stores keep: current leases, a monotonic revision, the last change
+// of each subnet (for replays), and fan-out to watchers. Stores feed it snapshots (after a scan or
+// re-list) or single events (from an etcd watch); it turns them into de-duplicated added/removed diffs.
+// Replays keep one entry per subnet, not one per event: memory follows the number of subnets, never
+// the number of events (a node whose peers churn for months must not grow).
 import { type Lease, type LeaseEvent, type Watch, sameLeaseData } from './store.ts';
 
 interface Entry {
@@ -8,15 +10,16 @@ interface Entry {
   ev: LeaseEvent;
 }
 
-/** Events kept for watch(fromRevision) replays; older revisions get a full snapshot instead. */
-const HISTORY_LIMIT = 20_000;
+/** Subnets whose last change is kept for watch(fromRevision) replays; older revisions get a full snapshot instead. */
+const CHANGES_LIMIT = 20_000;
 
 /** Lease table with revisions and watchers (pure, no I/O). */
 export class LeaseTable {
   private readonly leases = new Map<string, Lease>();
-  private readonly history: Entry[] = [];
+  /** subnet -> its last change; Map order is revision order (a changed subnet is moved to the end). */
+  private readonly changes = new Map<string, Entry>();
   private readonly watchers = new Set<(ev: LeaseEvent) => void>();
-  /** Revision of the oldest state history can replay from. */
+  /** Revision of the oldest state `changes` can replay from. */
   private horizon = 0;
   revision = 0;
 
@@ -61,10 +64,12 @@ export class LeaseTable {
     // none at all (file store) moves one step on, so revisions stay monotonic for replays.
     const rev = revision === undefined || revision < this.revision ? this.revision + 1 : revision;
     this.revision = rev;
-    this.history.push({ rev, ev });
-    if (this.history.length > HISTORY_LIMIT) {
-      const dropped = this.history.splice(0, this.history.length - HISTORY_LIMIT);
-      this.horizon = dropped[dropped.length - 1]?.rev ?? this.horizon;
+    this.changes.delete(ev.lease.subnet);
+    this.changes.set(ev.lease.subnet, { rev, ev });
+    for (const [subnet, oldest] of this.changes) {
+      if (this.changes.size <= CHANGES_LIMIT) break;
+      this.changes.delete(subnet);
+      this.horizon = oldest.rev;
     }
     for (const w of [...this.watchers]) w(ev);
     return 1;
@@ -76,9 +81,10 @@ export class LeaseTable {
   }
 
   /**
-   * Replays events after fromRevision, then delivers new ones. A revision older than the history
-   * (or from before this table existed) gets the current leases as 'added' instead: the caller
-   * may then hold stale leases, which is why the stores hand out revisions from this table.
+   * Replays what changed after fromRevision (the last change of each subnet, in revision order),
+   * then delivers new events. A revision older than what is kept (or from before this table
+   * existed) gets the current leases as 'added' instead: the caller may then hold stale leases,
+   * which is why the stores hand out revisions from this table.
    */
   watch(fromRevision: number, onEvent: (ev: LeaseEvent) => void): Watch {
     const deliver = (ev: LeaseEvent): void => {
@@ -91,7 +97,7 @@ export class LeaseTable {
     if (fromRevision < this.horizon) {
       for (const l of this.leases.values()) deliver({ type: 'added', lease: { ...l } });
     } else {
-      for (const e of this.history) if (e.rev > fromRevision) deliver(e.ev);
+      for (const e of this.changes.values()) if (e.rev > fromRevision) deliver(e.ev);
     }
     this.watchers.add(deliver);
     return { stop: () => void this.watchers.delete(deliver) };

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
 import { loadEtcdStore } from './etcd-chunk.ts';
+import { loadKubeStore } from './kube-chunk.ts';
 import { FileLeaseStore } from './file-store.ts';
 import type { LeaseStore } from './store.ts';
 import { normalizeStoreFlags, type StoreFlags } from './store-flags.ts';
@@ -24,8 +25,8 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const common = { ...(f.onError ? { onError: f.onError } : {}), ...(f.renewMarginMs !== undefined ? { renewMarginMs: f.renewMarginMs } : {}) };
   if (sel.kind === 'kube') {
     if (!netConf) throw new Error('--net-config-path (or --net-conf) is required with --kube-subnet-mgr');
-    const { KubeLeaseStore } = await import('./kube-store.ts');
-    const { resolveKubeConn } = await import('../kube/config.ts');
+    // Loaded only when chosen (kube-chunk.ts): the HTTPS client and the YAML reader stay out of other stores' weftd.
+    const { KubeLeaseStore, resolveKubeConn } = await loadKubeStore();
     const conn = resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
     const { kind: _, prefix, ...who } = sel;
     return new KubeLeaseStore({ conn, ...who, annotationPrefix: prefix, netConf, ...(f.onError ? { onError: f.onError } : {}) });

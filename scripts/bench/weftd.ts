@@ -1,7 +1,9 @@
 // weftd benchmarks on a simulated 3-node vxlan cluster, with the file store, with etcd and with the
 // Kubernetes API (--kube-subnet-mgr, a real kube-apiserver): join latency (a lease written to the
 // store, or a Node created through the API -> its route programmed on every node, p50/p99 over 50
-// joins), idle RSS, and scale (1,000 remote leases or Nodes written at once -> all programmed, and weftd's peak RSS). "Programmed" is observed as the
+// joins), idle RSS, and scale (1,000 remote leases or Nodes written at once -> all programmed, and weftd's peak RSS).
+// Idle RSS is each node's weftd after 10 s with nothing happening, the median of the 3 nodes (issue 18:
+// at most 50 MiB for every lease source; kube-flannel asks 50 MiB for flanneld). "Programmed" is observed as the
 // kernel's RTM_NEWROUTE notification for the lease's subnet in each node namespace (the route is the
 // last of neighbour, FDB, route), so the figure is kernel state, not a log line.
 import { spawn } from 'node:child_process';
@@ -140,6 +142,12 @@ function cpuMs(pid: number | undefined): number {
   return (Number(f[11]) + Number(f[12])) * 10;
 }
 
+/** Idle: the nodes hold their leases and see each other; nothing else happens for 10 s. The median node's RSS. */
+async function idleRss(c: Cluster): Promise<number> {
+  await new Promise((r) => setTimeout(r, 10_000));
+  return median(c.nodes.map((n) => statusMib(n.weftd?.pid, 'VmRSS')));
+}
+
 /** One store's rows. */
 async function benchStore(store: 'file' | 'etcd' | 'kube'): Promise<BenchResult[]> {
   const load0 = loadAverage();
@@ -147,9 +155,7 @@ async function benchStore(store: 'file' | 'etcd' | 'kube'): Promise<BenchResult[
   const w = watchRoutes(c);
   const writer = store === 'file' ? fileWriter(c.leaseDir) : store === 'etcd' ? etcdWriter(c) : kubeWriter(c);
   try {
-    // Idle: the nodes hold their leases and see each other; nothing else happens for 3 s.
-    await new Promise((r) => setTimeout(r, 3000));
-    const idle = Math.max(...c.nodes.map((n) => statusMib(n.weftd?.pid, 'VmRSS')));
+    const idle = await idleRss(c);
     const joins: number[] = [];
     for (let i = 0; i < JOINS; i++) {
       const l = fakeLease(i);
@@ -183,7 +189,7 @@ async function benchStore(store: 'file' | 'etcd' | 'kube'): Promise<BenchResult[
       { name: `${store}: ${MANY} remote leases at once -> all programmed on all 3 nodes`, value: round(allMs / 1000, 2), unit: 's', target: '<= 5 s', ok: allMs <= 5000 },
       ...writes,
       { name: `${store}: weftd CPU (user + sys) to program the ${MANY}, median of the 3 nodes`, value: round(cpu, 0), unit: 'ms' },
-      { name: `${store}: weftd idle RSS (2 peers)`, value: round(idle, 1), unit: 'MiB', target: '<= 50 MiB', ok: idle <= 50 },
+      { name: `${store}: weftd idle RSS (2 peers, after 10 s, median of 3 nodes)`, value: round(idle, 1), unit: 'MiB', target: '<= 50 MiB', ok: idle <= 50 },
       { name: `${store}: weftd peak RSS with ${MANY + JOINS + 2} remote leases`, value: round(rss, 1), unit: 'MiB', target: '<= 100 MiB', ok: rss <= 100 },
     ];
   } finally {

@@ -6,7 +6,7 @@ import { embedAddonPlugin } from './addon.ts';
 import type { Entry } from './entries.ts';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 import { etcd3ProtosPlugin } from './etcd3-protos.ts';
-import { lazyEtcdChunkPlugin } from './lazy-chunk.ts';
+import { lazyChunkPlugin } from './lazy-chunk.ts';
 
 /** Bundles `entry` (with the addon at `addonPath` embedded) and returns the JavaScript text. */
 export async function bundleBody(root: string, entry: Entry, addonPath: string): Promise<string> {
@@ -17,7 +17,7 @@ export async function bundleBody(root: string, entry: Entry, addonPath: string):
     ...BUNDLE_OPTIONS,
     // import.meta.url is only read on the source-tree path of lib/sys (never in a bundle).
     logOverride: { 'empty-import-meta': 'silent' },
-    plugins: [embedAddonPlugin(addonPath), etcd3ProtosPlugin(), lazyEtcdChunkPlugin(root, [embedAddonPlugin(addonPath), etcd3ProtosPlugin()])],
+    plugins: [embedAddonPlugin(addonPath), etcd3ProtosPlugin(), lazyChunkPlugin([embedAddonPlugin(addonPath), etcd3ProtosPlugin()])],
     ...(entry.external ? { external: entry.external } : {}),
   });
   const body = res.outputFiles.find((f) => f.path === outfile)?.text;

@@ -1,31 +1,58 @@
-// esbuild plugin: a module of a bundle that is compiled only when first used, yet still lives in
-// the one file (no node_modules beside it). agent/lease/etcd-chunk.ts is replaced by a module holding
-// the etcd store bundled separately (CommonJS, same options and plugins) as a string, evaluated with
-// the bundle's own `require` on the first loadEtcdStore() call. A dynamic import alone is not enough:
-// esbuild defers running such a module but V8 still parses its ~500 KB with the rest of the file,
-// which is about 5 MB of weftd's idle RSS (docs/weftd.md, "Memory").
+// esbuild plugin: modules of a bundle that are compiled only when first used, yet still live in the
+// one file (no node_modules beside it). A chunk stub (agent/lease/etcd-chunk.ts, kube-chunk.ts) is a
+// module whose exported functions dynamically import a store; in a bundle it is replaced by one holding
+// the stub bundled on its own (CommonJS, same options and plugins, the store inside), brotli-compressed
+// and base64-encoded, and evaluated with the bundle's own `require` on the first call. A dynamic import
+// alone is not enough: esbuild defers running such a module but V8 still parses it with the rest of
+// the file and keeps its text, and a plain string literal would sit in the heap twice (the script's
+// source and the literal): compressed, the etcd store's 560 kB cost a file-store weftd about 300 kB
+// (docs/weftd.md, "Memory").
 import { build, type Plugin } from 'esbuild';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { brotliCompressSync, constants } from 'node:zlib';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 
-/** Replaces agent/lease/etcd-chunk.ts with the embedded, lazily compiled etcd store. */
-export function lazyEtcdChunkPlugin(root: string, plugins: Plugin[]): Plugin {
+/** Chunk stubs: a file name under agent/lease/ ending in -chunk.ts. */
+const STUB = /agent[\\/]lease[\\/][a-z]+-chunk\.ts$/;
+
+/** The functions a stub exports (`export function name(` or `export async function name(`). */
+export function stubExports(source: string): string[] {
+  return [...source.matchAll(/^export (?:async )?function (\w+)\(/gm)].map((m) => m[1] as string);
+}
+
+/** The module text that replaces a stub: the compressed chunk and one forwarding function per export. */
+export function formatChunkModule(chunk: string, exports: string[]): string {
+  const z = brotliCompressSync(Buffer.from(chunk), { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: chunk.length } });
+  return [
+    // Inside a function: V8 makes a heap string of a literal only when the function is compiled, so a
+    // weftd that never loads the chunk keeps just the file's text of it.
+    `function payload() { return ${JSON.stringify(z.toString('base64'))}; }`,
+    'let loaded;',
+    'function chunk() {',
+    '  if (!loaded) {',
+    '    const src = require("node:zlib").brotliDecompressSync(Buffer.from(payload(), "base64")).toString();',
+    '    const m = { exports: {} };',
+    '    new Function("module", "exports", "require", src)(m, m.exports, require);',
+    '    loaded = m.exports;',
+    '  }',
+    '  return loaded;',
+    '}',
+    ...exports.map((name) => `export function ${name}(...args) { return chunk().${name}(...args); }`),
+  ].join('\n');
+}
+
+/** Replaces every agent/lease/*-chunk.ts with its embedded, lazily compiled chunk. */
+export function lazyChunkPlugin(plugins: Plugin[]): Plugin {
   return {
-    name: 'weft-lazy-etcd-chunk',
+    name: 'weft-lazy-chunk',
     setup(b) {
-      b.onLoad({ filter: /agent[\\/]lease[\\/]etcd-chunk\.ts$/ }, async () => {
-        const res = await build({ entryPoints: [join(root, 'agent', 'lease', 'etcd-store.ts')], ...BUNDLE_OPTIONS, outfile: 'etcd-store.cjs', plugins });
+      b.onLoad({ filter: STUB }, async (args) => {
+        const exports = stubExports(readFileSync(args.path, 'utf8'));
+        if (exports.length === 0) throw new Error(`lazy-chunk: ${args.path} exports no function`);
+        const res = await build({ entryPoints: [args.path], ...BUNDLE_OPTIONS, outfile: 'chunk.cjs', plugins });
         const text = res.outputFiles[0]?.text;
-        if (text === undefined) throw new Error('lazy-chunk: esbuild produced no etcd store bundle');
-        const contents = [
-          `const src = ${JSON.stringify(text)};`,
-          'let loaded;',
-          'export function loadEtcdStore() {',
-          '  if (!loaded) { const m = { exports: {} }; new Function("module", "exports", "require", src)(m, m.exports, require); loaded = m.exports; }',
-          '  return Promise.resolve(loaded);',
-          '}',
-        ].join('\n');
-        return { contents, loader: 'js' };
+        if (text === undefined) throw new Error(`lazy-chunk: esbuild produced no bundle for ${args.path}`);
+        return { contents: formatChunkModule(text, exports), loader: 'js' };
       });
     },
   };

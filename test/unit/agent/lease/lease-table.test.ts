@@ -33,4 +33,22 @@ void describe('LeaseTable', () => {
     t.apply({ type: 'added', lease: l('10.1.3.0/24') }, 2); // revision going back (etcd wiped): stays monotonic
     assert.equal(t.revision, 109);
   });
+
+  void it('replays one change per subnet however many events happened (churn does not grow the table)', () => {
+    const t = new LeaseTable();
+    t.applySnapshot([l('10.1.1.0/24')]);
+    const { revision } = t.snapshot();
+    for (let i = 0; i < 10_000; i++) {
+      const s = `10.1.${2 + (i % 3)}.0/24`;
+      t.apply({ type: 'added', lease: l(s, `10.0.0.${1 + (i % 7)}`) });
+      t.apply({ type: 'removed', lease: l(s) });
+    }
+    t.apply({ type: 'added', lease: l('10.1.3.0/24', '10.0.0.42') });
+    t.apply({ type: 'removed', lease: l('10.1.1.0/24') });
+    assert.equal(t.revision, revision + 20_002);
+    const got: string[] = [];
+    t.watch(revision, (ev) => got.push(`${ev.type} ${ev.lease.subnet} ${ev.lease.publicIp}`));
+    // The last change of each subnet, oldest first.
+    assert.deepEqual(got, ['removed 10.1.4.0/24 10.0.0.3', 'removed 10.1.2.0/24 10.0.0.4', 'added 10.1.3.0/24 10.0.0.42', 'removed 10.1.1.0/24 10.0.0.1']);
+  });
 });
