@@ -2,7 +2,7 @@
 import { isExists, isNotFound } from '../../lib/netlink/errors.ts';
 import type { Link } from '../../lib/netlink/link.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
-import { ensureSysctl } from '../../lib/netns/sysctl.ts';
+import { ensureSysctl, writeSysctl } from '../../lib/netns/sysctl.ts';
 import type { BridgeConfig } from './config.ts';
 import { conflict } from './errors.ts';
 
@@ -10,6 +10,15 @@ import { conflict } from './errors.ts';
 export function ensureIfSysctl(name: string, value: number): void {
   try {
     ensureSysctl(name, value);
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+  }
+}
+
+/** Writes a per-interface sysctl (without reading it first) when the file exists (IPv6 may be disabled). */
+export function setIfSysctl(name: string, value: number): void {
+  try {
+    writeSysctl(name, value);
   } catch (e) {
     if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
   }
