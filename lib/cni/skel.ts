@@ -138,6 +138,7 @@ async function callHandler(plugin: Plugin, a: CmdArgs): Promise<Result | undefin
 
 async function dispatch(plugin: Plugin, a: CmdArgs): Promise<string> {
   const result = await callHandler(plugin, a);
+  traceStep(`${a.command} returned`);
   return result === undefined ? '' : render(formatResult(result, a.cniVersion));
 }
 
