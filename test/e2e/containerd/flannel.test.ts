@@ -2,13 +2,16 @@
 // lease store) and weft's `flannel` conflist (conf/10-flannel.conflist: flannel + portmap, what
 // `weft install` writes): pods get addresses from their node's lease, reach each other across the
 // overlay and serve a hostPort, a pod survives containerd being SIGKILLed and restarted, and
-// StopPodSandbox + RemovePodSandbox leave nothing on either node.
+// StopPodSandbox + RemovePodSandbox leave nothing on either node. Run twice: with the bundles, and with
+// containerd's bin_dir and weftd a standalone bin dir (dist/sea/weft under every name), the latter
+// without the restart case, to keep the run short.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../../testkit/containerd.ts';
+import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
 import { CLEAN, failIfMissing, httpGet, leftovers, skipUnlessCi, waitUntil } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
@@ -31,22 +34,28 @@ function nodeConflist(name: string, n: ClusterNode, ipamDir: string, flannelDir:
   return { ...conf, name, plugins };
 }
 
-describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', { skip: skipUnlessCi(), timeout: 600_000 }, () => {
+for (const standalone of [false, true]) describe(`containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes${standalone ? ' (standalone executable)' : ''}`, { skip: skipUnlessCi() || (standalone && standaloneSkipReason()), timeout: 600_000 }, () => {
+  /** Cases run only with the bundles. */
+  const full = (name: string, fn: () => Promise<void>): void => {
+    test(name, { skip: standalone ? 'run with the bundles only' : false }, fn);
+  };
   let cluster: Cluster | undefined;
+  let bin: ReturnType<typeof standaloneBinDir> | undefined;
   let clientNs = '';
   const nodes: NodeEnv[] = [];
   const base = uniqueNetworkName();
 
   before(async () => {
     failIfMissing();
-    cluster = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 2, podsPerNode: 0, conflist: 'flannel' });
+    bin = standalone ? standaloneBinDir() : undefined;
+    cluster = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 2, podsPerNode: 0, conflist: 'flannel', ...(bin ? { binDir: bin.dir } : {}) });
     clientNs = `/var/run/netns/${(await cluster.topo.addUnderlayHost('cl', CLIENT_IP)).netns}`;
     for (const node of cluster.nodes) {
       // A network name per node: both nodes' containerd share the machine's libcni result cache.
       const net = `${base}-n${node.id}`;
       const ipamDir = join(node.dir, 'ipam-ctrd');
       const flannelDir = join(node.dir, 'flannel-ctrd');
-      const env = await ContainerdEnv.start({ netns: node.netns, conflist: nodeConflist(net, node, ipamDir, flannelDir) });
+      const env = await ContainerdEnv.start({ netns: node.netns, conflist: nodeConflist(net, node, ipamDir, flannelDir), ...(bin ? { binDir: bin.dir } : {}) });
       nodes.push({ node, env, net, ipamDir, flannelDir });
     }
   });
@@ -54,6 +63,7 @@ describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', 
   after(async () => {
     for (const n of nodes) await n.env.destroy();
     cluster?.destroy();
+    bin?.remove();
   });
 
   const nodeLeftovers = (n: NodeEnv): ReturnType<typeof leftovers> => leftovers(n.env, n.node.netns, join(n.ipamDir, n.net), [n.flannelDir]);
@@ -83,7 +93,7 @@ describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', 
     for (const n of [a, b]) await waitServed(clientNs, `http://${n.node.ip}:8080/`);
   });
 
-  test('containerd SIGKILLed and restarted on one node: its pod keeps its address and cross-node traffic', async () => {
+  full('containerd SIGKILLed and restarted on one node: its pod keeps its address and cross-node traffic', async () => {
     const [a, b] = nodes;
     assert.ok(a?.pod && b?.pod, 'the previous test started the pods');
     await a.env.killDaemon();
