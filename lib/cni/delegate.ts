@@ -92,13 +92,13 @@ async function execPlugin(file: string, command: DelegateCommand, stdinData: Buf
 
 /** The registered plugin that may stand in for `file` (found on CNI_PATH as `type`), if any. */
 function inProcessPlugin(type: string, file: string): Plugin | undefined {
+  // The standalone executable under another name (asked first: two stats, and the standalone file
+  // has no bundle header to read): the same file is the same build.
+  if (isOwnStandaloneFile(file)) return inProcess.get(type);
   const header = readBundleHeader(file);
-  if (header !== undefined) {
-    const plugin = inProcess.get(header.name);
-    return plugin?.version === header.version ? plugin : undefined;
-  }
-  // The standalone executable under another name: the same file is the same build.
-  return isOwnStandaloneFile(file) ? inProcess.get(type) : undefined;
+  if (header === undefined) return undefined;
+  const plugin = inProcess.get(header.name);
+  return plugin?.version === header.version ? plugin : undefined;
 }
 
 /**
