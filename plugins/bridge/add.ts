@@ -5,9 +5,9 @@ import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { familyOfText } from '../../lib/ip/addr.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
-import { ensureBridge, removeBridgeIfUnused } from './bridge-link.ts';
+import { ensureBridge, removeBridgeIfUnused, restoreBridge } from './bridge-link.ts';
 import { parseBridgeConfig, type BridgeConfig } from './config.ts';
-import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac, undoGatewayMove } from './gateway.ts';
+import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac, removeGatewayAddrIfUnused, restoreForwarding, undoGatewayMove } from './gateway.ts';
 import { ipamAdd, ipamDel, ipamValidate } from './ipam.ts';
 import { setupMacSpoof, teardownMacSpoof } from './macspoof.ts';
 import { setupMasq, teardownMasq } from './masquerade.ts';
@@ -20,7 +20,7 @@ import { setupVeth, teardownLinkByName } from './veth.ts';
 
 /** Refuses what this build cannot do yet, before any change (code 2). */
 function checkSupported(cfg: BridgeConfig): void {
-  // TODO(issue 4): bridge VLAN filtering needs IFLA_BR_VLAN_FILTERING and BRIDGE_VLAN_INFO in lib/netlink.
+  // VLAN filtering would need IFLA_BR_VLAN_FILTERING and BRIDGE_VLAN_INFO, which lib/netlink does not encode.
   if (cfg.vlan !== 0) throw unsupportedField('unsupported field: vlan', `vlan ${cfg.vlan}: VLAN filtering is not implemented by weft bridge`);
 }
 
@@ -41,6 +41,8 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
     return await new Rollback().run(async (rb) => {
       const br = ensureBridge(host, cfg);
       if (br.created) rb.push(`bridge ${cfg.bridge}`, () => { removeBridgeIfUnused(host, br.link.index); });
+      // Unwound last, after the veth: only ports of other pods can keep the bridge as it is now.
+      else rb.push(`bridge ${cfg.bridge} settings`, () => { restoreBridge(host, br.link.index, -1, br.changes, cfg.bridge); });
       const veth = setupVeth(host, pod.rtnl, pod.ns, {
         network: cfg.name, containerId: a.containerId, ifName: a.ifName, mtu: cfg.mtu, mac: cfg.mac,
         bridgeIndex: br.link.index, hairpin: cfg.hairpinMode, enableDad: cfg.enableDad,
@@ -64,9 +66,13 @@ export async function cmdAdd(a: CmdArgs): Promise<Result> {
           if (gw === undefined) continue;
           families.add(familyOfText(ip.address));
           const onMoved = (old: string): void => rb.push(`bridge address ${old} moved to ${gw}`, () => { undoGatewayMove(host, br.link.index, old, gw); });
-          if (ensureGatewayAddr(host, br.link.index, gw, cfg.forceAddress, { bridge: cfg.bridge, ipam: cfg.ipam, containerId: a.containerId, ownPortIndex: veth.host.index, onMoved })) pinBridgeMac(host, br.link.index, br.link.mac);
+          if (ensureGatewayAddr(host, br.link.index, gw, cfg.forceAddress, { bridge: cfg.bridge, ipam: cfg.ipam, containerId: a.containerId, ownPortIndex: veth.host.index, onMoved })) {
+            rb.push(`bridge address ${gw}`, () => { removeGatewayAddrIfUnused(host, br.link.index, gw, veth.host.index); });
+            pinBridgeMac(host, br.link.index, br.link.mac);
+          }
         }
-        ensureForwarding(families);
+        const forwarding = ensureForwarding(families);
+        rb.push('forwarding sysctls', () => { restoreForwarding(host, br.link.index, veth.host.index, forwarding); });
       }
       configurePodIface(pod.rtnl, veth.pod.index, ips, routes, cfg.enableDad);
 

@@ -75,14 +75,46 @@ export function pinBridgeMac(rtnl: Rtnl, bridgeIndex: number, mac: string): void
   if (mac !== '') rtnl.setMac(bridgeIndex, mac);
 }
 
-/** Idempotent, in the node netns: turns on forwarding for the families in use. */
-export function ensureForwarding(families: ReadonlySet<4 | 6>): void {
-  if (families.has(4)) ensureSysctl('net/ipv4/ip_forward', 1);
-  if (families.has(6)) {
+/** True when the bridge has a port other than `ownPortIndex` (another pod, an uplink): it still needs its gateway and forwarding. */
+export function bridgeHasOtherPorts(rtnl: Rtnl, bridgeIndex: number, ownPortIndex: number): boolean {
+  return rtnl.listLinks().some((l) => l.master === bridgeIndex && l.index !== ownPortIndex);
+}
+
+/**
+ * Rollback of a gateway address this ADD added, in the node netns: removed unless another port is on
+ * the bridge (a concurrent ADD on the same subnet may rely on it by then). Idempotent.
+ */
+export function removeGatewayAddrIfUnused(rtnl: Rtnl, bridgeIndex: number, cidr: string, ownPortIndex: number): void {
+  if (bridgeHasOtherPorts(rtnl, bridgeIndex, ownPortIndex)) return;
+  try {
+    rtnl.delAddr({ index: bridgeIndex, cidr });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
+const FORWARDING: Record<4 | 6, string> = { 4: 'net/ipv4/ip_forward', 6: 'net/ipv6/conf/all/forwarding' };
+
+/** Idempotent, in the node netns: turns on forwarding for the families in use; returns the sysctls it changed (for rollback). */
+export function ensureForwarding(families: ReadonlySet<4 | 6>): string[] {
+  const changed: string[] = [];
+  for (const family of [4, 6] as const) {
+    if (!families.has(family)) continue;
     try {
-      ensureSysctl('net/ipv6/conf/all/forwarding', 1);
+      if (ensureSysctl(FORWARDING[family], 1)) changed.push(FORWARDING[family]);
     } catch (e) {
-      if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
+      // IPv6 may be disabled (no net/ipv6 tree): nothing to forward then.
+      if (family === 4 || (e as { code?: unknown }).code !== 'ENOENT') throw e;
     }
   }
+  return changed;
+}
+
+/**
+ * Rollback of ensureForwarding, in the node netns: the sysctls it turned on go back to 0 unless another
+ * port is on the bridge. A failed ADD leaves forwarding as it found it (issue 20: a failed ADD changes nothing).
+ */
+export function restoreForwarding(rtnl: Rtnl, bridgeIndex: number, ownPortIndex: number, changed: readonly string[]): void {
+  if (changed.length === 0 || bridgeHasOtherPorts(rtnl, bridgeIndex, ownPortIndex)) return;
+  for (const name of changed) ensureSysctl(name, 0);
 }

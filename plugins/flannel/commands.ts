@@ -3,7 +3,7 @@
 // holds our bundle of it); DEL replays the stored one.
 // Runs in the runtime's (node's) netns; the pod netns is only touched by the delegate.
 import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd } from '../../lib/cni/delegate.ts';
-import { unknownContainer } from '../../lib/cni/errors.ts';
+import { CniError, ErrorCode, unknownContainer } from '../../lib/cni/errors.ts';
 import { log } from '../../lib/cni/log.ts';
 import type { CmdArgs, Plugin } from '../../lib/cni/plugin.ts';
 import type { NetConf, Result } from '../../lib/cni/types.ts';
@@ -74,7 +74,10 @@ async function cmdDel(a: CmdArgs): Promise<void> {
   try {
     await delegateDel(replay.type, replay.bytes, a.env);
   } catch (e) {
-    // DEL never blocks cleanup: the delegate released what it could, and a retry would fail the same way.
+    // A stall (code 11: a held IPAM lock, a hung nft) passes a retry: keep the stored config so that the
+    // runtime's next DEL replays it, and say so with 11, as flannel keeps its scratch file on a failed DEL.
+    if (e instanceof CniError && e.code === ErrorCode.tryAgainLater) throw e;
+    // DEL never blocks cleanup otherwise: the delegate released what it could, and a retry would fail the same way.
     log.warn('delegate DEL failed; forgetting the stored config anyway', { containerId: a.containerId, type: replay.type, error: e });
   }
   removeDelegateConf(dataDir, a.containerId);

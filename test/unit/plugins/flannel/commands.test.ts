@@ -18,7 +18,9 @@ void describe('flannel commands (delegate exec\'d from CNI_PATH)', () => {
     // recorder: keeps each command's stdin; failer: refuses everything as a Go plugin would.
     writeFileSync(join(dir, 'recorder'), `#!/bin/sh\ncat > "$RECORD.$CNI_COMMAND"\n[ "$CNI_COMMAND" = ADD ] && printf '%s' '${RESULT}'\nexit 0\n`);
     writeFileSync(join(dir, 'failer'), '#!/bin/sh\ncat >/dev/null\nprintf \'{"code":7,"msg":"nope"}\'\nexit 1\n');
-    for (const f of ['recorder', 'failer']) chmodSync(join(dir, f), 0o755);
+    // staller: a delegate whose DEL hit a stall (a held IPAM lock) and asks to be retried.
+    writeFileSync(join(dir, 'staller'), '#!/bin/sh\ncat >/dev/null\nprintf \'{"code":11,"msg":"lock is held"}\'\nexit 1\n');
+    for (const f of ['recorder', 'failer', 'staller']) chmodSync(join(dir, f), 0o755);
     writeFileSync(join(dir, 'subnet.env'), 'FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n');
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,6 +64,18 @@ void describe('flannel commands (delegate exec\'d from CNI_PATH)', () => {
     }
     assert.equal((await run('DEL', { dataDir: 'relative/dir', delegate: 7 })).exitCode, 0, 'a config ADD would refuse');
     assert.notEqual((await run('DEL', '{not json')).exitCode, 0, 'only unparsable stdin fails');
+  });
+
+  it('DEL whose delegate answers 11 (a stall): code 11 and the stored config is kept for the retry, which replays it', async () => {
+    const stored = JSON.stringify({ type: 'staller', name: 'cbr0', cniVersion: '1.0.0' });
+    writeFileSync(join(dir, 'data', 'c6'), stored);
+    const out = await run('DEL', {}, 'c6');
+    assert.equal(out.exitCode, 1, out.stdout);
+    assert.equal((JSON.parse(out.stdout) as { code: number }).code, 11);
+    assert.equal(readFileSync(join(dir, 'data', 'c6'), 'utf8'), stored, 'kept for the runtime\'s retry');
+    writeFileSync(join(dir, 'data', 'c6'), JSON.stringify({ type: 'recorder', name: 'cbr0', cniVersion: '1.0.0' }));
+    assert.equal((await run('DEL', {}, 'c6')).exitCode, 0);
+    assert.equal(existsSync(join(dir, 'data', 'c6')), false);
   });
 
   it('ADD without subnet.env: code 11 with flannel\'s message, nothing stored; a failing delegate leaves nothing stored', async () => {
