@@ -1,7 +1,8 @@
 // weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
 import { Command } from 'commander';
+import { formatIp, isMapped, parseIp } from '../lib/ip/index.ts';
 import { FLANNELD_DEFAULT_ETCD_ENDPOINTS } from './flanneld-argv.ts';
-import { normalizeStoreFlags, type StoreFlags } from './lease/open-store.ts';
+import { normalizeStoreFlags, type StoreFlags } from './lease/store-flags.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
 import type { EtcdSecurity } from './lease/etcd-client.ts';
@@ -42,23 +43,18 @@ export interface RawFlags {
 
 /** Builds the commander program (no parsing yet). */
 export function weftdCommand(version: string): Command {
-  return new Command('weftd')
+  return withEtcdSecurityOptions(new Command('weftd')
     .description('weft node agent: flannel-compatible subnet leases and vxlan / host-gw data plane')
     .version(version)
     .option('--net-conf <path>', "flannel net-conf.json (required with the file store; with etcd, default <etcd-prefix>/config)")
     .option('--store <spec>', 'lease store: file:/DIR shared by the nodes of one machine (default file:/var/lib/weft/leases)')
     .option('--etcd-endpoints <urls>', 'etcd v3 endpoints, comma-separated (selects the etcd store)')
-    .option('--etcd-prefix <prefix>', 'etcd key prefix (default /coreos.com/network)')
-    .option('--etcd-keyfile <path>', 'client key for etcd TLS (with --etcd-certfile)')
-    .option('--etcd-certfile <path>', 'client certificate for etcd TLS (with --etcd-keyfile)')
-    .option('--etcd-cafile <path>', "CA that signed etcd's server certificate (default: the system CAs)")
-    .option('--etcd-username <name>', 'etcd user (etcd auth)')
-    .option('--etcd-password <password>', 'password of --etcd-username')
+    .option('--etcd-prefix <prefix>', 'etcd key prefix (default /coreos.com/network)'))
     .option('--iface <name|ip>', 'uplink interface (name or one of its addresses), repeatable: the first that exists wins; default: the default route\'s', collect)
     .option('--iface-regex <regex>', 'uplink: first address, then interface name matching, repeatable (after --iface)', collect)
     .option('--iface-can-reach <ip>', 'uplink: the interface the main table routes this IP through (after --iface-regex)')
     .option('--public-ip <ip>', 'address advertised to peers (default: the uplink\'s first IPv4 address)')
-    .option('--public-ipv6 <ip>', 'IPv6 address advertised to peers (IPv6 is not implemented: refused unless empty)')
+    .option('--public-ipv6 <ip>', 'IPv6 address advertised to peers with EnableIPv6 (default: the uplink\'s first global IPv6 address)')
     .option('--subnet-file <path>', 'where to write subnet.env', '/run/flannel/subnet.env')
     .option('--net-config-path <path>', 'same as --net-conf (flanneld\'s name)')
     .option('--ip-masq', 'masquerade traffic leaving the cluster Network (nftables)')
@@ -77,6 +73,16 @@ export function weftdCommand(version: string): Command {
     .addHelpText('after', NET_CONF_HELP);
 }
 
+/** Adds flanneld's etcd TLS and auth flags to `cmd` (weftd's and `weft doctor`'s, spelled and described alike). */
+export function withEtcdSecurityOptions(cmd: Command): Command {
+  return cmd
+    .option('--etcd-keyfile <path>', 'client key for etcd TLS (with --etcd-certfile)')
+    .option('--etcd-certfile <path>', 'client certificate for etcd TLS (with --etcd-keyfile)')
+    .option('--etcd-cafile <path>', "CA that signed etcd's server certificate (default: the system CAs)")
+    .option('--etcd-username <name>', 'etcd user (etcd auth)')
+    .option('--etcd-password <password>', 'password of --etcd-username');
+}
+
 function collect(v: string, prev: string[] | undefined): string[] {
   return [...(prev ?? []), v];
 }
@@ -84,8 +90,11 @@ function collect(v: string, prev: string[] | undefined): string[] {
 /** The net-conf.json keys, for --help (docs/weftd.md has the whole story). */
 const NET_CONF_HELP = `
 net-conf.json (flannel's keys, matched case-insensitively):
-  Network                    cluster IPv4 network (required)
+  Network                    cluster IPv4 network (required unless EnableIPv4 is false)
   SubnetLen, SubnetMin/Max   node subnet size and range (flannel's defaults)
+  EnableIPv4, EnableIPv6     families to lease (true, false)
+  IPv6Network, IPv6SubnetLen, IPv6SubnetMin/Max
+                             with EnableIPv6: the cluster IPv6 network, node subnets /64 by default
   Backend.Type               vxlan | host-gw | udp (udp when Backend is absent, as flannel)
   Backend.VNI, Port, MTU     vxlan: VNI 1, port 8472; udp: port 8285; MTU: uplink minus overhead
   Backend.DirectRouting      vxlan: plain routes to peers on the uplink's subnet (false)
@@ -97,19 +106,13 @@ net-conf.json (flannel's keys, matched case-insensitively):
 export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = process.env): WeftdOptions {
   if (f.netConf !== undefined && f.netConfigPath !== undefined) throw new Error('--net-conf and --net-config-path are the same flag; give one');
   const netConf = f.netConf ?? f.netConfigPath;
-  const etcdOnly = [f.etcdPrefix, f.etcdKeyfile, f.etcdCertfile, f.etcdCafile, f.etcdUsername, f.etcdPassword].some((x) => x !== undefined);
-  // flanneld always talks to etcd: its --etcd-* flags without endpoints mean its default endpoints.
-  const etcdEndpoints = f.etcdEndpoints ?? (etcdOnly && f.store === undefined ? FLANNELD_DEFAULT_ETCD_ENDPOINTS : undefined);
   const storeFlags = {
-    ...(f.store !== undefined ? { store: f.store } : {}),
-    ...(etcdEndpoints !== undefined ? { etcdEndpoints } : {}),
-    ...(f.etcdPrefix !== undefined ? { etcdPrefix: f.etcdPrefix } : {}),
+    ...leaseSourceFlags(f),
     ...(netConf !== undefined ? { netConfPath: netConf } : {}),
-    ...etcdSecurity(f),
     ...kubeStoreFlags(f, env),
   };
   normalizeStoreFlags(storeFlags);
-  if (f.publicIpv6 !== undefined && f.publicIpv6 !== '') throw new Error(`--public-ipv6 ${JSON.stringify(f.publicIpv6)}: IPv6 is not implemented in weftd yet`);
+  const publicIpv6 = normalizePublicIpv6(f.publicIpv6);
   const marginMin = Number(f.subnetLeaseRenewMargin ?? '60');
   if (!Number.isInteger(marginMin) || marginMin < 1 || marginMin > 1439) {
     throw new Error(`--subnet-lease-renew-margin ${JSON.stringify(f.subnetLeaseRenewMargin)} must be an integer from 1 to 1439 (minutes)`);
@@ -142,6 +145,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
       ...(f.ifaceCanReach !== undefined ? { ifaceCanReach: f.ifaceCanReach } : {}),
       ...(f.publicIp !== undefined && f.publicIp !== '' ? { publicIp: f.publicIp } : {}),
     },
+    ...(publicIpv6 !== undefined ? { publicIpv6 } : {}),
     subnetFile: f.subnetFile,
     ipMasq: f.ipMasq === true,
     ...(metricsAddr !== undefined ? { metricsAddr } : {}),
@@ -152,18 +156,42 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
   };
 }
 
-/** The --kube-subnet-mgr part of the store flags (NODE_NAME read only in that mode). */
+/** --public-ipv6 (flanneld's flag, FLANNELD_PUBLIC_IPV6): an IPv6 address in Go's text form; empty means auto-detect. */
+function normalizePublicIpv6(v: string | undefined): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  const ip = parseIp(v);
+  if (ip === null || ip.family !== 6 || isMapped(ip)) throw new Error(`--public-ipv6 ${JSON.stringify(v)} is not an IPv6 address`);
+  return formatIp(ip);
+}
+
+/** The --kube-subnet-mgr part of the store flags (NODE_NAME, POD_NAME, POD_NAMESPACE read only in that mode). */
 function kubeStoreFlags(f: RawFlags, env: NodeJS.ProcessEnv): Partial<StoreFlags> {
   return {
-    ...(f.kubeSubnetMgr === true ? { kubeSubnetMgr: true, ...(env.NODE_NAME ? { nodeName: env.NODE_NAME } : {}) } : {}),
+    ...(f.kubeSubnetMgr === true ? { kubeSubnetMgr: true, ...(env.NODE_NAME ? { nodeName: env.NODE_NAME } : {}), ...(env.POD_NAME ? { podName: env.POD_NAME } : {}), ...(env.POD_NAMESPACE ? { podNamespace: env.POD_NAMESPACE } : {}) } : {}),
     ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}),
     ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}),
     ...(f.kubeAnnotationPrefix !== undefined ? { kubeAnnotationPrefix: f.kubeAnnotationPrefix } : {}),
   };
 }
 
+/** The file/etcd lease-source flags weftd and `weft doctor` share (flanneld's names). */
+export type LeaseSourceRawFlags = Pick<RawFlags, 'store' | 'etcdEndpoints' | 'etcdPrefix' | 'etcdKeyfile' | 'etcdCertfile' | 'etcdCafile' | 'etcdUsername' | 'etcdPassword'>;
+
+/** The file/etcd part of StoreFlags from the raw flags, flanneld's way; normalizeStoreFlags validates it. */
+export function leaseSourceFlags(f: LeaseSourceRawFlags): Pick<StoreFlags, 'store' | 'etcdEndpoints' | 'etcdPrefix' | 'etcdSecurity'> {
+  const etcdOnly = [f.etcdPrefix, f.etcdKeyfile, f.etcdCertfile, f.etcdCafile, f.etcdUsername, f.etcdPassword].some((x) => x !== undefined);
+  // flanneld always talks to etcd: its --etcd-* flags without endpoints mean its default endpoints.
+  const etcdEndpoints = f.etcdEndpoints ?? (etcdOnly && f.store === undefined ? FLANNELD_DEFAULT_ETCD_ENDPOINTS : undefined);
+  return {
+    ...(f.store !== undefined ? { store: f.store } : {}),
+    ...(etcdEndpoints !== undefined ? { etcdEndpoints } : {}),
+    ...(f.etcdPrefix !== undefined ? { etcdPrefix: f.etcdPrefix } : {}),
+    ...etcdSecurity(f),
+  };
+}
+
 /** The etcd TLS/auth flags that were given, as StoreFlags.etcdSecurity (absent when none was; normalizeStoreFlags checks the pairs). */
-function etcdSecurity(f: RawFlags): { etcdSecurity?: EtcdSecurity } {
+function etcdSecurity(f: LeaseSourceRawFlags): { etcdSecurity?: EtcdSecurity } {
   const sec: EtcdSecurity = {
     ...(f.etcdCafile !== undefined ? { cafile: f.etcdCafile } : {}),
     ...(f.etcdCertfile !== undefined ? { certfile: f.etcdCertfile } : {}),

@@ -20,6 +20,17 @@ export interface IpMasqSpec {
 }
 
 /**
+ * The networks --ip-masq covers for a net-conf: Network and, with EnableIPv6, IPv6Network (flannel's
+ * SetupAndEnsureMasqRules takes both and adds the IPv6 rules only for a non-empty IPv6Network).
+ */
+export function masqNetworks(conf: { network: string; ipv6Network?: string | undefined }): IpMasqSpec {
+  return {
+    ...(conf.network !== '' ? { network4: conf.network } : {}),
+    ...(conf.ipv6Network !== undefined ? { network6: conf.ipv6Network } : {}),
+  };
+}
+
+/**
  * Idempotent, in the node's (host) netns unless netnsPath: rebuilds the ip-masq chain in one
  * transaction (add chain, flush, rules), so a restart or a changed Network converges without leftovers.
  */

@@ -37,6 +37,11 @@ export class Metrics {
     this.family(name).samples.set(formatLabels(labels), value);
   }
 
+  /** Drops every sample of a family (a family whose label sets follow a table, rebuilt on each scrape). */
+  clear(name: string): void {
+    this.family(name).samples.clear();
+  }
+
   /** Current value (tests and logs). */
   get(name: string, labels: Record<string, string> = {}): number {
     return this.family(name).samples.get(formatLabels(labels)) ?? 0;

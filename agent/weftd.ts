@@ -3,22 +3,27 @@
 // event, on relevant netlink events and periodically. Stopping leaves the data plane and the lease.
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { ensureIpMasq } from './ip-masq.ts';
+import { ensureIpMasq, masqNetworks } from './ip-masq.ts';
 import { Rtnl, RtnlEvents, type RtnlEvent } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
-import { createBackend, type Backend } from './backend/index.ts';
+import { createBackend, type Backend, type UplinkV6 } from './backend/index.ts';
+import { findUplinkV6 } from './backend/uplink-v6.ts';
+import { hasIPv6 } from './config/net-conf.ts';
 import { containsIPv4, parseCidr4, parseCidr4Loose } from '../lib/ip/ipv4.ts';
+import { cidrContains, parseCidr } from '../lib/ip/index.ts';
 import { openLeaseStore, type StoreFlags } from './lease/open-store.ts';
 import type { Lease, LeaseStore, Watch } from './lease/store.ts';
 import type { AgentLog } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { serveMetrics } from './metrics.ts';
-import { describeOp, applyPlan, readActual } from './reconcile/apply.ts';
-import { RTPROT_WEFT, desiredState } from './reconcile/desired.ts';
-import { planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
+import { describeOp } from './reconcile/apply.ts';
+import { RTPROT_WEFT } from './reconcile/desired.ts';
+import type { DevIndexes, Op } from './reconcile/diff.ts';
+import { familyTargets, reconcileFamily } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
+import { earlyStillFits, startUdpEarly } from './udp/early.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -27,6 +32,8 @@ const IPMASQ_RESYNC_MS = 30_000;
 export interface WeftdOptions {
   store: StoreFlags;
   uplink: UplinkQuery;
+  /** --public-ipv6: the IPv6 address peers send to when the net-conf enables IPv6 (default: the uplink's first global one). */
+  publicIpv6?: string;
   subnetFile: string;
   ipMasq: boolean;
   metricsAddr?: string;
@@ -54,6 +61,7 @@ export class Weftd {
     private readonly o: WeftdOptions,
     private readonly rtnl: Rtnl,
     private readonly uplink: Uplink,
+    private readonly uplink6: UplinkV6 | undefined,
     private readonly store: LeaseStore,
     private readonly backend: Backend,
     private own: Lease,
@@ -64,16 +72,33 @@ export class Weftd {
     const rtnl = Rtnl.open();
     const uplink = findUplink(rtnl, o.uplink);
     o.log.info('uplink', { ...uplink });
-    const store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    // udp: flannel0 died with the previous agent; forward again before the slow store start-up.
+    const early = await startUdpEarly(o, rtnl, uplink);
+    let store: LeaseStore;
     try {
-      const backend = createBackend(store.netConf.backend, uplink, { subnetFile: o.subnetFile, log: o.log, network: store.netConf.network });
+      store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
+    } catch (e) {
+      early?.backend.stop();
+      throw e;
+    }
+    try {
+      const uplink6 = hasIPv6(store.netConf) ? findUplinkV6(rtnl, uplink, o.publicIpv6) : undefined;
+      if (uplink6 !== undefined) o.log.info('uplink IPv6', { ...uplink6 });
+      // udp is IPv4-only: with EnableIPv6 createBackend refuses it, so the early forwarder is never reused then.
+      const reuse = early !== undefined && uplink6 === undefined && !hasIPv6(store.netConf) && earlyStillFits(early, store.netConf);
+      if (!reuse) early?.backend.stop();
+      const backend: Backend = reuse ? early.backend : createBackend(store.netConf.backend, uplink, {
+        subnetFile: o.subnetFile, log: o.log, network: store.netConf.network, ...(uplink6 !== undefined ? { ipv6: uplink6 } : {}),
+      });
       const preferred = previousSubnet(o.subnetFile, store.netConf.network);
+      const v6Data = backend.backendV6Data?.();
       const own = await store.acquire({
         publicIp: uplink.publicIp, backendType: backend.type, backendData: backend.backendData(),
-        ...(preferred !== undefined ? { preferredSubnet: preferred } : {}),
+        ...(preferred !== undefined ? { preferredSubnet: preferred } : {}), ...previousIpv6Subnet(o.subnetFile, store.netConf.ipv6Network),
+        ...(uplink6 !== undefined && v6Data !== undefined ? { publicIpv6: uplink6.publicIp, backendV6Data: v6Data } : {}),
       });
       o.log.info('lease acquired', { subnet: own.subnet, publicIp: own.publicIp, backend: backend.type, preferred });
-      const d = new Weftd(o, rtnl, uplink, store, backend, own);
+      const d = new Weftd(o, rtnl, uplink, uplink6, store, backend, own);
       await d.run();
       return d;
     } catch (e) {
@@ -94,7 +119,7 @@ export class Weftd {
     this.backend.ensureLocal(this.rtnl, this.own);
     this.writeSubnetFile();
     if (o.ipMasq) {
-      ensureIpMasq({ network4: this.store.netConf.network });
+      ensureIpMasq(masqNetworks(this.store.netConf));
       // Re-applied now and then: another tool flushing the ruleset (iptables-nft restores, `nft
       // flush ruleset`) would otherwise leave pods NAT-less until a restart. One nft transaction.
       this.masqTimer = setInterval(() => this.ensureMasq(), IPMASQ_RESYNC_MS).unref();
@@ -102,7 +127,7 @@ export class Weftd {
     this.store.onLost(({ lost, current }) => {
       o.log.warn('own lease was lost and taken again', { lost: lost.subnet, current: current.subnet });
       this.own = current;
-      if (lost.subnet !== current.subnet) this.writeSubnetFile();
+      if (lost.subnet !== current.subnet || lost.ipv6Subnet !== current.ipv6Subnet) this.writeSubnetFile();
       this.loop?.trigger('own-lease');
     });
     this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs });
@@ -120,7 +145,7 @@ export class Weftd {
       this.metrics.inc(M.errors, { source: 'store' });
       o.log.warn('lease watch', { error: err });
     });
-    this.events = RtnlEvents.open(['link', 'ipv4-route', 'neigh'], { ref: false });
+    this.events = RtnlEvents.open(['link', 'ipv4-route', ...(this.uplink6 !== undefined ? ['ipv6-route' as const] : []), 'neigh'], { ref: false });
     this.events.on((ev) => { if (this.concerns(ev)) this.loop?.trigger(`netlink-${ev.type}`); });
     if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
@@ -131,15 +156,15 @@ export class Weftd {
     if (ev.type === 'overrun') return true;
     if (ev.link) return this.backend.watchesLink(ev.link);
     if (ev.route) {
-      if (ev.route.table !== 254 || ev.route.family !== 4) return false;
+      if (ev.route.table !== 254) return false;
       if (ev.route.protocol === RTPROT_WEFT) return ev.type === 'delroute';
-      const net = parseCidr4(this.store.netConf.network);
-      const dst = parseCidr4Loose(ev.route.dst);
-      return net !== null && dst !== null && containsIPv4(net, dst.ip);
+      const net = parseCidr(ev.route.family === 4 ? this.store.netConf.network : this.store.netConf.ipv6Network ?? '');
+      const dst = parseCidr(ev.route.dst);
+      return net !== null && dst !== null && cidrContains(net, dst.addr);
     }
-    // Our own neighbour/FDB writes come back as newneigh; only removals on the VTEP are drift.
+    // Our own neighbour/FDB writes come back as newneigh; only removals on a VTEP are drift.
     const index = ev.neigh?.index ?? ev.fdb?.index;
-    return ev.type === 'delneigh' && index !== undefined && index === this.dev?.vtep;
+    return ev.type === 'delneigh' && index !== undefined && (index === this.dev?.vtep || index === this.dev?.vtep6);
   }
 
   /** One reconcile pass (synchronous). */
@@ -151,32 +176,36 @@ export class Weftd {
       this.dev = dev;
       this.backend.syncLeases?.([...this.leases.values()], this.own);
       const conf = this.store.netConf;
-      const desired = desiredState({
-        backend: this.backend.type, ownSubnet: this.own.subnet, publicIp: this.uplink.publicIp, uplinkCidr: this.uplink.cidr,
-        directRouting: conf.backend.directRouting, vni: conf.backend.vni,
-      }, [...this.leases.values()]);
-      const plan = planReconcile(desired, readActual(this.rtnl, dev), dev, conf.network);
-      const out = applyPlan(this.rtnl, plan, dev);
-      for (const op of out.applied) {
-        this.metrics.inc(M.changes, { op: op.kind });
-        this.o.log.info('programmed', { change: describeOp(op), trigger: why });
+      const sums = { route: 0, neigh: 0, fdb: 0, conflicts: 0, failed: [] as Error[] };
+      const leases = [...this.leases.values()];
+      for (const t of familyTargets(conf, this.own, this.uplink, this.uplink6)) {
+        const { desired, plan, out } = reconcileFamily(this.rtnl, t, { backend: this.backend.type, directRouting: conf.backend.directRouting, vni: conf.backend.vni }, leases, dev);
+        for (const op of out.applied) {
+          this.metrics.inc(M.changes, { op: op.kind });
+          this.o.log.info('programmed', { change: describeOp(op), trigger: why });
+        }
+        for (const x of out.failed) {
+          this.metrics.inc(M.errors, { source: 'apply' });
+          this.o.log.warn('change failed', { change: describeOp(x.op), error: x.error });
+        }
+        for (const c of plan.conflicts) this.o.log.warn('route exists and is not ours: left alone', c);
+        const failedAdds = (kind: Op['kind']) => out.failed.filter((x) => x.op.kind === kind).length;
+        sums.route += desired.routes.length - plan.conflicts.length - failedAdds('add-route');
+        sums.neigh += desired.neighs.length - failedAdds('add-neigh');
+        sums.fdb += desired.fdbs.length - failedAdds('add-fdb');
+        sums.conflicts += plan.conflicts.length;
+        sums.failed.push(...out.failed.map((x) => x.error));
       }
-      for (const f of out.failed) {
-        this.metrics.inc(M.errors, { source: 'apply' });
-        this.o.log.warn('change failed', { change: describeOp(f.op), error: f.error });
-      }
-      for (const c of plan.conflicts) this.o.log.warn('route exists and is not ours: left alone', c);
-      const failedAdds = (kind: Op['kind']) => out.failed.filter((f) => f.op.kind === kind).length;
-      this.metrics.set(M.programmed, desired.routes.length - plan.conflicts.length - failedAdds('add-route'), { kind: 'route' });
-      this.metrics.set(M.programmed, desired.neighs.length - failedAdds('add-neigh'), { kind: 'neigh' });
-      this.metrics.set(M.programmed, desired.fdbs.length - failedAdds('add-fdb'), { kind: 'fdb' });
-      this.metrics.set(M.conflicts, plan.conflicts.length);
+      this.metrics.set(M.programmed, sums.route, { kind: 'route' });
+      this.metrics.set(M.programmed, sums.neigh, { kind: 'neigh' });
+      this.metrics.set(M.programmed, sums.fdb, { kind: 'fdb' });
+      this.metrics.set(M.conflicts, sums.conflicts);
       this.metrics.set(M.leases, this.leases.size);
-      if (out.failed.length === 0) {
+      if (sums.failed.length === 0) {
         this.lastOk = Date.now();
         this.lastError = '';
       } else {
-        this.lastError = out.failed[0]?.error.message ?? '';
+        this.lastError = sums.failed[0]?.message ?? '';
       }
     } catch (e) {
       this.metrics.inc(M.errors, { source: 'reconcile' });
@@ -189,7 +218,7 @@ export class Weftd {
 
   private ensureMasq(): void {
     try {
-      ensureIpMasq({ network4: this.store.netConf.network });
+      ensureIpMasq(masqNetworks(this.store.netConf));
     } catch (e) {
       this.metrics.inc(M.errors, { source: 'ip-masq' });
       this.o.log.warn('ip-masq rules could not be re-applied', { error: e });
@@ -203,8 +232,11 @@ export class Weftd {
   }
 
   private writeSubnetFile(): void {
-    writeSubnetEnv(this.o.subnetFile, { network: this.store.netConf.network, leaseSubnet: this.own.subnet, mtu: this.backend.podMtu(), ipMasq: this.o.ipMasq });
-    this.o.log.info('wrote subnet.env', { path: this.o.subnetFile, subnet: this.own.subnet, mtu: this.backend.podMtu() });
+    writeSubnetEnv(this.o.subnetFile, {
+      network: this.store.netConf.network, leaseSubnet: this.own.subnet, mtu: this.backend.podMtu(), ipMasq: this.o.ipMasq,
+      ...(this.store.netConf.ipv6Network !== undefined && this.own.ipv6Subnet !== undefined ? { ipv6Network: this.store.netConf.ipv6Network, ipv6LeaseSubnet: this.own.ipv6Subnet } : {}),
+    });
+    this.o.log.info('wrote subnet.env', { path: this.o.subnetFile, subnet: this.own.subnet, ipv6Subnet: this.own.ipv6Subnet, mtu: this.backend.podMtu() });
   }
 
   /** Stops watching and reconciling; the data plane, subnet.env and the lease stay as they are. */
@@ -217,6 +249,19 @@ export class Weftd {
     this.backend.stop?.();
     await this.store.close();
     this.rtnl.close();
+  }
+}
+
+/** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */
+function previousIpv6Subnet(path: string, network6: string | undefined): { preferredIpv6Subnet?: string } {
+  try {
+    const env = parseSubnetEnv(readFileSync(path, 'utf8'));
+    const net = parseCidr(network6 ?? '');
+    const sn = networkForm(env.ipv6Subnet ?? '');
+    const c = parseCidr(sn ?? '');
+    return net !== null && c !== null && sn !== null && cidrContains(net, c.addr) ? { preferredIpv6Subnet: sn } : {};
+  } catch {
+    return {};
   }
 }
 

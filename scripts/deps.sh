@@ -45,3 +45,9 @@ fi
 if [ "$(id -u)" -eq 0 ]; then
   bash scripts/kube-setup.sh || { echo "weft: scripts/kube-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
 fi
+
+# Debian's kubectl (kubernetes-client), unpacked without installing it (its /usr/bin/kubectl may
+# collide with another package's), for the deploy/weft.yaml tests (cached under /var/cache/weft).
+if [ "$(id -u)" -eq 0 ]; then
+  bash scripts/kubectl-setup.sh || { echo "weft: scripts/kubectl-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
+fi

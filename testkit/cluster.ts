@@ -23,6 +23,11 @@ export interface ClusterOptions {
   podsPerNode?: number;
   /** Cluster Network (default 10.244.0.0/16). */
   network?: string;
+  /**
+   * Dual stack: the IPv6Network of net-conf.json (EnableIPv6 true); nodes get IPv6 underlay addresses
+   * (2001:db8:2::<10 + id>/64) and pods an address of each family.
+   */
+  ipv6Network?: string;
   /** Built binaries (default dist/bin of the repository; a standalone bin dir works the same). */
   binDir?: string;
   /** A command prefix for every plugin and weftd run, outside `ip netns exec` (e.g. the no-Node.js wrapper). */
@@ -41,8 +46,8 @@ export interface ClusterOptions {
   /** Extra weftd flags for every node. */
   weftdArgs?: string[];
   /**
-   * Mixed cluster: these nodes (ids from 1) run the real flanneld `bin` (etcd store, net-conf in
-   * etcd) instead of weftd, and wire pods with weft's `flannel` executable delegating to the
+   * Mixed cluster: these nodes (ids from 1) run the real flanneld `bin` (etcd store with the net-conf in
+   * etcd, or kube store with --kube-subnet-mgr and the net-conf file) instead of weftd, and wire pods with weft's `flannel` executable delegating to the
    * reference bridge and host-local of `referenceDir` (flannel's own CNI binary cannot be built).
    */
   flanneld?: { bin: string; nodes: number[]; args?: string[]; referenceDir?: string };
@@ -58,6 +63,8 @@ export interface ClusterNode extends SimNode {
   flanneld?: ChildProcess;
   /** The node's lease subnet once weftd wrote subnet.env ("10.244.3.0/24"). */
   subnet?: string;
+  /** Its IPv6 lease subnet on a dual-stack cluster ("fd00:10:244:3::/64"). */
+  subnet6?: string;
 }
 
 /** A pod wired by the conflist, with its address. */
@@ -65,6 +72,8 @@ export interface ClusterPod extends SimPod {
   containerId: string;
   /** The pod's eth0 address ("10.244.3.2"). */
   ip: string;
+  /** Its IPv6 address on a dual-stack cluster. */
+  ip6?: string;
   node: ClusterNode;
 }
 
@@ -106,11 +115,14 @@ export class Cluster {
     for (const b of [opts.conflist === 'flannel' ? 'flannel' : PLUGIN[opts.backend], 'bridge', 'host-local', 'weftd']) {
       if (!existsSync(join(opts.binDir ?? join(ROOT, 'dist', 'bin'), b))) throw new Error(`dist/bin/${b} is missing: run npm run build`);
     }
-    const topo = await Topology.create({ nodes: opts.nodes ?? 3 });
+    const topo = await Topology.create({ nodes: opts.nodes ?? 3, ipv6: opts.ipv6Network !== undefined });
     const c = new Cluster(topo, opts);
     try {
       progress(`topology ${topo.prefix}: ${topo.nodes.length} nodes on ${topo.underlay}`);
-      const netConf = JSON.stringify({ Network: opts.network ?? '10.244.0.0/16', Backend: { Type: opts.backend, ...opts.backendConf } });
+      const netConf = JSON.stringify({
+        Network: opts.network ?? '10.244.0.0/16', ...(opts.ipv6Network !== undefined ? { EnableIPv6: true, IPv6Network: opts.ipv6Network } : {}),
+        Backend: { Type: opts.backend, ...opts.backendConf },
+      });
       writeFileSync(c.netConfPath, netConf);
       mkdirSync(c.leaseDir, { recursive: true });
       if (opts.store === 'etcd') {
@@ -168,8 +180,12 @@ export class Cluster {
   /** flanneld's command line for a node (its defaults otherwise: no --ip-masq, vxlan port 8472). */
   flanneldArgv(n: ClusterNode): string[] {
     const f = this.opts.flanneld;
-    if (!f || !this.etcd) throw new Error('flanneld nodes need ClusterOptions.flanneld and the etcd store');
-    return [f.bin, '--etcd-endpoints', this.etcd.url, '--iface', n.uplink, '--subnet-file', n.subnetFile, '--healthz-ip', '127.0.0.1', '--healthz-port', '9102', ...(f.args ?? [])];
+    if (!f || !(this.etcd || this.kube)) throw new Error('flanneld nodes need ClusterOptions.flanneld and the etcd or kube store');
+    // kube: the Node named after the namespace, the same kubeconfig and net-conf file as weftd's.
+    const source = this.kube
+      ? ['env', `NODE_NAME=${n.netns}`, f.bin, '--kube-subnet-mgr', '--kubeconfig-file', this.kube.kubeconfig, '--net-config-path', this.netConfPath]
+      : [f.bin, '--etcd-endpoints', (this.etcd as EtcdServer).url];
+    return [...source, '--iface', n.uplink, '--subnet-file', n.subnetFile, '--healthz-ip', '127.0.0.1', '--healthz-port', '9102', ...(f.args ?? [])];
   }
 
   /** Starts flanneld on a node (log in <node dir>/flanneld.log) and waits for its subnet.env. */
@@ -199,8 +215,12 @@ export class Cluster {
   }
 
   private readSubnet(n: ClusterNode): void {
-    const m = /FLANNEL_SUBNET=([0-9.]+)\.[0-9]+\/([0-9]+)/.exec(readFileSync(n.subnetFile, 'utf8'));
+    const text = readFileSync(n.subnetFile, 'utf8');
+    const m = /FLANNEL_SUBNET=([0-9.]+)\.[0-9]+\/([0-9]+)/.exec(text);
     if (m) n.subnet = `${m[1]}.0/${m[2]}`;
+    // FLANNEL_IPV6_SUBNET is the gateway form too ("fd00:10:244:3::1/64"): the network drops the final 1.
+    const m6 = /FLANNEL_IPV6_SUBNET=([0-9a-f:]+:)1\/([0-9]+)/.exec(text);
+    if (m6) n.subnet6 = `${m6[1]}/${m6[2]}`;
   }
 
   /** weftd's command line for a node. */
@@ -259,10 +279,12 @@ export class Cluster {
     const sim = await this.topo.addPod(n, index);
     const containerId = `${this.topo.prefix}-${sim.name}`;
     const res = await n.runner.add({ containerId, netns: sim.path, ifName: 'eth0' });
-    const ips = res['ips'] as Array<{ address: string }> | undefined;
-    const ip = ips?.[0]?.address.split('/')[0];
+    const ips = (res['ips'] as Array<{ address: string }> | undefined)?.map((x) => x.address.split('/')[0] ?? '') ?? [];
+    const ip = ips.find((a) => !a.includes(':'));
+    const ip6 = ips.find((a) => a.includes(':'));
     if (ip === undefined) throw new Error(`ADD for ${sim.name} returned no IP: ${JSON.stringify(res)}`);
-    const pod: ClusterPod = { ...sim, node: n, containerId, ip };
+    if (this.opts.ipv6Network !== undefined && ip6 === undefined) throw new Error(`ADD for ${sim.name} returned no IPv6 address: ${JSON.stringify(res)}`);
+    const pod: ClusterPod = { ...sim, node: n, containerId, ip, ...(ip6 !== undefined ? { ip6 } : {}) };
     this.pods.push(pod);
     return pod;
   }

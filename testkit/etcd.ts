@@ -13,6 +13,8 @@ export interface EtcdTls {
   /** The client certificate etcdctl and the health probe present. */
   clientCert: string;
   clientKey: string;
+  /** false: serve TLS without requiring client certificates (etcd's --client-cert-auth off). Default true. */
+  clientCertAuth?: boolean;
 }
 
 /** Options of EtcdServer.create. */
@@ -59,7 +61,8 @@ export class EtcdServer {
     this.proc = this.topo.spawnIn(this.netns, [
       'etcd', '--name', 'weft', '--data-dir', this.dataDir, '--listen-client-urls', this.url, '--advertise-client-urls', this.url,
       '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer, '--initial-cluster', `weft=${peer}`, '--log-level', 'error',
-      ...(t ? ['--cert-file', t.cert, '--key-file', t.key, '--trusted-ca-file', t.ca, '--client-cert-auth'] : []),
+      // etcd verifies client certificates whenever it has a trusted CA: without client-cert auth it gets none.
+      ...(t ? ['--cert-file', t.cert, '--key-file', t.key, ...(t.clientCertAuth === false ? [] : ['--trusted-ca-file', t.ca, '--client-cert-auth'])] : []),
     ], join(this.topo.dir, `${this.o.name ?? 'etcd'}.log`));
     const curlTls = t ? ['--cacert', t.ca, '--cert', t.clientCert, '--key', t.clientKey] : [];
     const end = Date.now() + 20_000;

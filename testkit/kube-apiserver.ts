@@ -116,9 +116,15 @@ export class KubeApiServer {
     return out;
   }
 
-  /** Creates a Node with the pod CIDR kube-controller-manager would assign. */
+  /**
+   * Creates a Node with the pod CIDR kube-controller-manager would assign and an annotation as the
+   * kubelet leaves (flanneld v0.28.10 panics on a Node with no annotations at all: it writes into a nil map).
+   */
   async createNode(name: string, podCidr: string): Promise<void> {
-    await this.call('POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { podCIDR: podCidr, podCIDRs: [podCidr] } });
+    await this.call('POST', '/api/v1/nodes', {
+      apiVersion: 'v1', kind: 'Node', metadata: { name, annotations: { 'volumes.kubernetes.io/controller-managed-attach-detach': 'true' } },
+      spec: { podCIDR: podCidr, podCIDRs: [podCidr] },
+    });
   }
 
   /** Deletes a Node. */

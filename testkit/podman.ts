@@ -69,7 +69,8 @@ export class PodmanEnv {
   readonly binDir: string;
   readonly confDir: string;
   readonly netns: string;
-  private readonly confFile: string;
+  /** The env's containers.conf (CONTAINERS_CONF of every podman run). */
+  readonly confFile: string;
   private readonly networks = new Set<string>();
   private readonly sandboxes = new Set<string>();
   private destroyed = false;
@@ -114,8 +115,8 @@ export class PodmanEnv {
     writeFileSync(join(this.confDir, `${conf.name}.conflist`), JSON.stringify(conf, null, 2));
   }
 
-  /** podman's global flags for this env. */
-  private globalArgs(): string[] {
+  /** podman's global flags for this env (its private store and runtime). */
+  globalArgs(): string[] {
     return [
       '--root', join(this.dir, 'root'), '--runroot', join(this.dir, 'runroot'),
       '--runtime', 'runc', '--cgroup-manager=cgroupfs', '--network-backend', 'cni', '--storage-driver', 'vfs',

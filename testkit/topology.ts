@@ -18,6 +18,8 @@ export interface SimNode {
   path: string;
   /** Underlay address of the node's uplink `eth0`. */
   ip: string;
+  /** Underlay IPv6 address of `eth0` on a dual-stack topology (2001:db8:2::<10 + id>, documentation prefix). */
+  ip6?: string;
   uplink: string;
   /** A private directory for this node's files (subnet.env, data dirs, logs). */
   dir: string;
@@ -70,6 +72,7 @@ export class Topology {
   private readonly namespaces: string[] = [];
   private readonly procs: ChildProcess[] = [];
   private destroyed = false;
+  private ipv6 = false;
 
   private constructor(prefix: string) {
     this.prefix = prefix;
@@ -77,10 +80,11 @@ export class Topology {
     this.dir = mkdtempSync(join(tmpdir(), `${prefix}-`));
   }
 
-  /** Builds the underlay and `nodes` node namespaces on 192.0.2.0/24 (TEST-NET-1, never routed). */
-  static async create(opts: { nodes: number; prefix?: string }): Promise<Topology> {
+  /** Builds the underlay and `nodes` node namespaces on 192.0.2.0/24 (TEST-NET-1, never routed); `ipv6` adds 2001:db8:2::/64. */
+  static async create(opts: { nodes: number; prefix?: string; ipv6?: boolean }): Promise<Topology> {
     hookCleanup();
     const t = new Topology(opts.prefix ?? `wf${randomBytes(2).toString('hex')}`);
+    t.ipv6 = opts.ipv6 === true;
     live.add(t);
     try {
       await t.addNetns(t.underlay);
@@ -108,11 +112,15 @@ export class Topology {
     await nsRun(this.underlay, ['ip', 'link', 'set', port, 'master', 'br0', 'up']);
     const ip = `192.0.2.${10 + id}`;
     await nsRun(netns, ['ip', 'addr', 'add', `${ip}/24`, 'dev', 'eth0']);
+    // nodad: the address is unique by construction, and a tentative one could not carry traffic yet.
+    const ip6 = this.ipv6 ? `2001:db8:2::${10 + id}` : undefined;
+    if (ip6 !== undefined) await nsRun(netns, ['ip', '-6', 'addr', 'add', `${ip6}/64`, 'dev', 'eth0', 'nodad']);
     await nsRun(netns, ['ip', 'link', 'set', 'eth0', 'up']);
     await nsRun(netns, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+    if (ip6 !== undefined) await nsRun(netns, ['sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1']);
     const dir = join(this.dir, `n${id}`);
     execFileSync('mkdir', ['-p', dir]);
-    const node: SimNode = { id, netns, path: `/var/run/netns/${netns}`, ip, uplink: 'eth0', dir };
+    const node: SimNode = { id, netns, path: `/var/run/netns/${netns}`, ip, ...(ip6 !== undefined ? { ip6 } : {}), uplink: 'eth0', dir };
     this.nodes.push(node);
     return node;
   }

@@ -13,9 +13,9 @@ import type { AgentLog } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { DevIndexes } from '../reconcile/diff.ts';
 import type { Uplink } from '../uplink.ts';
-import { defineUdpMetrics, exportUdpMetrics } from '../udp/counters.ts';
+import { defineUdpMetrics, exportUdpMetrics, exportUdpPeers } from '../udp/counters.ts';
 import { UdpForwarder } from '../udp/forwarder.ts';
-import { PeerTable } from '../udp/peer-table.ts';
+import { PeerTable, udpPeerLeases } from '../udp/peer-table.ts';
 import type { Backend } from './backend.ts';
 
 /** Outer IPv4 header 20 + UDP header 8 (the payload is the bare inner packet). */
@@ -43,6 +43,11 @@ export class UdpBackend implements Backend {
   private readonly gro = process.env['WEFT_UDP_GRO'] !== '0';
   /** Let the stack hand flannel0 TCP superpackets, segmented in the addon; WEFT_UDP_TSO=0 turns it off. */
   private readonly tso = process.env['WEFT_UDP_TSO'] !== '0';
+  /**
+   * Test-only (WEFT_UDP_TEST_FREEZE_TABLE=1, off by default): the forwarder keeps the first lease
+   * table it was given, so that a test can make it differ from the lease table (doctor's peers check).
+   */
+  private readonly freezeTable = process.env['WEFT_UDP_TEST_FREEZE_TABLE'] === '1';
   /** Both need the virtio_net_hdr on flannel0 (IFF_VNET_HDR). */
   private readonly vnet = this.gro || this.tso;
 
@@ -84,11 +89,10 @@ export class UdpBackend implements Backend {
 
   /** Gives the forwarder the current udp leases (rebuilt only when they changed). */
   syncLeases(leases: readonly Lease[], own: Lease): void {
-    // flanneld's udp backend writes its lease with no BackendType at all ("" once decoded), and its
-    // own udp network takes every lease: a typeless lease is a udp peer too.
-    const udp = leases.filter((l) => l.backendType === 'udp' || l.backendType === '' || l.subnet === own.subnet);
+    const udp = udpPeerLeases(leases, own.subnet);
     const key = `${own.subnet} ${udp.map((l) => `${l.subnet}@${l.publicIp}`).sort().join(',')}`;
     if (key === this.tableKey || !this.forwarder) return;
+    if (this.freezeTable && this.tableKey !== '') return;
     this.tableKey = key;
     this.forwarder.setTable(new PeerTable(udp, own.subnet));
     this.opts.log.debug('udp peers', { peers: udp.length });
@@ -97,7 +101,11 @@ export class UdpBackend implements Backend {
   /** Declares weftd_udp_* and refreshes them before each scrape. */
   attachMetrics(m: Metrics): void {
     defineUdpMetrics(m);
-    m.addCollector(() => { if (this.forwarder) exportUdpMetrics(m, this.forwarder.counters); });
+    m.addCollector(() => {
+      if (!this.forwarder) return;
+      exportUdpMetrics(m, this.forwarder.counters);
+      exportUdpPeers(m, this.forwarder.peers.rows());
+    });
   }
 
   /** flannel0 and the uplink. */

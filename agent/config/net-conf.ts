@@ -3,9 +3,18 @@
 import { type BackendConf, normalizeBackendConf } from './backend-conf.ts';
 import { type Cidr4, formatIPv4, parseCidr4, parseCidr4Loose, parseIPv4, prefixSize, containsIPv4, lastIPv4, formatCidr4 } from '../../lib/ip/ipv4.ts';
 import { NetConfError, getKey, isObject } from './net-conf-error.ts';
+import { type NetConfV6, normalizeNetConfV6 } from './net-conf-v6.ts';
 
-/** The validated net-conf: all defaults filled, addresses as strings in canonical form. */
-export interface NetConf {
+/**
+ * The validated net-conf: all defaults filled, addresses as strings in canonical form.
+ * With EnableIPv4 false (IPv6-only) the four IPv4 fields are empty ('' and 0); the ipv6* fields
+ * are set exactly when enableIPv6 is true.
+ */
+export interface NetConf extends Partial<NetConfV6> {
+  /** EnableIPv4 (flannel's default true). */
+  enableIPv4: boolean;
+  /** EnableIPv6 (default false); ipv6Network, ipv6SubnetLen, ipv6SubnetMin, ipv6SubnetMax come with it. */
+  enableIPv6: boolean;
   /** The cluster network, e.g. "10.244.0.0/16". */
   network: string;
   /** Prefix length of each node's subnet. */
@@ -32,10 +41,33 @@ export function parseNetConf(text: string | Uint8Array): NetConf {
 /** Validates a decoded net-conf object and fills flannel's defaults. */
 export function normalizeNetConf(raw: unknown): NetConf {
   if (!isObject(raw)) throw new NetConfError('(document)', raw, 'must be a JSON object');
-  const v4 = getKey(raw, 'EnableIPv4');
-  if (v4 !== undefined && v4 !== true) throw new NetConfError('EnableIPv4', v4, 'only IPv4 networks are supported: leave it unset or true');
-  const v6 = getKey(raw, 'EnableIPv6');
-  if (v6 !== undefined && v6 !== false) throw new NetConfError('EnableIPv6', v6, 'IPv6 is not supported by weftd yet');
+  const enableIPv4 = normalizeBool(raw, 'EnableIPv4', true);
+  const enableIPv6 = normalizeBool(raw, 'EnableIPv6', false);
+  // flannel's GetIPFamily refuses this combination ("none defined stack").
+  if (!enableIPv4 && !enableIPv6) throw new NetConfError('EnableIPv4', false, 'and EnableIPv6 are both false: enable at least one family');
+  const v4 = enableIPv4 ? normalizeV4(raw) : { network: '', subnetLen: 0, subnetMin: '', subnetMax: '' };
+  return {
+    enableIPv4,
+    enableIPv6,
+    ...v4,
+    ...(enableIPv6 ? normalizeNetConfV6(raw) : {}),
+    backend: normalizeBackendConf(getKey(raw, 'Backend')),
+  };
+}
+
+/** True when the net-conf makes the node lease an IPv6 subnet too (the ipv6* fields are then set). */
+export function hasIPv6(conf: NetConf): conf is NetConf & NetConfV6 {
+  return conf.enableIPv6 && conf.ipv6Network !== undefined;
+}
+
+function normalizeBool(raw: Record<string, unknown>, key: string, dflt: boolean): boolean {
+  const v = getKey(raw, key);
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== 'boolean') throw new NetConfError(key, v, 'must be true or false');
+  return v;
+}
+
+function normalizeV4(raw: Record<string, unknown>): Pick<NetConf, 'network' | 'subnetLen' | 'subnetMin' | 'subnetMax'> {
   const network = normalizeNetwork(getKey(raw, 'Network'));
   const subnetLen = normalizeSubnetLen(getKey(raw, 'SubnetLen'), network);
   const size = prefixSize(subnetLen);
@@ -45,13 +77,7 @@ export function normalizeNetConf(raw: unknown): NetConf {
   if (min > max) {
     throw new NetConfError('SubnetMin', formatIPv4(min), `is above SubnetMax ${formatIPv4(max)}`);
   }
-  return {
-    network: formatCidr4(network),
-    subnetLen,
-    subnetMin: formatIPv4(min),
-    subnetMax: formatIPv4(max),
-    backend: normalizeBackendConf(getKey(raw, 'Backend')),
-  };
+  return { network: formatCidr4(network), subnetLen, subnetMin: formatIPv4(min), subnetMax: formatIPv4(max) };
 }
 
 function normalizeNetwork(v: unknown): Cidr4 {

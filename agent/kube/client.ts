@@ -82,8 +82,13 @@ export class KubeClient {
     return res.body;
   }
 
-  /** Streams a watch (one JSON event per line) to onEvent until the server ends it or abort(). */
-  watch(path: string, onEvent: (ev: unknown) => void): KubeWatch {
+  /**
+   * Streams a watch (one JSON event per line) to onEvent until the server ends it or abort(). With
+   * idleMs, a connection silent for that long ends with an error: a peer gone without a FIN or RST
+   * (a partition, a load balancer failing over) would otherwise hold a dead watch for as long as TCP
+   * keep-alive takes to notice, and no event would arrive meanwhile.
+   */
+  watch(path: string, onEvent: (ev: unknown) => void, idleMs?: number): KubeWatch {
     let req: http.ClientRequest | undefined;
     let aborted = false;
     const done = new Promise<WatchEnd>((resolve) => {
@@ -112,6 +117,7 @@ export class KubeClient {
         res.on('close', () => resolve(aborted ? {} : { error: new Error('kube API watch: connection closed') }));
       });
       req.on('error', (e) => resolve(aborted ? {} : { error: e }));
+      if (idleMs !== undefined) req.setTimeout(idleMs, () => req?.destroy(new Error(`kube API watch: nothing received for ${idleMs} ms`)));
       req.end();
     });
     return { done, abort: () => { aborted = true; req?.destroy(); } };

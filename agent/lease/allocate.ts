@@ -2,7 +2,9 @@
 // upwards (at most 100 of them) are candidates and one is picked at random, so that nodes
 // starting together rarely race for the same one; the store's exclusive create settles the rest.
 import { type Cidr4, formatCidr4, overlapsCidr4, parseCidr4, parseIPv4, prefixSize } from '../../lib/ip/ipv4.ts';
-import type { NetConf } from '../config/net-conf.ts';
+import { type NetConf, hasIPv6 } from '../config/net-conf.ts';
+import { cidrOverlaps, parseCidr } from '../../lib/ip/index.ts';
+import { isIpv6SubnetCompatible, pickFreeIpv6Subnet } from './allocate-v6.ts';
 import type { AcquireOptions, Lease } from './store.ts';
 
 /** Candidate window size, as in flannel's allocateSubnet. */
@@ -46,33 +48,88 @@ export function pickFreeSubnet(conf: NetConf, taken: Iterable<string>, random: (
   return free[Math.min(free.length - 1, Math.floor(random() * free.length))] ?? null;
 }
 
-/** What acquire should do: write `subnet` (replacing `existing` if set) and delete `stale` leases of this node. */
+/** What acquire should do: write `subnet` (+ `ipv6Subnet`), replacing `existing` if set, and delete `stale` leases of this node. */
 export interface AcquirePlan {
   subnet: string;
+  /** Set exactly when the net-conf enables IPv6. */
+  ipv6Subnet?: string;
+  /** A lease under the same key (same subnets) that may be overwritten. */
   existing: Lease | undefined;
   stale: Lease[];
 }
 
 /**
  * flannel's order of preference for a node's lease: (1) a lease already carrying this PublicIP,
- * if it fits the config (other leases of this PublicIP are stale and go); (2) the preferred
- * subnet (from the old subnet.env) when nobody live holds it; (3) a random free one.
+ * if it fits the config on both families (other leases of this PublicIP are stale and go); (2) the
+ * preferred subnet (from the old subnet.env) when nobody live holds it; (3) a random free one.
+ * With IPv6 the IPv6 subnet follows the same rules on its own: the preferred one when free, else a
+ * random free one (flannel takes the old IPv6 subnet only together with the old IPv4 one, and
+ * without checking that it is free). An own lease that fits only on the IPv4 side is replaced by
+ * one with the same IPv4 subnet, so enabling IPv6 keeps each node's IPv4 subnet (flannel would
+ * allocate a new one unless subnet.env names it).
  * `isLive` says whether a lease still counts (file store: not expired). Returns null when full.
  */
 export function planAcquire(conf: NetConf, all: Iterable<Lease>, opts: AcquireOptions, isLive: (l: Lease) => boolean, random: () => number = Math.random): AcquirePlan | null {
+  const v6 = hasIPv6(conf);
   const leases = [...all];
   const mine = leases.filter((l) => l.publicIp === opts.publicIp);
-  const keep = mine.find((l) => isSubnetCompatible(conf, l.subnet));
+  const fits = (l: Lease): boolean => isSubnetCompatible(conf, l.subnet) && (v6 ? isIpv6SubnetCompatible(conf, l.ipv6Subnet) : l.ipv6Subnet === undefined);
+  const keep = mine.find(fits);
   const stale = mine.filter((l) => l !== keep);
-  if (keep) return { subnet: keep.subnet, existing: keep, stale };
-  const holder = (subnet: string): Lease | undefined => leases.find((l) => l.subnet === subnet);
-  const pref = opts.preferredSubnet;
+  if (keep) return { subnet: keep.subnet, ...(keep.ipv6Subnet !== undefined ? { ipv6Subnet: keep.ipv6Subnet } : {}), existing: keep, stale };
+  const others = leases.filter((l) => !stale.includes(l));
+  const holder = (subnet: string): Lease | undefined => others.find((l) => l.subnet === subnet);
+  let subnet: string | null = null;
+  // An own lease that fits only on the IPv4 side (IPv6 just enabled or disabled) still names the subnet to keep.
+  const pref = opts.preferredSubnet ?? mine.find((l) => isSubnetCompatible(conf, l.subnet))?.subnet;
   if (pref !== undefined && isSubnetCompatible(conf, pref)) {
     const h = holder(pref);
-    if (!h || !isLive(h)) return { subnet: pref, existing: h, stale };
+    if (!h || !isLive(h)) subnet = pref;
   }
-  const taken = leases.filter((l) => isLive(l) && !stale.includes(l)).map((l) => l.subnet);
-  const subnet = pickFreeSubnet(conf, taken, random);
+  const live = others.filter(isLive);
+  subnet ??= pickFreeSubnet(conf, live.map((l) => l.subnet), random);
   if (subnet === null) return null;
-  return { subnet, existing: holder(subnet), stale };
+  let ipv6Subnet: string | undefined;
+  if (v6) {
+    const taken6 = live.flatMap((l) => (l.ipv6Subnet !== undefined ? [l.ipv6Subnet] : []));
+    const pref6 = opts.preferredIpv6Subnet;
+    ipv6Subnet = pref6 !== undefined && isIpv6SubnetCompatible(conf, pref6) && !taken6.some((t) => overlaps6(t, pref6))
+      ? pref6
+      : pickFreeIpv6Subnet(conf, taken6, random) ?? undefined;
+    if (ipv6Subnet === undefined) return null;
+  }
+  // A dead lease in the way is overwritten when its key is the new key, else deleted.
+  const h = holder(subnet);
+  const sameKey = h !== undefined && h.ipv6Subnet === ipv6Subnet;
+  return { subnet, ...(ipv6Subnet !== undefined ? { ipv6Subnet } : {}), existing: sameKey ? h : undefined, stale: h && !sameKey ? [...stale, h] : stale };
+}
+
+function overlaps6(a: string, b: string): boolean {
+  const ca = parseCidr(a);
+  const cb = parseCidr(b);
+  return ca !== null && cb !== null && cidrOverlaps(ca, cb);
+}
+
+/**
+ * The stores lease an IPv4 subnet always (flannel's etcd subnet manager does too): an IPv6-only
+ * net-conf is refused, and IPv6 needs the node's IPv6 address. Throws an Error saying which.
+ */
+export function checkAcquireFamilies(conf: NetConf, opts: AcquireOptions): void {
+  if (!conf.enableIPv4) {
+    throw new Error('net-conf: EnableIPv4 false (IPv6-only) needs --kube-subnet-mgr: the file and etcd stores lease an IPv4 subnet on every node, as flannel\'s etcd subnet manager does');
+  }
+  if (hasIPv6(conf) && (opts.publicIpv6 === undefined || opts.publicIpv6 === '')) {
+    throw new Error('net-conf: EnableIPv6 needs the node\'s IPv6 address (--public-ipv6, or an IPv6 address on the uplink)');
+  }
+}
+
+/** The lease a plan writes for `opts`: the IPv6 attributes only when the plan has an IPv6 subnet. */
+export function leaseFromPlan(plan: AcquirePlan, opts: AcquireOptions, expiration: number): Lease {
+  const lease: Lease = { subnet: plan.subnet, publicIp: opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration };
+  if (plan.ipv6Subnet !== undefined) {
+    lease.ipv6Subnet = plan.ipv6Subnet;
+    if (opts.publicIpv6 !== undefined) lease.publicIpv6 = opts.publicIpv6;
+    if (opts.backendV6Data !== undefined) lease.backendV6Data = { ...opts.backendV6Data };
+  }
+  return lease;
 }

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Etcd3, type IOptions } from 'etcd3';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
-import { parseLeaseAttrs, parseSubnetKey } from './lease-json.ts';
+import { parseLeaseAttrs, parseLeaseKey } from './lease-json.ts';
 import type { Lease } from './store.ts';
 
 export { DEFAULT_ETCD_PREFIX } from './lease-json.ts';
@@ -79,11 +79,11 @@ export async function readEtcdNetConf(client: Etcd3, prefix: string): Promise<Ne
 /** Turns a subnets/<key> entry into a Lease (expiration unknown: 0); null for keys or values that are not leases. */
 export function kvToLease(key: string, value: Buffer | string, subnetsPrefix: string): Lease | null {
   if (!key.startsWith(subnetsPrefix)) return null;
-  const subnet = parseSubnetKey(key.slice(subnetsPrefix.length));
-  if (subnet === null) return null;
+  const k = parseLeaseKey(key.slice(subnetsPrefix.length));
+  if (k === null) return null;
   try {
-    const a = parseLeaseAttrs(value);
-    return { subnet, publicIp: a.publicIp, backendType: a.backendType, backendData: a.backendData, expiration: 0 };
+    const { raw: _raw, ...attrs } = parseLeaseAttrs(value);
+    return { ...k, ...attrs, expiration: 0 };
   } catch {
     return null;
   }

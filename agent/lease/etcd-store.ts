@@ -6,9 +6,9 @@
 // etcd having lost its data: our own key then gets re-created and onLost fires).
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import type { NetConf } from '../config/net-conf.ts';
-import { planAcquire } from './allocate.ts';
+import { checkAcquireFamilies, leaseFromPlan, planAcquire } from './allocate.ts';
 import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, createEtcdClient, etcdKeys, grantEtcdLease, keepEtcdLeaseAlive, kvToLease, readEtcdNetConf, revokeEtcdLease } from './etcd-client.ts';
-import { formatLeaseAttrs, formatSubnetKey, parseSubnetKey } from './lease-json.ts';
+import { formatLeaseAttrs, formatSubnetKey, parseLeaseKey } from './lease-json.ts';
 import { LeaseTable } from './lease-table.ts';
 import { OwnLeaseKeeper } from './own-lease.ts';
 import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from './store.ts';
@@ -92,6 +92,7 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   private async acquireOnce(opts: AcquireOptions): Promise<{ lease: Lease; revision: number }> {
+    checkAcquireFamilies(this.netConf, opts);
     for (let i = 0; i < RACE_RETRIES; i++) {
       const got = await this.tryAcquire(opts);
       if (got) return got;
@@ -103,11 +104,12 @@ export class EtcdLeaseStore implements LeaseStore {
     const { kvs } = await this.fetch();
     const plan = planAcquire(this.netConf, [...kvs.values()].map((e) => e.lease), opts, () => true);
     if (plan === null) throw new OutOfSubnetsError(this.netConf);
-    for (const s of plan.stale) await this.client.delete().key(this.key(s.subnet)).exec();
-    const key = this.key(plan.subnet);
+    for (const s of plan.stale) await this.client.delete().key(this.key(s)).exec();
+    const lease = leaseFromPlan(plan, opts, 0);
+    const key = this.key(lease);
     const { id, ttl } = await grantEtcdLease(this.client, this.ttl);
-    const put = this.client.put(key).value(formatLeaseAttrs(opts)).lease(id);
-    const prev = kvs.get(plan.subnet);
+    const put = this.client.put(key).value(formatLeaseAttrs(lease)).lease(id);
+    const prev = plan.existing ? kvs.get(plan.subnet) : undefined;
     // New key: only if nobody created it meanwhile. Own key: only if unchanged since we read it.
     const txn = prev
       ? this.client.if(key, 'Mod', '==', prev.modRev).then(put)
@@ -122,7 +124,7 @@ export class EtcdLeaseStore implements LeaseStore {
     }
     if (prev && prev.etcdLease !== '0' && prev.etcdLease !== id) await revokeEtcdLease(this.client, prev.etcdLease);
     this.etcdLeaseId = id;
-    const lease: Lease = { subnet: plan.subnet, publicIp: opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration: Date.now() + ttl * 1000 };
+    lease.expiration = Date.now() + ttl * 1000;
     return { lease, revision: Number(res.header.revision) };
   }
 
@@ -130,12 +132,12 @@ export class EtcdLeaseStore implements LeaseStore {
   async renew(lease: Lease): Promise<Lease> {
     const id = this.etcdLeaseId;
     const ttl = id === undefined ? 0 : await keepEtcdLeaseAlive(this.client, id);
-    const cur = await this.client.get(this.key(lease.subnet)).exec();
+    const cur = await this.client.get(this.key(lease)).exec();
     const kv = cur.kvs[0];
     const holder = kv && kvToLease(kv.key.toString(), kv.value, this.subnets);
     if (ttl > 0 && holder && holder.publicIp === lease.publicIp && kv.lease === id) return { ...lease, expiration: Date.now() + ttl * 1000 };
     if (holder && holder.publicIp !== lease.publicIp) throw new Error(`lease ${lease.subnet} now belongs to ${holder.publicIp}`);
-    const got = await this.tryAcquire({ ...lease, preferredSubnet: lease.subnet });
+    const got = await this.tryAcquire({ ...lease, preferredSubnet: lease.subnet, ...(lease.ipv6Subnet !== undefined ? { preferredIpv6Subnet: lease.ipv6Subnet } : {}) });
     if (!got || got.lease.subnet !== lease.subnet) throw new Error(`lease ${lease.subnet} could not be re-created`);
     return got.lease;
   }
@@ -143,7 +145,7 @@ export class EtcdLeaseStore implements LeaseStore {
   /** Deletes the key if it still holds lease.publicIp, and revokes the etcd lease. */
   async release(lease: Lease): Promise<void> {
     this.keeper.drop(lease);
-    const key = this.key(lease.subnet);
+    const key = this.key(lease);
     const cur = (await this.client.get(key).exec()).kvs[0];
     const holder = cur && kvToLease(cur.key.toString(), cur.value, this.subnets);
     if (cur && holder && holder.publicIp === lease.publicIp) {
@@ -187,8 +189,8 @@ export class EtcdLeaseStore implements LeaseStore {
     this.client.close();
   }
 
-  private key(subnet: string): string {
-    return this.subnets + formatSubnetKey(subnet);
+  private key(l: { subnet: string; ipv6Subnet?: string | undefined }): string {
+    return this.subnets + formatSubnetKey(l.subnet, l.ipv6Subnet);
   }
 
   private report(err: Error): void {
@@ -274,9 +276,11 @@ export class EtcdLeaseStore implements LeaseStore {
       if (lease) this.table.apply({ type, lease }, rev);
       return;
     }
-    const subnet = key.startsWith(this.subnets) ? parseSubnetKey(key.slice(this.subnets.length)) : null;
-    if (subnet === null) return;
-    this.table.apply({ type, lease: { subnet, publicIp: '', backendType: '', backendData: {}, expiration: 0 } }, rev);
+    const k = key.startsWith(this.subnets) ? parseLeaseKey(key.slice(this.subnets.length)) : null;
+    if (k === null) return;
+    // The subnet may already live on under another key (its IPv6 part changed): that one stays.
+    if (this.table.get(k.subnet)?.ipv6Subnet !== k.ipv6Subnet) return;
+    this.table.apply({ type, lease: { subnet: k.subnet, publicIp: '', backendType: '', backendData: {}, expiration: 0 } }, rev);
     this.keeper.check((s) => this.table.get(s), rev);
   }
 }

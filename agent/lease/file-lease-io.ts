@@ -1,10 +1,11 @@
-// On-disk form of the file store: DIR/<10.244.3.0-24> holds flannel's lease JSON plus
+// On-disk form of the file store: DIR/<10.244.3.0-24> (dual stack DIR/<10.244.3.0-24&fd00:0:0:3::-64>,
+// flannel's key) holds flannel's lease JSON plus
 // "Expiration" (RFC 3339). Files are only ever replaced whole (temp + rename) or created
 // exclusively (temp + link), so a reader never sees a half-written lease.
 import { linkSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync, writeTempFileSync } from '../../lib/fs/atomic-write.ts';
-import { formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseSubnetKey } from './lease-json.ts';
+import { type LeaseKey, formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseLeaseKey } from './lease-json.ts';
 import type { Lease } from './store.ts';
 
 /** Renders a lease file: flannel's lease JSON with an added "Expiration". */
@@ -12,25 +13,26 @@ export function formatLeaseFile(lease: Lease): string {
   return `${formatLeaseAttrs(lease, { Expiration: new Date(lease.expiration).toISOString() })}\n`;
 }
 
-/** Parses a lease file for `subnet`; throws on anything malformed (a missing Expiration counts as expired). */
-export function parseLeaseFile(subnet: string, text: string): Lease {
-  const attrs = parseLeaseAttrs(text);
-  const exp = attrs.raw['Expiration'];
+/** Parses a lease file named `key` (a subnet, or flannel's key form); throws on anything malformed (a missing Expiration counts as expired). */
+export function parseLeaseFile(key: string | LeaseKey, text: string): Lease {
+  const k = typeof key === 'string' ? { subnet: key } : key;
+  const { raw, ...attrs } = parseLeaseAttrs(text);
+  const exp = raw['Expiration'];
   const ms = typeof exp === 'string' ? Date.parse(exp) : NaN;
-  return { subnet, publicIp: attrs.publicIp, backendType: attrs.backendType, backendData: attrs.backendData, expiration: Number.isNaN(ms) ? 0 : ms };
+  return { ...k, ...attrs, expiration: Number.isNaN(ms) ? 0 : ms };
 }
 
-/** Path of the file holding `subnet`'s lease. */
-export function leasePath(dir: string, subnet: string): string {
-  return join(dir, formatSubnetKey(subnet));
+/** Path of the file holding the lease of `subnet` (and `ipv6Subnet` on a dual-stack lease). */
+export function leasePath(dir: string, subnet: string, ipv6Subnet?: string): string {
+  return join(dir, formatSubnetKey(subnet, ipv6Subnet));
 }
 
-// Temp files are dot-named siblings: parseSubnetKey never mistakes them for leases.
+// Temp files are dot-named siblings: parseLeaseKey never mistakes them for leases.
 const TEMP = { mode: 0o644, hidden: true } as const;
 
 /** Creates the lease file only if none exists: link(2) of a complete temp file fails with EEXIST otherwise. */
 export function createLeaseFile(dir: string, lease: Lease): void {
-  const path = leasePath(dir, lease.subnet);
+  const path = leasePath(dir, lease.subnet, lease.ipv6Subnet);
   const tmp = writeTempFileSync(path, formatLeaseFile(lease), TEMP);
   try {
     linkSync(tmp, path);
@@ -41,13 +43,13 @@ export function createLeaseFile(dir: string, lease: Lease): void {
 
 /** Replaces (or creates) the lease file atomically with rename(2); callers hold the directory lock. */
 export function replaceLeaseFile(dir: string, lease: Lease): void {
-  writeFileAtomicSync(leasePath(dir, lease.subnet), formatLeaseFile(lease), TEMP);
+  writeFileAtomicSync(leasePath(dir, lease.subnet, lease.ipv6Subnet), formatLeaseFile(lease), TEMP);
 }
 
 /** Deletes the lease file; a missing file is success. */
-export function removeLeaseFile(dir: string, subnet: string): void {
+export function removeLeaseFile(dir: string, subnet: string, ipv6Subnet?: string): void {
   try {
-    unlinkSync(leasePath(dir, subnet));
+    unlinkSync(leasePath(dir, subnet, ipv6Subnet));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
@@ -71,17 +73,17 @@ export class LeaseDirReader {
     const out = new Map<string, Lease>();
     const seen = new Set<string>();
     for (const name of readdirSync(this.dir)) {
-      const subnet = parseSubnetKey(name);
-      if (subnet === null) continue;
+      const key = parseLeaseKey(name);
+      if (key === null) continue;
       seen.add(name);
-      const lease = this.readOne(name, subnet);
-      if (lease) out.set(subnet, lease);
+      const lease = this.readOne(name, key);
+      if (lease) out.set(key.subnet, lease);
     }
     for (const name of this.cache.keys()) if (!seen.has(name)) this.cache.delete(name);
     return out;
   }
 
-  private readOne(name: string, subnet: string): Lease | null {
+  private readOne(name: string, key: LeaseKey): Lease | null {
     const path = join(this.dir, name);
     try {
       const st = statSync(path);
@@ -89,7 +91,7 @@ export class LeaseDirReader {
       if (hit && hit.ino === st.ino && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.lease && { ...hit.lease };
       let lease: Lease | null = null;
       try {
-        lease = parseLeaseFile(subnet, readFileSync(path, 'utf8'));
+        lease = parseLeaseFile(key, readFileSync(path, 'utf8'));
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw err;
         this.onBadFile(name, err);

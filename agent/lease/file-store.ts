@@ -4,7 +4,7 @@
 // drop events, e.g. on overflow), and expired leases count as gone and may be reclaimed.
 import { mkdirSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import type { NetConf } from '../config/net-conf.ts';
-import { planAcquire } from './allocate.ts';
+import { checkAcquireFamilies, leaseFromPlan, planAcquire } from './allocate.ts';
 import { withDirLock } from './dir-lock.ts';
 import { LeaseDirReader, createLeaseFile, removeLeaseFile, replaceLeaseFile } from './file-lease-io.ts';
 import { LeaseTable } from './lease-table.ts';
@@ -59,12 +59,13 @@ export class FileLeaseStore implements LeaseStore {
   }
 
   private acquireLocked(opts: AcquireOptions): Promise<Lease> {
+    checkAcquireFamilies(this.netConf, opts);
     return withDirLock(this.dir, () => {
       const now = Date.now();
       const plan = planAcquire(this.netConf, this.reader.readAll().values(), opts, (l) => l.expiration > now);
       if (plan === null) throw new OutOfSubnetsError(this.netConf);
-      for (const s of plan.stale) removeLeaseFile(this.dir, s.subnet);
-      const lease: Lease = { subnet: plan.subnet, publicIp: opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration: now + this.ttlMs };
+      for (const s of plan.stale) removeLeaseFile(this.dir, s.subnet, s.ipv6Subnet);
+      const lease = leaseFromPlan(plan, opts, now + this.ttlMs);
       // Under the lock nobody else writes, so replacing an expired or own file is safe; a fresh
       // subnet is still created exclusively, so even a writer that skipped the lock cannot be overwritten.
       if (plan.existing) replaceLeaseFile(this.dir, lease);
@@ -82,7 +83,9 @@ export class FileLeaseStore implements LeaseStore {
         throw new Error(`lease ${lease.subnet} now belongs to ${cur.publicIp}`);
       }
       const next = { ...lease, backendData: { ...lease.backendData }, expiration: now + this.ttlMs };
-      if (cur) replaceLeaseFile(this.dir, next);
+      // A file of this subnet under another key (other IPv6 part) is dead or ours: it goes.
+      if (cur && cur.ipv6Subnet !== lease.ipv6Subnet) removeLeaseFile(this.dir, cur.subnet, cur.ipv6Subnet);
+      if (cur && cur.ipv6Subnet === lease.ipv6Subnet) replaceLeaseFile(this.dir, next);
       else createLeaseFile(this.dir, next);
       return next;
     });
@@ -93,7 +96,7 @@ export class FileLeaseStore implements LeaseStore {
     this.keeper.drop(lease);
     await withDirLock(this.dir, () => {
       const cur = this.reader.readAll().get(lease.subnet);
-      if (cur && cur.publicIp === lease.publicIp) removeLeaseFile(this.dir, lease.subnet);
+      if (cur && cur.publicIp === lease.publicIp) removeLeaseFile(this.dir, cur.subnet, cur.ipv6Subnet);
     });
     this.rescan();
   }

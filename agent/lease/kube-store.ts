@@ -1,25 +1,29 @@
 // `--kube-subnet-mgr`: leases are Kubernetes Nodes, as with flanneld. This node's subnet is its
 // spec.podCIDR(s) (assigned by kube-controller-manager; never allocated here); its backend data goes
 // into annotations, written with a strategic-merge PATCH of nodes/<name>/status, followed by the
-// NetworkUnavailable=False condition flanneld sets. Peers come from one list of all nodes, then a
-// watch from the list's resourceVersion (bookmarks keep it fresh); the server ending the watch
-// resumes it, a 410 Gone (version too old) or a broken connection re-lists and diffs. No polling.
+// NetworkUnavailable=False condition flanneld sets. Dual stack: the IPv6 entry of spec.podCIDRs and
+// the public-ipv6 / backend-v6-data annotations, when acquire() is given the IPv6 attributes.
+// Peers come from one list of all nodes, then a watch from the list's resourceVersion (bookmarks keep it fresh); the server ending the watch
+// resumes it, a 410 Gone (version too old), a broken connection or one silent for 150 s (no
+// bookmark: a dead peer) re-lists and diffs. No polling.
 import type { NetConf } from '../config/net-conf.ts';
 import { KubeClient } from '../kube/client.ts';
 import type { KubeConn } from '../kube/config.ts';
-import { type KubeNode, leaseAnnotations, nodePodCidr4, nodeToLease, subnetInNetwork } from '../kube/node-lease.ts';
+import { type KubeNode, leaseAnnotations, nodePodCidr, nodeToLease, subnetInNetwork } from '../kube/node-lease.ts';
+import { type NodeNameSource, resolveNodeName } from '../kube/node-name.ts';
 import { LeaseTable } from './lease-table.ts';
 import type { AcquireOptions, Lease, LeaseEvent, LeaseStore, Watch } from './store.ts';
 
 /** Options of the kube store. */
-export interface KubeStoreOptions {
+export interface KubeStoreOptions extends NodeNameSource {
   conn: KubeConn;
-  nodeName: string;
   annotationPrefix: string;
   netConf: NetConf;
   onError?: (err: Error) => void;
   /** Longest wait between re-list attempts while the API server is unreachable; default 5 s. */
   maxBackoffMs?: number;
+  /** A watch silent this long is taken for dead and re-listed (the API server sends a bookmark every minute); default 150 s. */
+  watchIdleMs?: number;
 }
 
 interface WatchEvent {
@@ -28,6 +32,8 @@ interface WatchEvent {
 }
 
 const NODES = '/api/v1/nodes';
+/** kube-apiserver's watch cache sends bookmarks about once a minute (defaultBookmarkFrequency): 2.5 of them missed means a dead connection. */
+const WATCH_IDLE_MS = 150_000;
 
 /** Lease store over the Kubernetes API (see the module comment). */
 export class KubeLeaseStore implements LeaseStore {
@@ -42,19 +48,23 @@ export class KubeLeaseStore implements LeaseStore {
   private closed = false;
   private backoffMs = 0;
   private retryTimer: NodeJS.Timeout | undefined;
+  private nodeName: string | undefined;
 
   constructor(private readonly o: KubeStoreOptions) {
     this.netConf = o.netConf;
     this.client = new KubeClient(o.conn);
   }
 
-  /** Reads this node's podCIDR and publishes the backend annotations when they differ. */
+  /** Reads this node's podCIDR(s) and publishes the backend annotations when they differ. */
   async acquire(opts: AcquireOptions): Promise<Lease> {
-    const path = `${NODES}/${encodeURIComponent(this.o.nodeName)}`;
+    this.nodeName ??= await resolveNodeName(this.o, (m, p) => this.client.call(m, p));
+    const name = JSON.stringify(this.nodeName);
+    const path = `${NODES}/${encodeURIComponent(this.nodeName)}`;
     const node = await this.client.call('GET', path) as KubeNode;
-    const subnet = nodePodCidr4(node);
-    if (subnet === null) throw new Error(`node ${JSON.stringify(this.o.nodeName)} pod cidr not assigned`);
-    if (!subnetInNetwork(subnet, this.netConf.network)) throw new Error(`node ${JSON.stringify(this.o.nodeName)} pod cidr ${subnet} is not in the net-conf Network ${this.netConf.network}`);
+    const subnet = nodePodCidr(node, 4);
+    if (subnet === null) throw new Error(`node ${name} pod cidr not assigned`);
+    if (!subnetInNetwork(subnet, this.netConf.network)) throw new Error(`node ${name} pod cidr ${subnet} is not in the net-conf Network ${this.netConf.network}`);
+    const v6 = opts.publicIpv6 !== undefined ? this.ipv6Side(node, name) : undefined;
     const want = leaseAnnotations(this.o.annotationPrefix, opts);
     const have = node.metadata?.annotations ?? {};
     if (Object.entries(want).some(([k, v]) => have[k] !== v)) {
@@ -64,7 +74,19 @@ export class KubeLeaseStore implements LeaseStore {
     await this.client.call('PATCH', `${path}/status`, {
       status: { conditions: [{ type: 'NetworkUnavailable', status: 'False', reason: 'FlannelIsUp', message: 'weftd is running on this node', lastTransitionTime: now, lastHeartbeatTime: now }] },
     }, 'application/strategic-merge-patch+json');
-    return { subnet, publicIp: opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration: 0 };
+    const lease: Lease = { subnet, publicIp: opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration: 0 };
+    if (v6 !== undefined) Object.assign(lease, { ipv6Subnet: v6, publicIpv6: opts.publicIpv6, backendV6Data: { ...opts.backendV6Data } });
+    return lease;
+  }
+
+  /** The node's IPv6 podCIDR, checked against the net-conf's IPv6Network (dual stack). */
+  private ipv6Side(node: KubeNode, name: string): string {
+    const subnet = nodePodCidr(node, 6);
+    if (subnet === null) throw new Error(`node ${name} has no IPv6 pod cidr in spec.podCIDRs while the net-conf enables IPv6`);
+    // The net-conf's IPv6 fields exist only when it enables IPv6 (net-conf.ts).
+    const network = (this.netConf as { ipv6Network?: string }).ipv6Network;
+    if (network !== undefined && !subnetInNetwork(subnet, network)) throw new Error(`node ${name} IPv6 pod cidr ${subnet} is not in the net-conf IPv6Network ${network}`);
+    return subnet;
   }
 
   /** Node leases do not expire (the node object is the lease). */
@@ -140,7 +162,7 @@ export class KubeLeaseStore implements LeaseStore {
       }
       this.onEvent(ev);
       this.backoffMs = 0;
-    });
+    }, this.o.watchIdleMs ?? WATCH_IDLE_MS);
     this.current = w;
     void w.done.then((end) => {
       if (this.closed || this.current !== w) return;

@@ -38,7 +38,7 @@ export class OwnLeaseKeeper {
   /** Starts keeping `lease` (acquired with `opts`); `revision` is the store revision it was written at. */
   hold(lease: Lease, opts: AcquireOptions, revision = 0): void {
     this.own = lease;
-    this.opts = { ...opts, preferredSubnet: lease.subnet };
+    this.opts = { ...opts, preferredSubnet: lease.subnet, ...(lease.ipv6Subnet !== undefined ? { preferredIpv6Subnet: lease.ipv6Subnet } : {}) };
     this.heldAt = revision;
     this.schedule(lease.expiration > 0 ? lease.expiration - this.margin - Date.now() : this.o.ttlMs - this.margin);
   }
@@ -68,7 +68,7 @@ export class OwnLeaseKeeper {
     if (!own || this.busy || this.stopped) return;
     if (revision !== undefined && revision < this.heldAt) return; // view older than our own write
     const cur = lookup(own.subnet);
-    if (cur && cur.publicIp === own.publicIp) return;
+    if (cur && cur.publicIp === own.publicIp && cur.ipv6Subnet === own.ipv6Subnet) return;
     void this.recover(own);
   }
 

@@ -96,16 +96,22 @@ export interface LeaseStore {
   close(): Promise<void>;
 }
 
-/** Thrown by acquire when no free subnet is left between SubnetMin and SubnetMax. */
+/** Thrown by acquire when no free subnet is left between SubnetMin and SubnetMax (or, dual stack, IPv6SubnetMin and IPv6SubnetMax). */
 export class OutOfSubnetsError extends Error {
   constructor(conf: NetConf) {
-    super(`no free /${conf.subnetLen} subnet left in ${conf.network} between ${conf.subnetMin} and ${conf.subnetMax}`);
+    const v4 = `no free /${conf.subnetLen} subnet left in ${conf.network} between ${conf.subnetMin} and ${conf.subnetMax}`;
+    const v6 = conf.enableIPv6 && conf.ipv6Network !== undefined
+      ? ` or no free /${conf.ipv6SubnetLen ?? 0} IPv6 subnet in ${conf.ipv6Network} between ${conf.ipv6SubnetMin ?? ''} and ${conf.ipv6SubnetMax ?? ''}`
+      : '';
+    super(v4 + v6);
     this.name = 'OutOfSubnetsError';
   }
 }
 
-/** True when two leases carry the same node data (what makes an 'added' event worth sending). */
+/** True when two leases carry the same node data, both families (what makes an 'added' event worth sending). */
 export function sameLeaseData(a: Lease, b: Lease): boolean {
   return a.subnet === b.subnet && a.publicIp === b.publicIp && a.backendType === b.backendType &&
-    JSON.stringify(a.backendData) === JSON.stringify(b.backendData);
+    JSON.stringify(a.backendData) === JSON.stringify(b.backendData) &&
+    a.ipv6Subnet === b.ipv6Subnet && a.publicIpv6 === b.publicIpv6 &&
+    JSON.stringify(a.backendV6Data) === JSON.stringify(b.backendV6Data);
 }

@@ -5,11 +5,11 @@ import { isNotFound, type Rtnl } from '../../lib/netlink/index.ts';
 import { RTPROT_WEFT } from './desired.ts';
 import type { ActualState, DevIndexes, Op, Plan } from './diff.ts';
 
-/** Reads IPv4 main-table routes and, when there is a VTEP, its neighbours and FDB. */
-export function readActual(rtnl: Rtnl, dev: DevIndexes): ActualState {
-  const routes = rtnl.listRoutes({ family: 4, table: 254 });
+/** Reads one family's main-table routes and, when `dev` has a VTEP (familyDev), its neighbours and FDB. */
+export function readActual(rtnl: Rtnl, dev: DevIndexes, family: 4 | 6 = 4): ActualState {
+  const routes = rtnl.listRoutes({ family, table: 254 });
   if (dev.vtep === undefined) return { routes, neighs: [], fdbs: [] };
-  return { routes, neighs: rtnl.listNeigh({ family: 4, index: dev.vtep }), fdbs: rtnl.listFdb({ index: dev.vtep }) };
+  return { routes, neighs: rtnl.listNeigh({ family, index: dev.vtep }), fdbs: rtnl.listFdb({ index: dev.vtep }) };
 }
 
 /** What applying a plan did. */
@@ -18,7 +18,7 @@ export interface ApplyOutcome {
   failed: Array<{ op: Op; error: Error }>;
 }
 
-/** Applies `plan` in order; deletions that find nothing count as done. */
+/** Applies `plan` in order with `dev` of the plan's family (familyDev); deletions that find nothing count as done. */
 export function applyPlan(rtnl: Rtnl, plan: Plan, dev: DevIndexes): ApplyOutcome {
   const out: ApplyOutcome = { applied: [], failed: [] };
   for (const op of plan.ops) {

@@ -1,21 +1,28 @@
 // Diff between the desired state and what the kernel holds (pure): the operations that converge
 // them, touching only entries weftd owns (routes with RTPROT_WEFT; permanent neighbour/FDB entries
 // on its own VTEP). Healthy entries produce no operation, so a restart never re-adds them.
-import { containsIPv4, parseCidr4, parseIPv4, type Cidr4 } from '../../lib/ip/ipv4.ts';
+import { canonicalCidr, cidrContains, parseCidr, parseIp, type Cidr } from '../../lib/ip/index.ts';
 import type { Fdb, Neigh, Route } from '../../lib/netlink/index.ts';
 import { RTPROT_WEFT, type DesiredState, type WantFdb, type WantNeigh, type WantRoute } from './desired.ts';
 
-/** Kernel state read for one reconcile (IPv4 main-table routes; neighbours and FDB of the VTEP). */
+/** Kernel state read for one reconcile of one family (main-table routes; neighbours and FDB of that family's VTEP). */
 export interface ActualState {
   routes: Route[];
   neighs: Neigh[];
   fdbs: Fdb[];
 }
 
-/** Resolved device indexes; vtep is absent for host-gw. */
+/** Resolved device indexes; vtep is absent for host-gw, vtep6 (flannel-v6.<VNI>) when IPv6 is off. */
 export interface DevIndexes {
   uplink: number;
   vtep?: number;
+  vtep6?: number;
+}
+
+/** The indexes one family's plan resolves `dev: 'vtep'` against: flannel.<VNI> for 4, flannel-v6.<VNI> for 6. */
+export function familyDev(dev: DevIndexes, family: 4 | 6): DevIndexes {
+  const vtep = family === 4 ? dev.vtep : dev.vtep6;
+  return vtep === undefined ? { uplink: dev.uplink } : { uplink: dev.uplink, vtep };
 }
 
 /** One change to apply; `replace` means an entry of ours exists with other values. */
@@ -38,15 +45,20 @@ export interface Plan {
 
 const ZERO_MAC = '00:00:00:00:00:00';
 
-/** Computes the plan that turns `actual` into `desired` within the cluster `network` (pure). */
+/**
+ * Computes the plan that turns `actual` into `desired` within the cluster `network` (pure). The
+ * network's family (Network or IPv6Network) is the family planned; `dev` is that family's (familyDev).
+ */
 export function planReconcile(desired: DesiredState, actual: ActualState, dev: DevIndexes, network: string): Plan {
-  const net = parseCidr4(network);
-  if (net === null) throw new Error(`network ${network} is not an IPv4 prefix`);
+  const parsed = parseCidr(network);
+  if (parsed === null) throw new Error(`network ${network} is not an IP prefix`);
+  const net = canonicalCidr(parsed);
+  const family = net.addr.family;
   const plan: Plan = { ops: [], conflicts: [], inPlace: 0 };
-  planRoutes(plan, desired.routes, actual.routes, dev);
+  planRoutes(plan, desired.routes, actual.routes.filter((r) => r.family === family), dev);
   if (dev.vtep !== undefined) {
     planFdbs(plan, desired.fdbs, actual.fdbs.filter((f) => f.index === dev.vtep));
-    planNeighs(plan, desired.neighs, actual.neighs.filter((n) => n.index === dev.vtep && n.family === 4), net);
+    planNeighs(plan, desired.neighs, actual.neighs.filter((n) => n.index === dev.vtep && n.family === family), net);
   }
   // Removals before additions; additions neighbour -> FDB -> route so the kernel never ARPs on the VTEP.
   const rank: Record<Op['kind'], number> = { 'del-route': 0, 'del-fdb': 1, 'del-neigh': 2, 'add-neigh': 3, 'add-fdb': 4, 'add-route': 5 };
@@ -58,8 +70,16 @@ function routeMatches(r: Route, w: WantRoute, oif: number | undefined): boolean 
   return r.gw === w.gw && r.oif === oif && r.onlink === w.onlink;
 }
 
+/**
+ * A route without an explicit metric: IPv4 routes then carry no RTA_PRIORITY, IPv6 ones always
+ * carry one, 1024 by default (IP6_RT_PRIO_USER, net/ipv6/route.c), ours included.
+ */
+function defaultMetric(r: Route): boolean {
+  return r.priority === undefined || (r.family === 6 && r.priority === 1024);
+}
+
 function planRoutes(plan: Plan, want: readonly WantRoute[], have: readonly Route[], dev: DevIndexes): void {
-  const main = have.filter((r) => r.family === 4 && r.table === 254);
+  const main = have.filter((r) => r.table === 254);
   const byDst = new Map<string, Route[]>();
   for (const r of main) byDst.set(r.dst, [...(byDst.get(r.dst) ?? []), r]);
   const wanted = new Set<string>();
@@ -68,7 +88,7 @@ function planRoutes(plan: Plan, want: readonly WantRoute[], have: readonly Route
     const oif = w.dev === 'vtep' ? dev.vtep : dev.uplink;
     const same = byDst.get(w.dst) ?? [];
     const ours = same.filter((r) => r.protocol === RTPROT_WEFT);
-    const foreign = same.filter((r) => r.protocol !== RTPROT_WEFT && r.priority === undefined);
+    const foreign = same.filter((r) => r.protocol !== RTPROT_WEFT && defaultMetric(r));
     if (ours.some((r) => routeMatches(r, w, oif))) { plan.inPlace++; continue; }
     if (ours.length === 0 && foreign.length > 0) {
       plan.conflicts.push({ dst: w.dst, protocol: foreign[0]?.protocol ?? 0 });
@@ -97,7 +117,7 @@ function planFdbs(plan: Plan, want: readonly WantFdb[], have: readonly Fdb[]): v
   }
 }
 
-function planNeighs(plan: Plan, want: readonly WantNeigh[], have: readonly Neigh[], net: Cidr4): void {
+function planNeighs(plan: Plan, want: readonly WantNeigh[], have: readonly Neigh[], net: Cidr): void {
   const byIp = new Map(have.map((n) => [n.ip, n] as const));
   const wanted = new Set<string>();
   for (const w of want) {
@@ -107,8 +127,8 @@ function planNeighs(plan: Plan, want: readonly WantNeigh[], have: readonly Neigh
     plan.ops.push({ kind: 'add-neigh', want: w, replace: n !== undefined });
   }
   for (const n of have) {
-    const ip = parseIPv4(n.ip);
-    if (!n.permanent || wanted.has(n.ip) || ip === null || !containsIPv4(net, ip)) continue;
+    const ip = parseIp(n.ip);
+    if (!n.permanent || wanted.has(n.ip) || ip === null || !cidrContains(net, ip)) continue;
     plan.ops.push({ kind: 'del-neigh', neigh: n });
   }
 }

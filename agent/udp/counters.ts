@@ -1,6 +1,7 @@
 // Counters of the udp forwarder (plain numbers bumped per packet, no allocation) and their
 // export to weftd's /metrics as weftd_udp_* families.
 import type { Metrics } from '../metrics.ts';
+import type { PeerRow } from './peer-table.ts';
 
 /** Drop reasons, indexes into UdpCounters.drops; DROP_LABELS names them in /metrics. */
 export const DROP_MALFORMED = 0;
@@ -47,6 +48,8 @@ export const UDP_METRICS = {
   drops: 'weftd_udp_drops_total',
   icmp: 'weftd_udp_icmp_errors_sent_total',
   wakeups: 'weftd_udp_wakeups_total',
+  peers: 'weftd_udp_forwarder_entries',
+  peer: 'weftd_udp_forwarder_entry',
 } as const;
 
 /** Declares the weftd_udp_* families in `m` (idempotent). */
@@ -56,6 +59,15 @@ export function defineUdpMetrics(m: Metrics): void {
   m.define(UDP_METRICS.drops, 'counter', 'udp backend: packets dropped, by reason (unknown-node and foreign-source are strangers).');
   m.define(UDP_METRICS.icmp, 'counter', 'udp backend: ICMP errors generated, by type (net-unreachable, time-exceeded).');
   m.define(UDP_METRICS.wakeups, 'counter', 'udp backend: readiness wake-ups, by side (tun, udp).');
+  m.define(UDP_METRICS.peers, 'gauge', "udp backend: entries in the forwarder's lease table, this node's included.");
+  m.define(UDP_METRICS.peer, 'gauge', "udp backend: one series (value 1) per forwarder entry: a lease subnet and the public IP its packets go to; as many as udp leases.");
+}
+
+/** Replaces the forwarder-entry series with `rows` (one per lease: the label sets follow the lease table, never grow past it). */
+export function exportUdpPeers(m: Metrics, rows: readonly PeerRow[]): void {
+  m.clear(UDP_METRICS.peer);
+  for (const r of rows) m.set(UDP_METRICS.peer, 1, { subnet: r.subnet, public_ip: r.publicIp });
+  m.set(UDP_METRICS.peers, rows.length);
 }
 
 /** Copies the counters into `m` (called before each /metrics answer). */

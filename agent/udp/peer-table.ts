@@ -1,7 +1,7 @@
 // The forwarder's view of the lease table: longest-prefix lookup of a destination to the node
 // that holds it, and the stranger checks for received datagrams (is the sender a lease holder,
 // does the inner source lie in one of its subnets). Built once per lease change, read per packet.
-import { parseCidr4, parseIPv4 } from '../../lib/ip/ipv4.ts';
+import { formatIPv4, parseCidr4, parseIPv4 } from '../../lib/ip/ipv4.ts';
 import type { Lease } from '../lease/store.ts';
 
 /** Results of checkSender: accepted, sender holds no lease, inner source outside the sender's subnets. */
@@ -9,12 +9,28 @@ export const SENDER_OK = 0;
 export const SENDER_UNKNOWN_NODE = 1;
 export const SENDER_FOREIGN_SOURCE = 2;
 
+/** One forwarder entry: the lease subnet (network form) and the node address its packets go to. */
+export interface PeerRow {
+  subnet: string;
+  publicIp: string;
+}
+
+/**
+ * The leases the udp forwarder takes (pure; weftd and `weft doctor` agree through it): flanneld's udp
+ * backend writes its lease with no BackendType at all ("" once decoded), and its own udp network
+ * takes every lease, so a typeless lease is a udp peer too; the node's own lease always.
+ */
+export function udpPeerLeases<L extends Pick<Lease, 'subnet' | 'backendType'>>(leases: readonly L[], ownSubnet: string): L[] {
+  return leases.filter((l) => l.backendType === 'udp' || l.backendType === '' || l.subnet === ownSubnet);
+}
+
 /** An immutable table of leases (IPv4 only; other leases are ignored). */
 export class PeerTable {
   /** Network addresses, masks and node addresses, longest prefix first (host-order integers). */
   private readonly nets: Uint32Array;
   private readonly masks: Uint32Array;
   private readonly nodes: Uint32Array;
+  private readonly prefixes: Uint8Array;
   /** Node address -> indexes of its subnets (a node normally holds one lease). */
   private readonly byNode = new Map<number, number[]>();
   private readonly ownNet: number;
@@ -33,10 +49,12 @@ export class PeerTable {
     this.nets = new Uint32Array(rows.length);
     this.masks = new Uint32Array(rows.length);
     this.nodes = new Uint32Array(rows.length);
+    this.prefixes = new Uint8Array(rows.length);
     rows.forEach((r, i) => {
       this.nets[i] = r.net;
       this.masks[i] = r.prefix === 0 ? 0 : (0xffffffff << (32 - r.prefix)) >>> 0;
       this.nodes[i] = r.node;
+      this.prefixes[i] = r.prefix;
       const list = this.byNode.get(r.node);
       if (list) list.push(i);
       else this.byNode.set(r.node, [i]);
@@ -44,6 +62,15 @@ export class PeerTable {
     const own = parseCidr4(ownSubnet);
     this.ownNet = own === null ? 0 : own.ip >>> 0;
     this.ownMask = own === null || own.prefix === 0 ? 0 : (0xffffffff << (32 - own.prefix)) >>> 0;
+  }
+
+  /** The entries, longest prefix first (for /metrics; not on the packet path). */
+  rows(): PeerRow[] {
+    const out: PeerRow[] = [];
+    for (let i = 0; i < this.nets.length; i++) {
+      out.push({ subnet: `${formatIPv4(this.nets[i] as number)}/${this.prefixes[i] as number}`, publicIp: formatIPv4(this.nodes[i] as number) });
+    }
+    return out;
   }
 
   /** Number of leases in the table. */

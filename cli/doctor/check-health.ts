@@ -51,10 +51,23 @@ export function judgeHealth(addr: string, healthz: { status: number; body: strin
   return { check, problems, facts };
 }
 
-/** Runs the check against weftd at `addr`, or reports it skipped. */
-export async function checkHealth(addr: string | undefined): Promise<CheckResult> {
-  if (addr === undefined) return { check: 'weftd', problems: [], facts: {}, skipped: 'no --metrics-addr (weftd serves /healthz only with it)' };
-  const h = await httpGet(addr, '/healthz');
-  const m = 'error' in h ? null : await httpGet(addr, '/metrics');
-  return judgeHealth(addr, h, m !== null && !('error' in m) && m.status === 200 ? parseMetrics(m.body) : null);
+/** weftd's /healthz answer and parsed /metrics (null when it did not answer them). */
+export interface WeftdView {
+  addr: string;
+  healthz: { status: number; body: string } | { error: string };
+  metrics: Map<string, number> | null;
+}
+
+/** Reads weftd at `addr` once (the weftd and peers checks both use it); undefined without an address. */
+export async function readWeftd(addr: string | undefined): Promise<WeftdView | undefined> {
+  if (addr === undefined) return undefined;
+  const healthz = await httpGet(addr, '/healthz');
+  const m = 'error' in healthz ? null : await httpGet(addr, '/metrics');
+  return { addr, healthz, metrics: m !== null && !('error' in m) && m.status === 200 ? parseMetrics(m.body) : null };
+}
+
+/** Runs the check against what readWeftd read, or reports it skipped. */
+export function checkHealth(w: WeftdView | undefined): CheckResult {
+  if (w === undefined) return { check: 'weftd', problems: [], facts: {}, skipped: 'no --metrics-addr (weftd serves /healthz only with it)' };
+  return judgeHealth(w.addr, w.healthz, w.metrics);
 }

@@ -37,7 +37,7 @@ export function checkLease(i: LeaseCheckInput): CheckResult & { env: SubnetEnv |
     }
   }
   if ('error' in i.view) {
-    problems.push({ check, detail: `cannot read the lease source: ${i.view.error}`, fix: 'check --store/--etcd-endpoints/--net-conf match weftd\'s flags (systemctl cat weftd) and that the store is reachable' });
+    problems.push({ check, detail: `cannot read the lease source: ${i.view.error}`, fix: 'check that --store/--etcd-endpoints/--net-conf, and for etcd TLS and auth --etcd-cafile/--etcd-certfile/--etcd-keyfile and --etcd-username/--etcd-password, match weftd\'s flags (systemctl cat weftd) and that the store is reachable' });
     return { check, problems, facts, env };
   }
   const mine = i.publicIp === null ? [] : i.view.leases.filter((l) => l.publicIp === i.publicIp);

@@ -6,12 +6,12 @@ import type { Lease } from '../../agent/lease/store.ts';
 import type { Uplink } from '../../agent/uplink.ts';
 import { desiredState } from '../../agent/reconcile/desired.ts';
 import { planReconcile, type DevIndexes, type Op } from '../../agent/reconcile/diff.ts';
-import { UDP_TUN_NAME, vtepName } from '../../lib/flannel/devices.ts';
+import { vtepName } from '../../lib/flannel/devices.ts';
+import { checkUdp } from './check-udp.ts';
 import type { NodeState } from './node-state.ts';
-import type { CheckResult, Problem } from './problem.ts';
+import { WEFTD_FIXES, type CheckResult, type Problem } from './problem.ts';
 
 const check = 'peers';
-const WEFTD_FIXES = 'weftd converges this on its next pass: if it persists, weftd is not running or failing (systemctl restart weftd; journalctl -u weftd)';
 
 /** The problem one pending reconcile operation stands for (pure). */
 export function opProblem(op: Op, vtep: string, uplink: string): Problem {
@@ -39,6 +39,8 @@ export interface PeersInput {
   own: Lease;
   uplink: Uplink;
   node: NodeState;
+  /** weftd's parsed /metrics (udp: its forwarder entries), null when not read. */
+  metrics?: Map<string, number> | null;
 }
 
 /** Runs the peers check (pure over the read state). */
@@ -66,19 +68,5 @@ export function checkPeers(i: PeersInput): CheckResult {
     problems.push({ check, detail: `a route to peer subnet ${c.dst} exists that weft did not create (proto ${c.protocol}); weftd leaves it alone`, fix: `ip route del ${c.dst} (check first what installed it)` });
   }
   for (const s of desired.skipped) problems.push({ check, detail: `lease ${s.subnet} cannot be programmed: ${s.reason}`, fix: 'every node must run the same backend and VNI (net-conf.json Backend); fix that node\'s weftd' });
-  return { check, problems, facts };
-}
-
-/** udp: peers live in weftd's forwarder; the kernel holds flannel0 and one route for the Network through it. */
-function checkUdp(i: PeersInput, facts: Record<string, unknown>): CheckResult {
-  const problems: Problem[] = [];
-  const tun = i.node.links.find((l) => l.name === UDP_TUN_NAME);
-  if (tun === undefined) {
-    problems.push({ check, detail: `${UDP_TUN_NAME} does not exist: no traffic reaches other nodes`, fix: 'systemctl restart weftd (it creates the TUN device and forwards for it)' });
-    return { check, problems, facts };
-  }
-  if (!i.node.routes.some((r) => r.dst === i.netConf.network && r.oif === tun.index)) {
-    problems.push({ check, detail: `no route for the Network ${i.netConf.network} via ${UDP_TUN_NAME}`, fix: `${WEFTD_FIXES}; by hand: ip route replace ${i.netConf.network} dev ${UDP_TUN_NAME}` });
-  }
   return { check, problems, facts };
 }

@@ -11,7 +11,7 @@ import { liveAttachments, readAllocations, type Allocation, type LiveAttachments
 import { checkAllocations } from './check-allocations.ts';
 import { checkBridge } from './check-bridge.ts';
 import { checkCni } from './check-cni.ts';
-import { checkHealth } from './check-health.ts';
+import { checkHealth, readWeftd } from './check-health.ts';
 import { checkKernel } from './check-kernel.ts';
 import { checkLease, ownLease } from './check-lease.ts';
 import { checkMtu } from './check-mtu.ts';
@@ -62,13 +62,14 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   const lease = checkLease({ view, publicIp: uplink?.publicIp ?? null, subnetFile: o.subnetFile, subnetEnvText, now: Date.now() });
   if (uplink === null && 'error' in node.uplink) lease.problems.push({ check: 'lease', detail: `no uplink: ${node.uplink.error}`, fix: 'pass --iface as weftd has it (systemctl cat weftd)' });
   results.push(lease);
-  results.push(await checkHealth(o.metricsAddr));
+  const weftd = await readWeftd(o.metricsAddr);
+  results.push(checkHealth(weftd));
   results.push(cni);
   const own = 'error' in view ? null : ownLease(view, uplink?.publicIp ?? null);
   if ('error' in view || own === null || uplink === null) {
     results.push(skipped('peers', 'needs the lease table, this node\'s lease and its uplink (see lease)'));
   } else {
-    results.push(checkPeers({ netConf: view.netConf, leases: view.leases, own, uplink, node }));
+    results.push(checkPeers({ netConf: view.netConf, leases: view.leases, own, uplink, node, metrics: weftd?.metrics ?? null }));
   }
   const { allocs, live, tail } = localChecks(o, node, 'error' in view ? null : view.netConf.backend);
   const subnet = own?.subnet ?? (lease.env !== null ? networkForm(lease.env.subnet) : null);
@@ -116,7 +117,7 @@ function usesNoOverlay(cni: CheckResult): boolean {
 /** A node whose CNI config is a plain bridge network: weftd's checks do not apply. */
 async function bridgeOnly(o: DoctorOptions, cni: CheckResult, node: NodeState): Promise<Report> {
   const why = `${String(cni.facts['config'])} uses no flannel plugin and there is no ${o.subnetFile}: a bridge network without weftd`;
-  const results = [skipped('lease', why), await checkHealth(o.metricsAddr), cni, skipped('peers', why), skipped('bridge', why), skipped('mtu', why)];
+  const results = [skipped('lease', why), checkHealth(await readWeftd(o.metricsAddr)), cni, skipped('peers', why), skipped('bridge', why), skipped('mtu', why)];
   results.push(...localChecks(o, node, null).tail);
   return buildReport(results);
 }

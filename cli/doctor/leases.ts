@@ -1,12 +1,13 @@
 // Reading the lease source the way weftd does, read-only: net-conf.json (file or <prefix>/config in
 // etcd) and every lease, with expiry where the store keeps one. Runs in the node's netns (etcd is
-// read from there through its JSON gateway). Never writes, never takes the store's lock.
+// read from there through its JSON gateway, with weftd's TLS and auth flags). Never writes, never
+// takes the store's lock.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../../agent/config/net-conf.ts';
 import { LeaseDirReader } from '../../agent/lease/file-lease-io.ts';
-import { parseLeaseAttrs, parseSubnetKey } from '../../agent/lease/lease-json.ts';
+import { EtcdGateway } from '../../agent/lease/etcd-gateway.ts';
+import { readGatewayLeases, readGatewayNetConf } from '../../agent/lease/gateway-leases.ts';
 import type { Lease } from '../../agent/lease/store.ts';
-import { EtcdGateway } from './etcd-gateway.ts';
 import type { DoctorOptions } from './options.ts';
 
 /** What the lease source holds. */
@@ -28,33 +29,15 @@ export async function readLeaseView(o: DoctorOptions): Promise<LeaseView> {
 }
 
 async function readEtcd(o: DoctorOptions, endpoints: string[]): Promise<LeaseView> {
-  const etcd = new EtcdGateway(endpoints);
+  const etcd = new EtcdGateway(endpoints, o.etcdSecurity);
   const base = o.etcdPrefix.replace(/\/+$/, '');
   let netConf: NetConf;
   if (o.netConf !== undefined) netConf = parseNetConf(readFileSync(o.netConf));
   else {
-    const text = await etcd.get(`${base}/config`);
-    if (text === null) throw new Error(`etcd: ${base}/config not found (weftd cannot start without it, or pass --net-conf as weftd has it)`);
-    netConf = parseNetConf(text);
+    const fromEtcd = await readGatewayNetConf(etcd, base);
+    if (fromEtcd === null) throw new Error(`etcd: ${base}/config not found (weftd cannot start without it, or pass --net-conf as weftd has it)`);
+    netConf = fromEtcd;
   }
-  const prefix = `${base}/subnets/`;
-  const leases: Lease[] = [];
-  for (const kv of await etcd.list(prefix)) {
-    const subnet = parseSubnetKey(kv.key.slice(prefix.length));
-    if (subnet === null) continue;
-    let a: ReturnType<typeof parseLeaseAttrs>;
-    try {
-      a = parseLeaseAttrs(kv.value);
-    } catch {
-      continue;
-    }
-    const lease: Lease = { subnet, publicIp: a.publicIp, backendType: a.backendType, backendData: a.backendData, expiration: 0 };
-    if (kv.lease !== '0') {
-      // The key's etcd lease TTL is the lease's expiry (flannel grants 24 h and renews before the end).
-      const ttl = await etcd.ttl(kv.lease).catch(() => -1);
-      if (ttl >= 0) lease.expiration = Date.now() + ttl * 1000;
-    }
-    leases.push(lease);
-  }
+  const leases = await readGatewayLeases(etcd, base, { ttl: true });
   return { source: `etcd:${endpoints.join(',')}`, netConf, leases };
 }

@@ -1,6 +1,11 @@
-// `weft doctor`'s options: weftd's lease-source and path flags with the paths `weft install` writes
-// as defaults, plus the CNI directories and weftd's --metrics-addr. One normalisation entry point.
+// `weft doctor`'s options: weftd's lease-source and path flags (parsed and checked by weftd's own
+// functions: agent/flags.ts, agent/lease/store-flags.ts), with the installed weftd unit's flags and
+// then the paths `weft install` writes as defaults, plus the CNI directories and weftd's
+// --metrics-addr. One normalisation entry point.
 import { isAbsolute } from 'node:path';
+import type { EtcdSecurity } from '../../agent/lease/etcd-client.ts';
+import { leaseSourceFlags } from '../../agent/flags.ts';
+import { normalizeStoreFlags } from '../../agent/lease/store-flags.ts';
 
 /** Everything the checks read, normalised. */
 export interface DoctorOptions {
@@ -9,6 +14,8 @@ export interface DoctorOptions {
   store: string;
   etcdEndpoints?: string[];
   etcdPrefix: string;
+  /** --etcd-cafile/certfile/keyfile/username/password as given (empty: plain http, no auth). */
+  etcdSecurity: EtcdSecurity;
   /** net-conf.json; with etcd, absent means <prefix>/config. */
   netConf?: string;
   iface?: string;
@@ -40,6 +47,11 @@ export interface RawDoctorFlags {
   store?: string;
   etcdEndpoints?: string;
   etcdPrefix?: string;
+  etcdKeyfile?: string;
+  etcdCertfile?: string;
+  etcdCafile?: string;
+  etcdUsername?: string;
+  etcdPassword?: string;
   netConf?: string;
   iface?: string;
   publicIp?: string;
@@ -61,22 +73,25 @@ function absolute(flag: string, v: string): string {
 
 /** Validates the flags (naming the flag and the bad value) and fills the defaults. */
 export function normalizeDoctorOptions(f: RawDoctorFlags): DoctorOptions {
-  if (f.etcdEndpoints !== undefined && f.store !== undefined) throw new DoctorOptionError('--store and --etcd-endpoints are mutually exclusive');
-  if (f.etcdPrefix !== undefined && f.etcdEndpoints === undefined) throw new DoctorOptionError('--etcd-prefix needs --etcd-endpoints');
-  const store = f.store ?? DOCTOR_DEFAULTS.store;
-  if (!/^file:\/.+$/.test(store)) throw new DoctorOptionError(`--store ${JSON.stringify(store)} must be file:/absolute/dir (or use --etcd-endpoints)`);
-  const endpoints = f.etcdEndpoints?.split(',').map((s) => s.trim()).filter(Boolean);
-  if (endpoints !== undefined && endpoints.length === 0) throw new DoctorOptionError(`--etcd-endpoints ${JSON.stringify(f.etcdEndpoints)} lists no URL`);
+  const src = leaseSourceFlags(f);
+  let sel: ReturnType<typeof normalizeStoreFlags>;
+  try {
+    sel = normalizeStoreFlags(src);
+  } catch (e) {
+    throw new DoctorOptionError((e as Error).message);
+  }
   if (f.metricsAddr !== undefined && !/^(\[[0-9a-fA-F:]+\]|[^:\s]*):\d{1,5}$/.test(f.metricsAddr)) {
     throw new DoctorOptionError(`--metrics-addr ${JSON.stringify(f.metricsAddr)} must be host:port`);
   }
+  const endpoints = sel.kind === 'etcd' ? sel.endpoints : undefined;
   // With etcd, flannel's way is the config in etcd: only an explicit --net-conf overrides it.
   const netConf = f.netConf ?? (endpoints === undefined ? DOCTOR_DEFAULTS.netConf : undefined);
   return {
     subnetFile: absolute('subnet-file', f.subnetFile ?? DOCTOR_DEFAULTS.subnetFile),
-    store,
+    store: sel.kind === 'file' ? `file:${sel.dir}` : DOCTOR_DEFAULTS.store,
     ...(endpoints !== undefined ? { etcdEndpoints: endpoints } : {}),
-    etcdPrefix: f.etcdPrefix ?? DOCTOR_DEFAULTS.etcdPrefix,
+    etcdPrefix: sel.kind === 'etcd' ? sel.prefix : DOCTOR_DEFAULTS.etcdPrefix,
+    etcdSecurity: src.etcdSecurity ?? {},
     ...(netConf !== undefined ? { netConf: absolute('net-conf', netConf) } : {}),
     ...(f.iface !== undefined ? { iface: f.iface } : {}),
     ...(f.publicIp !== undefined ? { publicIp: f.publicIp } : {}),

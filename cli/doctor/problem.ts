@@ -1,6 +1,9 @@
 // What a check reports: problems (what is wrong, and the fix) and facts (what it read), plus the
 // report doctor prints as a table for people or one JSON document for machines. Pure, no I/O.
 
+/** The fix of drift weftd converges on its own (a problem that persists means weftd is not running or failing). */
+export const WEFTD_FIXES = 'weftd converges this on its next pass: if it persists, weftd is not running or failing (systemctl restart weftd; journalctl -u weftd)';
+
 /** One thing wrong on the node: which check found it, what it saw, what to do about it. */
 export interface Problem {
   check: string;

@@ -6,6 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { install } from './install.ts';
 import { BACKENDS, DEFAULTS, InstallOptionError, normalizeInstallOptions } from './options.ts';
 import { uninstall, type UninstallReport } from './uninstall.ts';
+import { doctorArgv } from '../doctor/argv.ts';
 import { doctorCommand, runDoctorCommand } from '../doctor/command.ts';
 import { DoctorOptionError } from '../doctor/options.ts';
 
@@ -31,6 +32,8 @@ interface RawInstallFlags {
   standalone?: boolean | string;
   singleNode?: boolean;
   kubeSubnetMgr?: boolean;
+  nodeName?: string;
+  kubeconfigFile?: string;
   etcdEndpoints?: string;
   etcdPrefix?: string;
   etcdCafile?: string;
@@ -115,6 +118,8 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
     .option('--etcd-username <name>', 'etcd user')
     .option('--etcd-password <password>', 'etcd password (written to a 0600 environment file, not into the unit)')
     .option('--kube-subnet-mgr', 'flannel backends: subnets from the Kubernetes API (only when the installed weftd has it)')
+    .option('--node-name <name>', 'with --kube-subnet-mgr: this node\'s Node name, the unit\'s NODE_NAME (default: the host name)')
+    .option('--kubeconfig-file <path>', 'with --kube-subnet-mgr: kubeconfig weftd reads on the node (required unless run in a pod)')
     .option('--single-node', 'flannel backends: the file store, for this one machine only (nodes never learn each other\'s subnets)')
     .option('--net-conf <path>', 'use this existing net-conf.json (flannel\'s keys) instead of writing one')
     .option('--uninstall', 'remove what the last install wrote, restore what it replaced')
@@ -158,7 +163,7 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
 export async function runWeftCli(args: string[], io: CliIo, argv1 = process.argv[1]): Promise<number> {
   let exit = 0;
   try {
-    await program(io, argv1, (c) => (exit = c)).parseAsync(args, { from: 'user' });
+    await program(io, argv1, (c) => (exit = c)).parseAsync(args[0] === 'doctor' ? ['doctor', ...doctorArgv(args.slice(1), process.env)] : args, { from: 'user' });
     return exit;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;

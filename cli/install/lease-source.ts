@@ -3,6 +3,7 @@
 // rendering gives weftd's flags (flanneld's names) and the 0600 environment file holding a password.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { isAbsolute } from 'node:path';
 import { InstallOptionError } from './errors.ts';
 
@@ -21,8 +22,19 @@ export interface EtcdSource {
   password?: string;
 }
 
+/**
+ * The Kubernetes API as weftd --kube-subnet-mgr reaches it from the unit: NODE_NAME and either a
+ * kubeconfig on the node or, when `weft install` itself runs in a pod, that pod's service address.
+ */
+export interface KubeSource {
+  kind: 'kube';
+  nodeName: string;
+  kubeconfigFile?: string;
+  inCluster?: { host: string; port: string };
+}
+
 /** Lease source of a weftd install; `none` for the bridge backend (no weftd). */
-export type LeaseSource = { kind: 'none' } | { kind: 'file' } | { kind: 'kube' } | EtcdSource;
+export type LeaseSource = { kind: 'none' } | { kind: 'file' } | KubeSource | EtcdSource;
 
 /** The raw lease-source options (commander's camelCase keys). */
 export interface RawLeaseFlags {
@@ -35,9 +47,24 @@ export interface RawLeaseFlags {
   etcdKeyfile?: unknown;
   etcdUsername?: unknown;
   etcdPassword?: unknown;
+  nodeName?: unknown;
+  kubeconfigFile?: unknown;
 }
 
+/** What the kube checks read from the machine (injected by tests). */
+export interface KubeHost {
+  env: NodeJS.ProcessEnv;
+  hostname: () => string;
+  exists: (path: string) => boolean;
+}
+
+const THIS_HOST: KubeHost = { env: process.env, hostname, exists: existsSync };
+
+/** The service-account token a pod gets (client-go's in-cluster config reads it). */
+const SA_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
 const ETCD_EXTRA = ['etcdPrefix', 'etcdCafile', 'etcdCertfile', 'etcdKeyfile', 'etcdUsername', 'etcdPassword'] as const;
+const KUBE_EXTRA = ['nodeName', 'kubeconfigFile'] as const;
 const flagOf = (k: string): string => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /** Why the file store cannot serve more than one machine (the refusal and the docs say the same). */
@@ -46,7 +73,7 @@ export const FILE_STORE_WHY =
   '(pods on different machines cannot reach each other) and two nodes may lease the same subnet';
 
 /** Validates the lease-source options for `backend`; throws InstallOptionError naming the option. */
-export function normalizeLeaseSource(raw: RawLeaseFlags, backend: string, usesWeftd: boolean): LeaseSource {
+export function normalizeLeaseSource(raw: RawLeaseFlags, backend: string, usesWeftd: boolean, host: KubeHost = THIS_HOST): LeaseSource {
   const str = (k: keyof RawLeaseFlags): string | undefined => {
     const v = raw[k];
     if (v === undefined) return undefined;
@@ -54,17 +81,19 @@ export function normalizeLeaseSource(raw: RawLeaseFlags, backend: string, usesWe
     return v;
   };
   const extras = ETCD_EXTRA.filter((k) => raw[k] !== undefined);
+  const kubeExtras = KUBE_EXTRA.filter((k) => raw[k] !== undefined);
   const chosen = [
     ...(raw.etcdEndpoints !== undefined ? ['--etcd-endpoints'] : []),
     ...(raw.kubeSubnetMgr === true ? ['--kube-subnet-mgr'] : []),
     ...(raw.singleNode === true ? ['--single-node'] : []),
   ];
   if (!usesWeftd) {
-    const weftdOnly = chosen.filter((c) => c !== '--single-node').concat(extras.map(flagOf));
+    const weftdOnly = chosen.filter((c) => c !== '--single-node').concat(extras.map(flagOf), kubeExtras.map(flagOf));
     if (weftdOnly.length > 0) throw new InstallOptionError(`${weftdOnly.join(', ')}: the ${backend} backend runs no weftd; lease sources apply to flannel-vxlan, host-gw and flannel-udp`);
     return { kind: 'none' };
   }
   if (raw.etcdEndpoints === undefined && extras.length > 0) throw new InstallOptionError(`${extras.map(flagOf).join(', ')} need --etcd-endpoints`);
+  if (raw.kubeSubnetMgr !== true && kubeExtras.length > 0) throw new InstallOptionError(`${kubeExtras.map(flagOf).join(', ')} need --kube-subnet-mgr`);
   if (chosen.length > 1) throw new InstallOptionError(`${chosen.join(' and ')}: choose one lease source`);
   if (chosen.length === 0) {
     throw new InstallOptionError(
@@ -72,7 +101,7 @@ export function normalizeLeaseSource(raw: RawLeaseFlags, backend: string, usesWe
     );
   }
   if (raw.singleNode === true) return { kind: 'file' };
-  if (raw.kubeSubnetMgr === true) return { kind: 'kube' };
+  if (raw.kubeSubnetMgr === true) return normalizeKubeSource(str('nodeName'), str('kubeconfigFile'), host);
   const endpoints = (str('etcdEndpoints') ?? '').split(',').filter(Boolean);
   for (const e of endpoints) {
     if (!/^https?:\/\/[^/\s]+\/?$/.test(e)) throw new InstallOptionError(`--etcd-endpoints: "${e}" is not a URL such as https://10.0.0.1:2379`);
@@ -99,6 +128,37 @@ export function normalizeLeaseSource(raw: RawLeaseFlags, backend: string, usesWe
   return src;
 }
 
+/** A Node name as the API accepts it (RFC 1123 subdomain, what kubelet registers). */
+const NODE_NAME_RE = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** --node-name (default: this host's name, lower-cased as kubelet registers it) and the API credentials. */
+function normalizeKubeSource(nodeName: string | undefined, kubeconfigFile: string | undefined, host: KubeHost): KubeSource {
+  const name = nodeName ?? host.hostname().toLowerCase();
+  if (!NODE_NAME_RE.test(name)) {
+    throw new InstallOptionError(`--node-name: "${name}"${nodeName === undefined ? ' (this host\'s name)' : ''} is not a Kubernetes node name (lower-case RFC 1123 subdomain); give the name kubelet registers this node under`);
+  }
+  if (kubeconfigFile !== undefined) {
+    if (!isAbsolute(kubeconfigFile)) throw new InstallOptionError(`--kubeconfig-file: "${kubeconfigFile}" must be an absolute path (weftd reads it on the node)`);
+    if (!host.exists(kubeconfigFile)) throw new InstallOptionError(`--kubeconfig-file: ${kubeconfigFile} does not exist: weftd could not reach the Kubernetes API`);
+    return { kind: 'kube', nodeName: name, kubeconfigFile };
+  }
+  const { KUBERNETES_SERVICE_HOST: h, KUBERNETES_SERVICE_PORT: p } = host.env;
+  if (h && p && host.exists(SA_TOKEN)) return { kind: 'kube', nodeName: name, inCluster: { host: h, port: p } };
+  throw new InstallOptionError(
+    '--kube-subnet-mgr needs credentials for the Kubernetes API: --kubeconfig-file PATH (a kubeconfig allowed to get/list/watch nodes and patch nodes/status, ' +
+      'e.g. /etc/kubernetes/kubelet.conf on a kubeadm node); none was given and this is not a pod (no KUBERNETES_SERVICE_HOST/PORT and service-account token)',
+  );
+}
+
+/** Environment= lines of the unit for the kube source: the node name, and the in-cluster service address. */
+export function kubeUnitEnv(src: LeaseSource): string[] {
+  if (src.kind !== 'kube') return [];
+  return [
+    `Environment=NODE_NAME=${src.nodeName}`,
+    ...(src.inCluster ? [`Environment=KUBERNETES_SERVICE_HOST=${src.inCluster.host}`, `Environment=KUBERNETES_SERVICE_PORT=${src.inCluster.port}`] : []),
+  ];
+}
+
 /** The environment variable the unit passes the etcd password through (kept out of the 0644 unit). */
 export const PASSWORD_VAR = 'WEFTD_ETCD_PASSWORD';
 
@@ -110,7 +170,7 @@ export function leaseSourceArgs(src: LeaseSource): string[] {
     case 'file':
       return [`--store=file:${FILE_STORE_DIR}`];
     case 'kube':
-      return ['--kube-subnet-mgr'];
+      return ['--kube-subnet-mgr', ...(src.kubeconfigFile !== undefined ? [`--kubeconfig-file=${src.kubeconfigFile}`] : [])];
     case 'etcd':
       return [
         `--etcd-endpoints=${src.endpoints.join(',')}`,

@@ -1,7 +1,7 @@
 // The text files an install writes: the conflist for the chosen backend, weftd's net-conf.json
 // and its systemd unit. Pure functions of the options, so the tests can compare bytes.
 import { join } from 'node:path';
-import { leaseSourceArgs, type LeaseSource } from './lease-source.ts';
+import { kubeUnitEnv, leaseSourceArgs, type LeaseSource } from './lease-source.ts';
 import { FLANNEL_TYPE, usesWeftd, type Backend, type InstallOptions } from './options.ts';
 
 /** The subnet.env weftd writes and the flannel plugins read (flannel's well-known path). */
@@ -82,6 +82,7 @@ export function renderWeftdUnit(opts: WeftdPlace & Pick<InstallOptions, 'weftCon
     'Type=simple',
     'ExecStartPre=/bin/mkdir -p /run/flannel /var/lib/weft',
     ...envFile,
+    ...kubeUnitEnv(source),
     `ExecStart=${[...weftdCommand(opts), ...args].join(' ')}`,
     // SIGTERM: weftd exits without touching the data plane, so pods keep working across restarts.
     'KillSignal=SIGTERM',

@@ -8,3 +8,8 @@ export const UDP_TUN_NAME = 'flannel0';
 export function vtepName(vni: number): string {
   return `flannel.${vni}`;
 }
+
+/** The vxlan backend's VTEP over an IPv6 underlay: flannel-v6.<VNI> (at most 15 bytes, so VNI < 10000). */
+export function vtep6Name(vni: number): string {
+  return `flannel-v6.${vni}`;
+}

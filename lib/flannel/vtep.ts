@@ -1,4 +1,5 @@
-// The VXLAN tunnel endpoint (flannel.<VNI>) shared by weftd and the flannel-vxlan plugin: its spec,
+// The VXLAN tunnel endpoints (flannel.<VNI>, and flannel-v6.<VNI> over an IPv6 underlay) shared by
+// weftd and the flannel-vxlan plugin: their spec,
 // a MAC that is stable across restarts, and an idempotent ensure. Runs in the node's netns (the
 // Rtnl socket's). weftd writes the spec next to subnet.env so the plugin can recreate the exact
 // same device when it finds it missing (weftd not started yet on this boot, or the device deleted).
@@ -8,21 +9,22 @@ import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { FNV32_OFFSET, FNV32_PRIME, fnv1a32Step } from '../hash/fnv.ts';
 import type { Link, Rtnl } from '../netlink/index.ts';
 import { isExists, isNotFound } from '../netlink/index.ts';
+import { ensureSysctl } from '../netns/sysctl.ts';
 
 /** Everything that defines the VTEP; weftd computes it, the plugin replays it. */
 export interface VtepSpec {
-  /** flannel.<VNI> */
+  /** flannel.<VNI> (IPv4 underlay) or flannel-v6.<VNI> (IPv6 underlay). */
   name: string;
   vni: number;
   /** UDP destination port (8472 by default, the Linux default flannel uses). */
   port: number;
-  /** Local (underlay) address: the node's public IP. */
+  /** Local (underlay) address: the node's public IP (PublicIPv6 for flannel-v6.<VNI>), in canonical text form. */
   local: string;
   /** Underlay device name, so that the tunnel follows the uplink (IFLA_VXLAN_LINK). */
   uplink: string;
   mac: string;
   mtu: number;
-  /** The lease's network address as a /32 ("10.244.3.0/32"), as flannel assigns it. */
+  /** The lease's network address as a /32 ("10.244.3.0/32"), or the IPv6 lease's as a /128, as flannel assigns it. */
   address: string;
 }
 
@@ -57,9 +59,11 @@ export interface EnsuredVtep {
 }
 
 /**
- * Idempotent, in the Rtnl socket's netns: makes flannel.<VNI> exist with the spec's parameters
- * (learning off: peers are programmed, never learnt), the MTU, the MAC, the /32 address, and up.
- * A device of that name with other parameters is deleted and re-created, as flannel does.
+ * Idempotent, in the Rtnl socket's netns (which must be the calling thread's, for the sysctl): makes
+ * the VTEP exist with the spec's parameters (learning off: peers are programmed, never learnt), the
+ * MTU, the MAC, the /32 or /128 address, and up. A device of that name with other parameters is
+ * deleted and re-created, as flannel does. An IPv6 VTEP gets accept_ra=0 (flannel's setting: router
+ * advertisements must not add routes or addresses to it).
  */
 export function ensureVtep(rtnl: Rtnl, spec: VtepSpec): EnsuredVtep {
   let link = rtnl.getLink(spec.name);
@@ -83,15 +87,26 @@ export function ensureVtep(rtnl: Rtnl, spec: VtepSpec): EnsuredVtep {
     link = rtnl.getLink(spec.name);
     if (!link) throw new Error(`${spec.name} vanished right after creation`);
   }
+  if (isV6Spec(spec)) ensureSysctl(`net/ipv6/conf/${spec.name}/accept_ra`, 0);
   if (link.mtu !== spec.mtu) rtnl.setMtu(link.index, spec.mtu);
   ensureVtepAddress(rtnl, link.index, spec.address);
   if (!link.up) rtnl.setLinkUp(link.index);
   return { link: rtnl.getLinkByIndex(link.index) ?? link, created };
 }
 
-/** Idempotent: the VTEP carries exactly `address` among IPv4 addresses (the device is ours, so others are stale leases). */
+/** True for a VTEP over an IPv6 underlay (its address is the IPv6 lease's /128). */
+function isV6Spec(spec: VtepSpec): boolean {
+  return spec.address.includes(':');
+}
+
+/**
+ * Idempotent: the VTEP carries exactly `address` among global addresses of its family (the device is
+ * ours, so others are stale leases). The kernel's IPv6 link-local address (scope link) stays. An IPv6
+ * address is added without DAD: it is unique by lease, and a tentative one could not be a source.
+ */
 function ensureVtepAddress(rtnl: Rtnl, index: number, address: string): void {
-  const have = rtnl.listAddrs({ family: 4, index });
+  const v6 = address.includes(':');
+  const have = rtnl.listAddrs({ family: v6 ? 6 : 4, index }).filter((a) => a.scope === 0);
   for (const a of have) {
     const cidr = a.cidr;
     if (cidr !== address) {
@@ -99,13 +114,13 @@ function ensureVtepAddress(rtnl: Rtnl, index: number, address: string): void {
     }
   }
   if (!have.some((a) => a.cidr === address)) {
-    try { rtnl.addAddr({ index, cidr: address }); } catch (e) { if (!isExists(e)) throw e; }
+    try { rtnl.addAddr({ index, cidr: address, ...(v6 ? { noDad: true } : {}) }); } catch (e) { if (!isExists(e)) throw e; }
   }
 }
 
-/** Where weftd leaves the spec: next to subnet.env (e.g. /run/flannel/weft-vtep.json). */
-export function vtepSpecPath(subnetFile: string): string {
-  return join(dirname(subnetFile), 'weft-vtep.json');
+/** Where weftd leaves the spec: next to subnet.env (e.g. /run/flannel/weft-vtep.json; weft-vtep6.json for flannel-v6.<VNI>). */
+export function vtepSpecPath(subnetFile: string, family: 4 | 6 = 4): string {
+  return join(dirname(subnetFile), family === 4 ? 'weft-vtep.json' : 'weft-vtep6.json');
 }
 
 /** Writes the spec atomically (temp file + rename) so a plugin never reads half of it. */

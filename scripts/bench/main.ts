@@ -25,6 +25,8 @@ const BENCHES: Record<string, Bench> = {
   bridge: () => benchBridge(),
   'host-local': () => benchHostLocal(),
   weftd: () => benchWeftd(),
+  // The Kubernetes lease source beside etcd's figures of the same run (both also in `weftd`).
+  'weftd-kube': () => benchWeftd(['etcd', 'kube']),
   portmap: () => benchPortmap(),
   bandwidth: () => benchBandwidth(),
   firewall: () => benchFirewall(),

@@ -1,5 +1,6 @@
 // Kernel-state readers and probe lists for the cluster end-to-end tests: `ip -j` inside node
 // namespaces (never the root one), so assertions check what the kernel holds.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
@@ -81,4 +82,52 @@ export async function peerSeenBy(fromNetns: string, ip: string): Promise<string>
 /** One quick ping (200 ms wait); true on a reply. */
 export async function pingOnce(fromNetns: string, ip: string): Promise<boolean> {
   return (await nsExec(fromNetns, ['ping', '-c', '1', '-W', '0.2', '-n', '-q', ip])).code === 0;
+}
+
+/** IPv6 routes weftd installed on a node (protocol 87). */
+export function weftRoutes6(n: ClusterNode): Promise<IpRoute[]> {
+  return ipJson<IpRoute>(n.netns, ['-6', 'route', 'show', 'proto', '87']);
+}
+
+/** Permanent IPv6 neighbours on flannel-v6.1. */
+export async function vtep6Neighs(n: ClusterNode): Promise<Array<{ dst: string; lladdr?: string }>> {
+  return ipJson(n.netns, ['-6', 'neigh', 'show', 'dev', 'flannel-v6.1', 'nud', 'permanent']);
+}
+
+/** FDB entries of flannel-v6.1 with a remote (dst). */
+export async function vtep6Fdb(n: ClusterNode): Promise<Array<{ mac: string; dst?: string }>> {
+  const r = await nsExec(n.netns, ['bridge', '-j', 'fdb', 'show', 'dev', 'flannel-v6.1']);
+  if (r.code !== 0 || r.stdout.trim() === '') return [];
+  return (JSON.parse(r.stdout) as Array<{ mac: string; dst?: string }>).filter((f) => f.dst !== undefined);
+}
+
+/** Every pod to every other pod over IPv6, every pod to every node and every node to every pod (IPv6 underlay addresses). */
+export function allProbes6(c: Cluster): Probe[] {
+  const probes: Probe[] = [];
+  for (const a of c.pods) for (const b of c.pods) if (a !== b && b.ip6 !== undefined) probes.push({ from: a.name, to: b.name, toIp: b.ip6, fromNetns: a.netns });
+  for (const a of c.pods) for (const n of c.nodes) if (n.ip6 !== undefined) probes.push({ from: a.name, to: n.netns, toIp: n.ip6, fromNetns: a.netns });
+  for (const n of c.nodes) for (const b of c.pods) if (b.ip6 !== undefined) probes.push({ from: n.netns, to: b.name, toIp: b.ip6, fromNetns: n.netns });
+  return probes;
+}
+
+/** A `ping -D -i 0.1` running from a pod namespace; stop() returns the longest gap (ms) between consecutive replies and when it began (epoch ms). */
+export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ maxGapMs: number; replies: number; gapFrom: number }> } {
+  const p: ChildProcess = spawn('ip', ['netns', 'exec', fromNetns, 'ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let out = '';
+  p.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
+  return {
+    stop: async () => {
+      const closed = new Promise((r) => p.once('close', r));
+      p.kill('SIGINT');
+      await closed;
+      const ts = [...out.matchAll(/^\[(\d+\.\d+)\] \d+ bytes from/gm)].map((m) => Number(m[1]) * 1000);
+      let maxGapMs = 0;
+      let gapFrom = 0;
+      for (let i = 1; i < ts.length; i++) {
+        const gap = (ts[i] as number) - (ts[i - 1] as number);
+        if (gap > maxGapMs) [maxGapMs, gapFrom] = [gap, ts[i - 1] as number];
+      }
+      return { maxGapMs, replies: ts.length, gapFrom };
+    },
+  };
 }

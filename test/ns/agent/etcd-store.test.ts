@@ -162,6 +162,40 @@ function innerTests(): void {
       assert.equal(seen[1]?.lease.publicIp, '192.168.60.2');
     });
 
+    void it('dual stack: flannel\'s "&" key and IPv6 JSON, watch, take-back on both families, IPv4-only lease upgraded in place', async () => {
+      const prefix = '/dual';
+      const dual = { ...vxlanConf, EnableIPv6: true, IPv6Network: 'fd00:10:244::/56' };
+      await admin.put(`${prefix}/config`).value(JSON.stringify(dual));
+      const v6 = (n: number) => ({ publicIpv6: `fd00:1::${n}`, backendV6Data: { VNI: 1, VtepMAC: `0a:58:00:00:01:0${n}` } });
+      // A node that ran IPv4-only before: its old key must give way to a dual-stack one on the same IPv4 subnet.
+      await admin.put(`${prefix}/subnets/10.244.42.0-24`).value('{"PublicIP":"192.168.70.1","PublicIPv6":null,"BackendType":"vxlan","BackendData":{"VNI":1,"VtepMAC":"0a:58:0a:f4:03:00"}}');
+      const a = await open(prefix, { netConf: false });
+      assert.equal(a.netConf.ipv6Network, 'fd00:10:244::/56');
+      const b = await open(prefix, { netConf: false });
+      const { revision } = await b.list();
+      const seen: LeaseEvent[] = [];
+      b.watch(revision, (ev) => seen.push(ev));
+      const la = await a.acquire({ publicIp: '192.168.70.1', backendType: 'vxlan', backendData: data, ...v6(1) });
+      assert.equal(la.subnet, '10.244.42.0/24');
+      assert.match(la.ipv6Subnet ?? '', /^fd00:10:244:[0-9a-f]+::\/64$/);
+      const k = `${prefix}/subnets/10.244.42.0-24&${(la.ipv6Subnet ?? '').replace('/', '-')}`;
+      assert.equal(await admin.get(k).string(),
+        '{"PublicIP":"192.168.70.1","PublicIPv6":"fd00:1::1","BackendType":"vxlan","BackendData":{"VNI":1,"VtepMAC":"0a:58:0a:f4:03:00"},"BackendV6Data":{"VNI":1,"VtepMAC":"0a:58:00:00:01:01"}}');
+      assert.equal(await admin.get(`${prefix}/subnets/10.244.42.0-24`).string(), null, 'the IPv4-only key stays');
+      await until(() => seen.some((e) => e.type === 'added' && e.lease.publicIpv6 === 'fd00:1::1'));
+      const ev = seen.filter((e) => e.type === 'added').at(-1);
+      assert.deepEqual(ev?.lease, { ...la, expiration: 0 });
+      await a.close();
+      const again = await open(prefix, { netConf: false });
+      const la2 = await again.acquire({ publicIp: '192.168.70.1', backendType: 'vxlan', backendData: data, ...v6(1) });
+      assert.deepEqual([la2.subnet, la2.ipv6Subnet], [la.subnet, la.ipv6Subnet]);
+      const lb = await b.acquire({ publicIp: '192.168.70.2', backendType: 'vxlan', backendData: data, ...v6(2), preferredIpv6Subnet: la.ipv6Subnet as string });
+      assert.notEqual(lb.ipv6Subnet, la.ipv6Subnet, 'a held IPv6 subnet was handed out again');
+      const n = seen.length;
+      await admin.delete().key(k).exec(); // deleted by an operator
+      await until(() => seen.slice(n).some((e) => e.type === 'removed' && e.lease.subnet === la.subnet));
+    });
+
     void it('keeps its etcd lease alive; an abandoned lease expires and is reported removed', async () => {
       const prefix = '/ttl';
       const s = await open(prefix, { ttlSeconds: 3 });

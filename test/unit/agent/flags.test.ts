@@ -63,7 +63,16 @@ void describe('weftd flags', () => {
     assert.throws(() => parse(['--iptables-forward-rules=false']), /--iptables-forward-rules=false/);
     assert.throws(() => parse(['--etcd-endpoints']), /--etcd-endpoints needs a value/);
     assert.doesNotThrow(() => parse(['--iptables-forward-rules', '--set-node-network-unavailable=true', '--kube-annotation-prefix=flannel.alpha.coreos.com']));
-    assert.throws(() => normalizeWeftdFlags(parse(['--public-ipv6', 'fd00::1'])), /--public-ipv6 "fd00::1": IPv6 is not implemented/);
+  });
+
+  it('--public-ipv6 and FLANNELD_PUBLIC_IPV6: an IPv6 address in Go\'s text form; empty means auto-detect', () => {
+    assert.equal(normalizeWeftdFlags(parse(['--net-conf', '/n', '--public-ipv6', 'FD00:0::1'])).publicIpv6, 'fd00::1');
+    assert.equal(normalizeWeftdFlags(parse(['--net-conf', '/n'], { FLANNELD_PUBLIC_IPV6: 'fd00:1::5' })).publicIpv6, 'fd00:1::5');
+    assert.equal(normalizeWeftdFlags(parse(['--net-conf', '/n', '--public-ipv6', 'fd00::2'], { FLANNELD_PUBLIC_IPV6: 'fd00:1::5' })).publicIpv6, 'fd00::2');
+    assert.equal(normalizeWeftdFlags(parse(['--net-conf', '/n', '--public-ipv6='])).publicIpv6, undefined);
+    assert.equal(normalizeWeftdFlags(parse(['--net-conf', '/n'])).publicIpv6, undefined);
+    assert.throws(() => normalizeWeftdFlags(parse(['--net-conf', '/n', '--public-ipv6', '10.0.0.1'])), /--public-ipv6 "10.0.0.1" is not an IPv6 address/);
+    assert.throws(() => normalizeWeftdFlags(parse(['--net-conf', '/n', '--public-ipv6', '::ffff:10.0.0.1'])), /not an IPv6 address/);
   });
 
   it('pairs and ranges of the flanneld flags are checked', () => {

@@ -6,6 +6,12 @@ import { normalizeWeftdFlags, weftdCommand, type RawFlags } from '../../../../ag
 const parse = (args: string[]): RawFlags => weftdCommand('0').parse(['node', 'weftd', ...args]).opts<RawFlags>();
 
 void describe('weftd --kube-subnet-mgr flags', () => {
+  void it('without NODE_NAME takes POD_NAMESPACE/POD_NAME to look the node up (flanneld\'s fallback); NODE_NAME wins', () => {
+    const o = normalizeWeftdFlags(parse(['--kube-subnet-mgr', '--net-config-path', '/n']), { POD_NAME: 'weft-abcde', POD_NAMESPACE: 'kube-flannel' });
+    assert.deepEqual([o.store.nodeName, o.store.podName, o.store.podNamespace], [undefined, 'weft-abcde', 'kube-flannel']);
+    assert.throws(() => normalizeWeftdFlags(parse(['--kube-subnet-mgr']), { POD_NAME: 'weft-abcde' }), /POD_NAME and POD_NAMESPACE/);
+    assert.equal(normalizeWeftdFlags(parse(['--kube-subnet-mgr', '--net-config-path', '/n']), { NODE_NAME: 'n1', POD_NAME: 'p', POD_NAMESPACE: 'ns' }).store.nodeName, 'n1');
+  });
   void it('selects the kube store with the node name from NODE_NAME', () => {
     const o = normalizeWeftdFlags(parse(['--kube-subnet-mgr', '--net-config-path', '/etc/kube-flannel/net-conf.json', '--kube-api-url', 'https://192.0.2.1:6443']), { NODE_NAME: 'n1' });
     assert.equal(o.store.kubeSubnetMgr, true);

@@ -31,6 +31,15 @@ void describe('etcd helpers', () => {
     assert.equal(kvToLease(`${p}10.244.3.0-24`, 'garbage', p), null);
     assert.equal(kvToLease('/coreos.com/network/config', '{}', p), null);
   });
+
+  void it('reads flanneld\'s dual-stack and IPv6-only key/value pairs', () => {
+    const p = '/coreos.com/network/subnets/';
+    assert.deepEqual(kvToLease(`${p}10.244.3.0-24&fd00:10:244:3::-64`, '{"PublicIP":"10.0.0.1","PublicIPv6":"fd00::1","BackendType":"host-gw"}', p),
+      { subnet: '10.244.3.0/24', ipv6Subnet: 'fd00:10:244:3::/64', publicIp: '10.0.0.1', publicIpv6: 'fd00::1', backendType: 'host-gw', backendData: {}, expiration: 0 });
+    assert.deepEqual(kvToLease(`${p}0.0.0.0-0&fd00:10:244:3::-64`, '{"PublicIP":"0.0.0.0","PublicIPv6":"fd00::1","BackendType":"vxlan","BackendV6Data":{"VNI":1,"VtepMAC":"aa:bb:cc:dd:ee:ff"}}', p),
+      { subnet: '0.0.0.0/0', ipv6Subnet: 'fd00:10:244:3::/64', publicIp: '0.0.0.0', publicIpv6: 'fd00::1', backendType: 'vxlan', backendData: {}, backendV6Data: { VNI: 1, VtepMAC: 'aa:bb:cc:dd:ee:ff' }, expiration: 0 });
+    assert.equal(kvToLease(`${p}10.244.3.0-24&fd00:10:244:3::-64`, '{"PublicIP":"10.0.0.1","PublicIPv6":"10.0.0.2"}', p), null);
+  });
 });
 
 void describe('etcd TLS and auth', () => {

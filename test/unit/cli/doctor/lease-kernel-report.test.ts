@@ -78,10 +78,21 @@ describe('normalizeDoctorOptions', () => {
     assert.equal(o.bridge, 'cni0');
     assert.equal(normalizeDoctorOptions({ etcdEndpoints: 'http://a:2379' }).netConf, undefined, 'etcd: net-conf from <prefix>/config');
   });
+  test('etcd TLS and auth flags as weftd takes them; an --etcd-* flag alone means flanneld\'s default endpoints', () => {
+    const o = normalizeDoctorOptions({ etcdEndpoints: 'https://e:2379', etcdCafile: '/ca.pem', etcdCertfile: '/c.pem', etcdKeyfile: '/k.pem', etcdUsername: 'root', etcdPassword: 'pw' });
+    assert.deepEqual(o.etcdEndpoints, ['https://e:2379']);
+    assert.deepEqual(o.etcdSecurity, { cafile: '/ca.pem', certfile: '/c.pem', keyfile: '/k.pem', username: 'root', password: 'pw' });
+    assert.deepEqual(normalizeDoctorOptions({}).etcdSecurity, {});
+    const p = normalizeDoctorOptions({ etcdPrefix: '/x' });
+    assert.deepEqual([p.etcdEndpoints, p.etcdPrefix], [['http://127.0.0.1:4001', 'http://127.0.0.1:2379'], '/x']);
+  });
   test('bad flags are refused naming the flag', () => {
     assert.throws(() => normalizeDoctorOptions({ store: 'file:/a', etcdEndpoints: 'http://a:1' }), DoctorOptionError);
     assert.throws(() => normalizeDoctorOptions({ store: '/a' }), /--store "\/a"/);
-    assert.throws(() => normalizeDoctorOptions({ etcdPrefix: '/x' }), /needs --etcd-endpoints/);
+    assert.throws(() => normalizeDoctorOptions({ store: 'file:/a', etcdCafile: '/ca.pem' }), /--etcd-cafile need --etcd-endpoints/);
+    assert.throws(() => normalizeDoctorOptions({ etcdEndpoints: 'http://a:1', etcdCertfile: '/c.pem' }), /--etcd-certfile and --etcd-keyfile go together/);
+    assert.throws(() => normalizeDoctorOptions({ etcdEndpoints: 'http://a:1', etcdPassword: 'pw' }), /--etcd-password needs --etcd-username/);
+    assert.throws(() => normalizeDoctorOptions({ etcdEndpoints: 'http://a:1', etcdPrefix: 'x' }), /--etcd-prefix "x" must start with/);
     assert.throws(() => normalizeDoctorOptions({ subnetFile: 'rel' }), /--subnet-file "rel" must be an absolute path/);
     assert.throws(() => normalizeDoctorOptions({ metricsAddr: 'nope' }), /--metrics-addr "nope"/);
   });
@@ -111,7 +122,7 @@ describe('report', () => {
 
 describe('etcd gateway', () => {
   test('a prefix range ends one past the last byte (etcd\'s prefix convention)', async () => {
-    const { prefixRangeEnd } = await import('../../../../cli/doctor/etcd-gateway.ts');
+    const { prefixRangeEnd } = await import('../../../../agent/lease/etcd-gateway.ts');
     assert.equal(prefixRangeEnd('/coreos.com/network/subnets/'), '/coreos.com/network/subnets0');
   });
 });

@@ -1,13 +1,14 @@
 // Lease sources of `weft install`: the file store refused without --single-node (saying why), etcd
 // with TLS/auth rendered into the unit (password only in the 0600 env file), --kube-subnet-mgr only
-// when the installed weftd has it, --net-conf naming an existing file, and --dry-run's preview.
+// when the installed weftd has it (with NODE_NAME and credentials in the unit), --net-conf naming an existing file, and --dry-run's preview.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { runWeftCli } from '../../../../cli/install/cli.ts';
 import { install } from '../../../../cli/install/install.ts';
-import { renderWeftdEnv } from '../../../../cli/install/lease-source.ts';
+import { normalizeLeaseSource, renderWeftdEnv } from '../../../../cli/install/lease-source.ts';
 import { InstallOptionError, normalizeInstallOptions, type RawInstallOptions } from '../../../../cli/install/options.ts';
 import { pluginNames } from '../../../../cli/install/plan.ts';
 import { renderWeftdUnit } from '../../../../cli/install/render.ts';
@@ -32,6 +33,10 @@ function fixture(weftdHelp = 'Options:\n  --etcd-endpoints <urls>\n'): { t: stri
   };
   return { t, base };
 }
+
+const KUBE_HELP = 'Options:\n  --kube-subnet-mgr  subnets from the Kubernetes API\n';
+// The refusals below are those of a machine outside any pod, even when the tests run in one.
+delete process.env['KUBERNETES_SERVICE_HOST'];
 
 const refuses = (raw: RawInstallOptions, re: RegExp): void => {
   assert.throws(() => install(normalizeInstallOptions(raw)), (e: unknown) => e instanceof InstallOptionError && re.test(e.message), `expected ${re}`);
@@ -95,13 +100,65 @@ describe('lease source options', () => {
   });
 
   test('--kube-subnet-mgr is refused while the installed weftd lacks it, accepted once its --help lists it', () => {
-    const { base } = fixture();
-    refuses({ ...base, kubeSubnetMgr: true }, /^--kube-subnet-mgr: the weftd being installed .* has no Kubernetes subnet manager yet/);
+    const { t: t0, base } = fixture();
+    writeFileSync(join(t0, 'kubelet.conf'), '{}');
+    refuses({ ...base, kubeSubnetMgr: true, kubeconfigFile: join(t0, 'kubelet.conf') }, /^--kube-subnet-mgr: the weftd being installed .* has no Kubernetes subnet manager yet/);
     assert.ok(!existsSync(join(base.unitDir as string, 'weftd.service')), 'nothing written');
-    const k = fixture('Options:\n  --kube-subnet-mgr  subnets from the Kubernetes API\n');
-    const opts = normalizeInstallOptions({ ...k.base, kubeSubnetMgr: true });
+    const k = fixture(KUBE_HELP);
+    const kubeconfig = join(k.t, 'kubelet.conf');
+    writeFileSync(kubeconfig, '{}');
+    const opts = normalizeInstallOptions({ ...k.base, kubeSubnetMgr: true, kubeconfigFile: kubeconfig, nodeName: 'worker-1' });
     install(opts);
-    assert.match(readFileSync(join(opts.unitDir, 'weftd.service'), 'utf8'), /--net-conf=\S+net-conf\.json --kube-subnet-mgr --subnet-file=/);
+    assert.match(readFileSync(join(opts.unitDir, 'weftd.service'), 'utf8'), new RegExp(`--net-conf=\\S+net-conf\\.json --kube-subnet-mgr --kubeconfig-file=${kubeconfig} --subnet-file=`));
+  });
+
+  test('--kube-subnet-mgr: the unit gives weftd NODE_NAME (the host name unless --node-name) and --kubeconfig-file; --dry-run shows it', () => {
+    const { t, base } = fixture(KUBE_HELP);
+    const kubeconfig = join(t, 'kubelet.conf');
+    writeFileSync(kubeconfig, '{}');
+    const named = normalizeInstallOptions({ ...base, kubeSubnetMgr: true, kubeconfigFile: kubeconfig, nodeName: 'worker-7.example.com' });
+    assert.deepEqual(named.leaseSource, { kind: 'kube', nodeName: 'worker-7.example.com', kubeconfigFile: kubeconfig });
+    const r = install({ ...named, dryRun: true });
+    const unit = r.preview?.find((p) => p.what === 'systemd unit')?.text ?? '';
+    assert.match(unit, /^Environment=NODE_NAME=worker-7\.example\.com$/m);
+    assert.match(unit, new RegExp(`^ExecStart=\\S+weftd --net-conf=\\S+ --kube-subnet-mgr --kubeconfig-file=${kubeconfig} `, 'm'));
+    assert.ok(!existsSync(join(t, 'unit')), 'dry run writes nothing');
+    const dflt = normalizeLeaseSource({ kubeSubnetMgr: true, kubeconfigFile: kubeconfig }, 'flannel-vxlan', true, { env: {}, hostname: () => 'Node-A', exists: () => true });
+    assert.deepEqual(dflt, { kind: 'kube', nodeName: 'node-a', kubeconfigFile: kubeconfig }, 'the host name, lower-cased as kubelet registers it');
+  });
+
+  test('weft install --kube-subnet-mgr --kubeconfig-file --node-name --dry-run on the command line', async () => {
+    const { t, base } = fixture(KUBE_HELP);
+    const kubeconfig = join(t, 'kubelet.conf');
+    writeFileSync(kubeconfig, '{}');
+    const dirs = ['--source', base.sourceDir, '--bin-dir', join(t, 'bin'), '--conf-dir', join(t, 'conf'), '--unit-dir', join(t, 'unit'), '--agent-dir', join(t, 'sbin'), '--weft-conf-dir', join(t, 'weft'), '--state-dir', join(t, 'state')];
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (x: string) => void out.push(x), err: (x: string) => void err.push(x) };
+    assert.equal(await runWeftCli(['install', '--backend', 'host-gw', '--kube-subnet-mgr', '--kubeconfig-file', kubeconfig, '--node-name', 'w9', '--dry-run', ...dirs], io), 0, err.join(''));
+    assert.match(out.join(''), /^Environment=NODE_NAME=w9$/m);
+    assert.match(out.join(''), / --kube-subnet-mgr --kubeconfig-file=\S+kubelet\.conf /);
+    assert.equal(await runWeftCli(['install', '--backend', 'host-gw', '--kube-subnet-mgr', '--dry-run', ...dirs], io), 2);
+    assert.match(err.join(''), /weft: --kube-subnet-mgr needs credentials/);
+    assert.ok(!existsSync(join(t, 'unit')), 'nothing written');
+  });
+
+  test('--kube-subnet-mgr without credentials is refused outside a pod, and uses the pod\'s service address inside one', () => {
+    const { t, base } = fixture(KUBE_HELP);
+    refuses({ ...base, kubeSubnetMgr: true, nodeName: 'w1' }, /^--kube-subnet-mgr needs credentials for the Kubernetes API: --kubeconfig-file PATH .* not a pod/);
+    refuses({ ...base, kubeSubnetMgr: true, nodeName: 'w1', kubeconfigFile: join(t, 'nope.conf') }, /^--kubeconfig-file: \S+nope\.conf does not exist/);
+    refuses({ ...base, kubeSubnetMgr: true, nodeName: 'w1', kubeconfigFile: 'kubelet.conf' }, /^--kubeconfig-file: "kubelet\.conf" must be an absolute path/);
+    refuses({ ...base, kubeSubnetMgr: true, nodeName: 'Worker_1', kubeconfigFile: '/x' }, /^--node-name: "Worker_1" is not a Kubernetes node name/);
+    refuses({ ...base, singleNode: true, nodeName: 'w1' }, /^--node-name need --kube-subnet-mgr$/);
+    refuses({ ...base, etcdEndpoints: 'http://a:2379', kubeconfigFile: '/k' }, /^--kubeconfig-file need --kube-subnet-mgr$/);
+    assert.ok(!existsSync(join(t, 'unit')), 'nothing written');
+    const pod = { env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' }, hostname: () => 'w1', exists: (p: string) => p.endsWith('/serviceaccount/token') };
+    const src = normalizeLeaseSource({ kubeSubnetMgr: true }, 'host-gw', true, pod);
+    assert.deepEqual(src, { kind: 'kube', nodeName: 'w1', inCluster: { host: '10.96.0.1', port: '443' } });
+    const unit = renderWeftdUnit({ agentDir: '/a', weftConfDir: '/c', leaseSource: src });
+    assert.match(unit, /^Environment=KUBERNETES_SERVICE_HOST=10\.96\.0\.1\nEnvironment=KUBERNETES_SERVICE_PORT=443$/m);
+    assert.doesNotMatch(unit, /--kubeconfig-file/);
+    assert.throws(() => normalizeLeaseSource({ kubeSubnetMgr: true }, 'host-gw', true, { ...pod, exists: () => false }), /needs credentials/);
   });
 
   test('--net-conf names an existing file: the unit points at it, nothing copied; a backend mismatch is refused', () => {

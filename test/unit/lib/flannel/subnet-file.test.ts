@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CniError } from '../../../../lib/cni/errors.ts';
+import { formatSubnetEnv } from '../../../../lib/flannel/subnet-env.ts';
 import { parseFlannelSubnetFile, readFlannelSubnetFile } from '../../../../lib/flannel/subnet-file.ts';
 
 const V4 = 'FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n';
@@ -60,5 +61,15 @@ void describe('subnet.env as flannel reads it', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+// The plugins' reader and weftd's writer must agree on every file weftd writes.
+void describe('subnet.env: the plugins read what weftd writes', () => {
+  void it('dual stack and IPv6-only', () => {
+    const dual = parseFlannelSubnetFile(formatSubnetEnv({ network: '10.244.0.0/16', leaseSubnet: '10.244.3.0/24', mtu: 1450, ipMasq: true, ipv6Network: 'fd00:10:244::/56', ipv6LeaseSubnet: 'fd00:10:244:3::/64' }), 'f');
+    assert.deepEqual(dual, { network: '10.244.0.0/16', subnet: '10.244.3.1/24', mtu: 1450, ipMasq: true, networks: ['10.244.0.0/16'], ipv6Networks: ['fd00:10:244::/56'], ipv6Subnet: 'fd00:10:244:3::1/64' });
+    const v6 = parseFlannelSubnetFile(formatSubnetEnv({ network: '', leaseSubnet: '', mtu: 1430, ipMasq: false, ipv6Network: 'fd00::/48', ipv6LeaseSubnet: 'fd00:0:0:7::/64' }), 'f');
+    assert.deepEqual(v6, { network: '', subnet: '', mtu: 1430, ipMasq: false, networks: [], ipv6Networks: ['fd00::/48'], ipv6Subnet: 'fd00:0:0:7::1/64' });
   });
 });

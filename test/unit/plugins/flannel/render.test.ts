@@ -99,4 +99,16 @@ void describe('flannel delegate rendering (flannel cni-plugin contract)', () => 
     assert.equal(specIsCurrent({ ...spec, mtu: 1500 }, V4), false, 'host-gw now: pods use the uplink MTU');
     assert.equal(specIsCurrent({ ...spec, address: '10.244.9.0/32' }, V4), false, 'another lease');
   });
+
+  it('dual stack: replays flannel-v6 (/128 of the IPv6 lease, the pods\' MTU) and flannel.1 (20 above it)', () => {
+    const dual = { ...DUAL, mtu: 1430 };
+    const v4 = { name: 'flannel.1', vni: 1, port: 8472, local: '192.0.2.11', uplink: 'eth0', mac: '02:00:00:00:00:01', mtu: 1450, address: '10.42.1.0/32' };
+    const v6 = { ...v4, name: 'flannel-v6.1', local: '2001:db8::11', mtu: 1430, address: '2001:cafe:42:1::/128' };
+    assert.equal(specIsCurrent(v4, dual), true);
+    assert.equal(specIsCurrent(v6, dual), true);
+    assert.equal(specIsCurrent(v4, { ...dual, mtu: 1450 }), true, 'one MTU set for both in the net-conf');
+    assert.equal(specIsCurrent({ ...v6, address: '2001:cafe:42:9::/128' }, dual), false, 'another IPv6 lease');
+    assert.equal(specIsCurrent(v6, V4), false, 'IPv6 no longer enabled');
+    assert.equal(specIsCurrent({ ...v4, mtu: 1470 }, V4), false, 'the 20-byte allowance is for dual stack only');
+  });
 });

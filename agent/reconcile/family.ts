@@ -1,0 +1,53 @@
+// One reconcile of one address family, in the node's netns (the Rtnl socket's): desired state from
+// the leases, the plan against the kernel, and its application. weftd runs it for IPv4 and, with
+// EnableIPv6, for IPv6 (flannel.<VNI> and flannel-v6.<VNI> are programmed independently).
+import type { Rtnl } from '../../lib/netlink/index.ts';
+import type { Lease } from '../lease/store.ts';
+import { applyPlan, readActual, type ApplyOutcome } from './apply.ts';
+import { desiredState, type DesiredInput, type DesiredState } from './desired.ts';
+import { familyDev, planReconcile, type DevIndexes, type Plan } from './diff.ts';
+
+/** One family's side of this node: its cluster network, own subnet, public address and uplink prefix. */
+export interface FamilyTarget {
+  family: 4 | 6;
+  network: string;
+  ownSubnet: string;
+  publicIp: string;
+  uplinkCidr: string;
+}
+
+/** The families to reconcile (pure): IPv4 unless the Network is empty, IPv6 when every IPv6 piece is there. */
+export function familyTargets(
+  conf: { network: string; ipv6Network?: string },
+  own: Lease,
+  uplink: { publicIp: string; cidr: string },
+  uplink6: { publicIp: string; cidr: string } | undefined,
+): FamilyTarget[] {
+  const out: FamilyTarget[] = [];
+  if (conf.network !== '') out.push({ family: 4, network: conf.network, ownSubnet: own.subnet, publicIp: uplink.publicIp, uplinkCidr: uplink.cidr });
+  if (uplink6 !== undefined && conf.ipv6Network !== undefined && own.ipv6Subnet !== undefined) {
+    out.push({ family: 6, network: conf.ipv6Network, ownSubnet: own.ipv6Subnet, publicIp: uplink6.publicIp, uplinkCidr: uplink6.cidr });
+  }
+  return out;
+}
+
+/** What one family's pass wanted, planned and did. */
+export interface FamilyOutcome {
+  desired: DesiredState;
+  plan: Plan;
+  out: ApplyOutcome;
+}
+
+/** Reads, plans and applies one family against `dev` (both VTEPs; the family's is picked here). */
+export function reconcileFamily(
+  rtnl: Rtnl,
+  t: FamilyTarget,
+  base: Pick<DesiredInput, 'backend' | 'directRouting' | 'vni'>,
+  leases: readonly Lease[],
+  dev: DevIndexes,
+): FamilyOutcome {
+  const fdev = familyDev(dev, t.family);
+  const desired = desiredState({ ...base, family: t.family, ownSubnet: t.ownSubnet, publicIp: t.publicIp, uplinkCidr: t.uplinkCidr }, leases);
+  const plan = planReconcile(desired, readActual(rtnl, fdev, t.family), fdev, t.network);
+  return { desired, plan, out: applyPlan(rtnl, plan, fdev) };
+}
