@@ -109,7 +109,7 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
     .option('--network <cidr>', 'pod network (bridge subnet or flannel Network)', DEFAULTS.network)
     .option('--network-name <name>', 'CNI network name', DEFAULTS.networkName)
     .option('--conflist-name <file>', 'conflist file name', DEFAULTS.conflistName)
-    .option('--standalone [file]', 'install the standalone executable (no Node.js needed on the node) once as <bin-dir>/weft, each plugin a hard link to it (default file: this weft when standalone, else dist/sea/weft)')
+    .option('--standalone [file]', 'install the standalone executable (no Node.js needed on the node) once as <bin-dir>/weft, each plugin a hard link to it (default file: this weft when standalone, else dist/sea/weft; the default mode when this weft is the standalone executable)')
     .option('--etcd-endpoints <urls>', 'flannel backends: lease subnets in etcd v3 (comma-separated URLs), for a cluster')
     .option('--etcd-prefix <prefix>', 'etcd key prefix (weftd\'s default /coreos.com/network)')
     .option('--etcd-cafile <path>', 'CA bundle verifying etcd (TLS)')
@@ -131,7 +131,9 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
       }
       const { standalone, ...flags } = f;
       const sourceDir = f.source ?? defaultSourceDir(argv1);
-      const standaloneFile = standalone === undefined || standalone === false ? {} : { standaloneFile: standalone === true ? defaultStandaloneFile(sourceDir) : standalone };
+      // The standalone executable installs itself unless told otherwise: it carries no bundles to install.
+      const wanted = standalone ?? (process.getBuiltinModule('node:sea').isSea() ? true : undefined);
+      const standaloneFile = wanted === undefined || wanted === false ? {} : { standaloneFile: wanted === true ? defaultStandaloneFile(sourceDir) : wanted };
       const opts = normalizeInstallOptions({ ...flags, sourceDir, ...standaloneFile });
       const r = install(opts);
       if (f.json === true) io.out(`${JSON.stringify(r)}\n`);

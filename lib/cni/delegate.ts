@@ -6,6 +6,7 @@
 import { CniError, ErrorCode, decodeFailure, ioFailure } from './errors.ts';
 import { findInPath, isOwnStandaloneFile, readBundleHeader } from './find-plugin.ts';
 import { log } from './log.ts';
+import { traceStep } from '../trace/steps.ts';
 import { parseResult } from './result-parse.ts';
 import { runDecoded, runPlugin, validateDecoded, type DecodedConfig } from './skel.ts';
 import type { Env, Plugin, PluginOutput } from './plugin.ts';
@@ -91,13 +92,13 @@ async function execPlugin(file: string, command: DelegateCommand, stdinData: Buf
 
 /** The registered plugin that may stand in for `file` (found on CNI_PATH as `type`), if any. */
 function inProcessPlugin(type: string, file: string): Plugin | undefined {
+  // The standalone executable under another name (asked first: two stats, and the standalone file
+  // has no bundle header to read): the same file is the same build.
+  if (isOwnStandaloneFile(file)) return inProcess.get(type);
   const header = readBundleHeader(file);
-  if (header !== undefined) {
-    const plugin = inProcess.get(header.name);
-    return plugin?.version === header.version ? plugin : undefined;
-  }
-  // The standalone executable under another name: the same file is the same build.
-  return isOwnStandaloneFile(file) ? inProcess.get(type) : undefined;
+  if (header === undefined) return undefined;
+  const plugin = inProcess.get(header.name);
+  return plugin?.version === header.version ? plugin : undefined;
 }
 
 /**
@@ -131,11 +132,13 @@ export async function delegateValidateAdd(type: string, stdinData: Buffer, env: 
   const file = findInPath(type, (env['CNI_PATH'] ?? '').split(':').filter((d) => d !== ''));
   const plugin = inProcessPlugin(type, file);
   if (plugin !== undefined) await validateDecoded(plugin, { ...env, CNI_COMMAND: 'ADD' }, stdinData, decoded);
+  traceStep(`delegate ${type}: validated`);
 }
 
 /** Delegate ADD; resolves with the delegate's result in internal form. */
 export async function delegateAdd(type: string, stdinData: Buffer, env: Env, decoded?: DecodedConfig): Promise<Result> {
   const r = await delegate(type, 'ADD', stdinData, env, decoded);
+  traceStep(`delegate ${type}: ADD`);
   if (!r) throw decodeFailure(`delegate ${type} returned no result`);
   return r;
 }

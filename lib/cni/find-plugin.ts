@@ -65,12 +65,15 @@ export function isOwnStandaloneFile(file: string): boolean {
   if (!isStandalone()) return false;
   try {
     const a = statSync(file);
-    const b = statSync(process.execPath);
-    return a.ino === b.ino && a.dev === b.dev;
+    ownFile ??= statSync(process.execPath);
+    return a.ino === ownFile.ino && a.dev === ownFile.dev;
   } catch {
     return false;
   }
 }
+
+/** The running executable's identity, stat'ed once: an in-process delegate is looked up per command. */
+let ownFile: { ino: number; dev: number } | undefined;
 
 let standalone: boolean | undefined;
 

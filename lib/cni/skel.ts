@@ -7,6 +7,7 @@ import { CniError, decodeFailure, incompatibleVersion, invalidConfig, invalidEnv
 import { normalizeKeys } from './decode.ts';
 import type { FieldTree } from './decode.ts';
 import { configureLog, log } from './log.ts';
+import { traceStep } from '../trace/steps.ts';
 import { MAX_STDIN_BYTES, readStdinSync } from './stdin.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './types.ts';
 import { formatResult, isSupportedVersion, parseResult, versionAtLeast } from './version.ts';
@@ -137,6 +138,7 @@ async function callHandler(plugin: Plugin, a: CmdArgs): Promise<Result | undefin
 
 async function dispatch(plugin: Plugin, a: CmdArgs): Promise<string> {
   const result = await callHandler(plugin, a);
+  traceStep(`${a.command} returned`);
   return result === undefined ? '' : render(formatResult(result, a.cniVersion));
 }
 
@@ -162,10 +164,12 @@ export async function runPlugin(plugin: Plugin, input: RunInput): Promise<Plugin
   try {
     if (!isCommand(command)) throw invalidEnv(`unknown CNI_COMMAND: ${JSON.stringify(command.slice(0, 32))}`);
     bytes = readInput(input.stdin);
+    traceStep('stdin read');
     if (command === 'VERSION') return versionCommand(plugin, bytes);
     const ce = readCmdEnv(command, env);
     const { config, cniVersion } = decodeConfig(plugin, command, bytes);
     checkNotOwnNetns(ce.netns, env);
+    traceStep('config decoded');
     const a: CmdArgs = { command, ...ce, stdinData: bytes, config, cniVersion, env };
     if (config.prevResult !== undefined && config.prevResult !== null) {
       try {
@@ -238,11 +242,14 @@ function writeAllSync(fd: number, s: string): void {
 
 /** The entry point of a plugin executable: reads the process's env and stdin, prints, exits. */
 export async function pluginMain(plugin: Plugin, io: Partial<PluginIo> = {}): Promise<void> {
+  traceStep(`${plugin.name} main`);
   const env = io.env ?? process.env;
   configureLog(env, plugin.name);
   const out = await runPlugin(plugin, { env, stdin: io.stdin ?? (() => readStdinSync()) });
   if (out.stderr) (io.stderr ?? ((s: string) => writeAllSync(2, s)))(out.stderr);
+  traceStep('handler done');
   if (out.stdout) (io.stdout ?? ((s: string) => writeAllSync(1, s)))(out.stdout);
+  traceStep('stdout written');
   (io.exit ?? ((code: number) => process.exit(code)))(out.exitCode);
 }
 

@@ -91,4 +91,8 @@ export const IFLA_LINKINFO = 18;
 /** Free-text alias of a link (`ip link set x alias y`), at most IFALIASZ-1 = 255 bytes. */
 export const IFLA_IFALIAS = 20;
 export const IFLA_NET_NS_FD = 28;
+/** u32 RTEXT_FILTER_* bits in an RTM_GETLINK request: what the kernel may leave out of the reply. */
+export const IFLA_EXT_MASK = 29;
+/** RTEXT_FILTER_SKIP_STATS (linux/rtnetlink.h): no IFLA_STATS/IFLA_STATS64 in link replies; older kernels ignore the bit. */
+export const RTEXT_FILTER_SKIP_STATS = 1 << 3;
 export const IFLA_LINK_NETNSID = 37;

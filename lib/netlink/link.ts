@@ -77,6 +77,7 @@ export function parseLink(payload: Uint8Array): Link {
     const x = m.get(t);
     return x ? get(x) : dflt;
   };
+  let extra: Link['extra'] | undefined;
   const link: Link = {
     index: dv.getInt32(4, LE),
     name: or(IFLA_IFNAME, getStr, ''),
@@ -86,7 +87,11 @@ export function parseLink(payload: Uint8Array): Link {
     mtu: or(IFLA_MTU, getU32, 0),
     mac: or(IFLA_ADDRESS, (x) => formatMac(x.data), ''),
     operState: OPER_STATES[or(IFLA_OPERSTATE, getU8, 0)] ?? 'unknown',
-    extra: rawExtras(attrs, KNOWN),
+    // Copied out on first use only: a link reply carries dozens of attributes nobody on the ADD path reads.
+    get extra() {
+      extra ??= rawExtras(attrs, KNOWN);
+      return extra;
+    },
   };
   const master = a(IFLA_MASTER);
   if (master) link.master = getU32(master);

@@ -3,8 +3,8 @@
 import { parseMac } from './addr.ts';
 import { attrStr, attrU32, formatAttr } from './attrs.ts';
 import {
-  AF_BRIDGE, AF_UNSPEC, IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_MASTER, IFLA_MTU, IFLA_NET_NS_FD, IFLA_TXQLEN, NETLINK_ROUTE,
-  NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, RTM_DELADDR, RTM_DELLINK, RTM_DELNEIGH, RTM_DELROUTE, RTM_GETADDR,
+  AF_BRIDGE, AF_UNSPEC, IFLA_ADDRESS, IFLA_EXT_MASK, IFLA_IFALIAS, IFLA_IFNAME, IFLA_MASTER, IFLA_MTU, IFLA_NET_NS_FD, IFLA_TXQLEN, NETLINK_ROUTE,
+  NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, RTEXT_FILTER_SKIP_STATS, RTM_DELADDR, RTM_DELLINK, RTM_DELNEIGH, RTM_DELROUTE, RTM_GETADDR,
   RTM_GETLINK, RTM_GETNEIGH, RTM_GETROUTE, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWNEIGH, RTM_NEWROUTE, RTM_SETLINK, afOf,
 } from './constants.ts';
 import { isNotFound } from './errors.ts';
@@ -15,6 +15,11 @@ import { formatHairpinProtinfo, formatLinkInfo, formatVethInfo, formatVxlanData,
 import { formatNdmsg, formatNeighRequest, parseNeigh, type Neigh } from './neigh.ts';
 import { formatRouteRequest, formatRtmsg, parseRoute, type Route, type RouteSpec } from './route.ts';
 import { NlSocket, openSysTransport, type NlTransport } from './socket.ts';
+
+/** Asks the kernel to leave the link statistics (about a third of each reply, and unused) out of RTM_GETLINK answers. */
+function skipStats(): Uint8Array {
+  return attrU32(IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+}
 
 /** NLM_F_* for a create: fail with EEXIST unless `replace`. */
 function createFlags(replace?: boolean): number {
@@ -49,17 +54,17 @@ export class Rtnl {
 
   /** All links of the socket's netns. */
   listLinks(): Link[] {
-    return this.sock.dump('listLinks', RTM_GETLINK, formatIfinfo({})).filter((m) => m.type === RTM_NEWLINK).map((m) => parseLink(m.payload));
+    return this.sock.dump('listLinks', RTM_GETLINK, formatIfinfo({}, [skipStats()])).filter((m) => m.type === RTM_NEWLINK).map((m) => parseLink(m.payload));
   }
 
   /** The link called `name`, or null when there is none. */
   getLink(name: string): Link | null {
-    return this.getOne(`getLink ${name}`, formatIfinfo({}, [attrStr(IFLA_IFNAME, name)]));
+    return this.getOne(`getLink ${name}`, formatIfinfo({}, [attrStr(IFLA_IFNAME, name), skipStats()]));
   }
 
   /** The link with ifindex `index`, or null when there is none. */
   getLinkByIndex(index: number): Link | null {
-    return this.getOne(`getLinkByIndex ${index}`, formatIfinfo({ index }));
+    return this.getOne(`getLinkByIndex ${index}`, formatIfinfo({ index }, [skipStats()]));
   }
 
   private getOne(op: string, payload: Uint8Array): Link | null {
@@ -127,6 +132,15 @@ export class Rtnl {
   setAllmulti(index: number, on: boolean): void { this.setLink(`setAllmulti ${index}`, index, [], on ? IFF_ALLMULTI : 0, IFF_ALLMULTI); }
   /** Sets the transmit queue length (IFLA_TXQLEN). Idempotent. */
   setTxQLen(index: number, len: number): void { this.setLink(`setTxQLen ${index}`, index, [attrU32(IFLA_TXQLEN, len)]); }
+  /**
+   * One RTM_SETLINK for a new bridge port: alias (IFLA_IFALIAS), master (IFLA_MASTER) and, with `up`,
+   * IFF_UP. The kernel applies them in that order (do_setlink, net/core/rtnetlink.c). Idempotent.
+   */
+  setPort(index: number, o: { alias?: string; master: number; up: boolean }): void {
+    const attrs = o.alias === undefined ? [] : [attrStr(IFLA_IFALIAS, o.alias)];
+    attrs.push(attrU32(IFLA_MASTER, o.master));
+    this.setLink(`setPort ${index}`, index, attrs, o.up ? IFF_UP : 0, o.up ? IFF_UP : 0);
+  }
   /** Sets the link's alias (IFLA_IFALIAS; '' removes it). Idempotent. */
   setAlias(index: number, alias: string): void { this.setLink(`setAlias ${index}`, index, [attrStr(IFLA_IFALIAS, alias)]); }
   /** Renames the link (it must be down). */

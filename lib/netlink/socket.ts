@@ -1,6 +1,7 @@
 // Synchronous request/ACK and dump exchanges over one netlink socket. Synchronous on purpose: plugins
 // run these inside withNetns, where no await may happen, and the kernel answers in microseconds.
 import { closeSync } from 'node:fs';
+import { traceStep } from '../trace/steps.ts';
 import { sys } from '../sys/index.ts';
 import { NLMSG_DONE, NLMSG_ERROR, NLMSG_NOOP, NLMSG_OVERRUN, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR, NLM_F_REQUEST } from './constants.ts';
 import { NetlinkError } from './errors.ts';
@@ -63,6 +64,7 @@ export class NlSocket {
       out.push(m);
       return false;
     });
+    traceStep(op);
     return out;
   }
 
@@ -87,6 +89,7 @@ export class NlSocket {
         out.push(m);
         return false;
       });
+      traceStep(op);
       if (!interrupted) return out;
       if (attempt >= DUMP_RETRIES) throw new NetlinkError(`${op} (dump kept being interrupted)`, EINTR);
     }

@@ -1,6 +1,10 @@
 // Network namespace handles: open a namespace file by path, verify it really is a netns, and
 // compare namespaces by identity (nsfs dev + inode).
 import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { sys } from '../sys/index.ts';
+
+/** CLONE_NEWNET (linux/sched.h): what NS_GET_NSTYPE answers for a network namespace. */
+const CLONE_NEWNET = 0x40000000;
 
 /** Path of the calling thread's network namespace (thread-self: setns is per thread). */
 export function currentNetnsPath(): string {
@@ -79,12 +83,25 @@ export function openNetns(path: string): NetnsHandle {
   const fd = openOrNotNetns(path);
   try {
     const st = fstatSync(fd, { bigint: true });
-    const name = nsfsName(fd);
-    if (name !== `net:[${st.ino}]`) throw new NotNetnsError(path, describe(name));
+    // The kernel's own answer (one ioctl) when it gives one; otherwise, and for anything that is not
+    // a network namespace (to name what it is), the nsfs name.
+    if (nsTypeOf(fd) !== CLONE_NEWNET) {
+      const name = nsfsName(fd);
+      if (name !== `net:[${st.ino}]`) throw new NotNetnsError(path, describe(name));
+    }
     return new NetnsHandle(fd, path, st.dev, st.ino);
   } catch (e) {
     closeSync(fd);
     throw e;
+  }
+}
+
+/** NS_GET_NSTYPE of fd; undefined when it cannot tell (not a namespace file, a kernel before 4.11, no addon). */
+function nsTypeOf(fd: number): number | undefined {
+  try {
+    return sys().nsType(fd);
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,7 +1,25 @@
 // Run synchronous work inside another network namespace on the calling (main) thread.
 import { sys } from '../sys/index.ts';
+import { statSync } from 'node:fs';
 import { currentNetnsPath, openNetns } from './handle.ts';
 import type { NetnsHandle } from './handle.ts';
+
+/** The thread's namespace as first seen by withNetns, kept open: a plugin switches several times per call and comes back to it every time. */
+let kept: NetnsHandle | undefined;
+
+/**
+ * A handle of the calling thread's current netns: the kept one when the thread is in it (one stat,
+ * instead of open + fstat + readlink), else a fresh one (`fresh` true: the caller closes it).
+ */
+function homeHandle(): { home: NetnsHandle; fresh: boolean } {
+  if (kept !== undefined && !kept.closed) {
+    const st = statSync(currentNetnsPath(), { bigint: true }); // follows the magic link to the nsfs inode
+    if (st.ino === kept.ino && st.dev === kept.dev) return { home: kept, fresh: false };
+    return { home: openNetns(currentNetnsPath()), fresh: true };
+  }
+  kept = openNetns(currentNetnsPath());
+  return { home: kept, fresh: false };
+}
 
 /**
  * Runs `fn` with the calling thread inside `target`'s network namespace, then always returns the
@@ -24,7 +42,7 @@ export function withNetns<T>(target: NetnsHandle, fn: () => T): T {
     throw new TypeError('withNetns: fn must be synchronous (an async function would resume in the wrong netns)');
   }
   const s = sys();
-  const home = openNetns(currentNetnsPath());
+  const { home, fresh } = homeHandle();
   try {
     s.setns(target.fd); // if this throws, the thread never left home
     let result: T;
@@ -40,7 +58,7 @@ export function withNetns<T>(target: NetnsHandle, fn: () => T): T {
     }
     return result;
   } finally {
-    home.close();
+    if (fresh) home.close();
   }
 }
 

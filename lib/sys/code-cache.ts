@@ -3,10 +3,11 @@
 // only scans comments. The loader compiles the body with vm.Script and `cachedData` kept, content-addressed,
 // in the same private directory as the native addon (lib/sys/loader.ts rules: 0700, our uid, atomic
 // writes); the first run of a body writes the cache at exit, including the functions that run compiled.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
+import { traceStep } from '../trace/steps.ts';
 
 /** The line that separates the loader from the commented body. */
 export const BODY_MARKER = '//@weft-body';
@@ -69,7 +70,9 @@ function readCache(path: string): Buffer | undefined {
   try {
     const st = fstatSync(fd);
     if (!st.isFile() || st.uid !== (process.getuid?.() ?? 0) || (st.mode & 0o022) !== 0) return undefined;
-    return readFileSync(fd);
+    // One read of the size fstat gave (readFileSync would fstat again); a short read means the file is not what fstat said.
+    const buf = Buffer.allocUnsafe(st.size);
+    return readSync(fd, buf, 0, st.size, 0) === st.size ? buf : undefined;
   } catch {
     return undefined;
   } finally {
@@ -123,12 +126,14 @@ export function runCachedSource(body: string, filename: string, bundle: string, 
   const dir = cacheDir();
   const path = dir === undefined ? undefined : join(dir, cacheFileName(bundle, bodySha256, process.env['CNI_COMMAND']));
   const cachedData = path === undefined ? undefined : readCache(path);
+  traceStep(`code cache ${bundle}: ${cachedData === undefined ? 'none' : `${cachedData.length} bytes`} read`);
   const source = `(function (exports, require, module, __filename, __dirname) {${body}\n})`;
   const script = new vm.Script(source, {
     filename,
     ...(cachedData === undefined ? {} : { cachedData }),
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
+  traceStep(`code cache ${bundle}: compiled${script.cachedDataRejected === true ? ' (cache rejected)' : ''}`);
   if (path !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
     // At exit the functions this run needed are compiled too, so the cache holds them.
     process.once('exit', () => {
@@ -141,5 +146,6 @@ export function runCachedSource(body: string, filename: string, bundle: string, 
     });
   }
   const fn = script.runInThisContext() as Wrapper;
+  traceStep(`code cache ${bundle}: body starts`);
   fn.call(mod.exports, mod.exports, req, mod, filename, dirname(filename));
 }

@@ -12,6 +12,8 @@ import type { EmbeddedAddon } from './loader.ts';
 export interface Sys {
   /** setns(fd, CLONE_NEWNET) on the calling thread. */
   setns(fd: number): void;
+  /** ioctl(fd, NS_GET_NSTYPE): the CLONE_NEW* type of the namespace open at fd (Linux 4.11+); ENOTTY for a file that is not a namespace. */
+  nsType(fd: number): number;
   /** flock(2). op 'sh' | 'ex' | 'un'. With nonBlocking, returns false instead of waiting when the lock is held. */
   flock(fd: number, op: 'sh' | 'ex' | 'un', nonBlocking?: boolean): boolean;
   /** Opens /dev/net/tun and TUNSETIFF with IFF_TUN | IFF_NO_PI (| IFF_VNET_HDR with vnetHdr) for `name`; returns the fd and the kernel's name. */

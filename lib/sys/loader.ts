@@ -34,12 +34,17 @@ export function addonDirCandidates(uid: number = currentUid(), tmp: string = tmp
  * /tmp/weft-0, or a group/world-writable dir, or a symlink to one) could swap in their own .node.
  */
 export function ensurePrivateDir(dir: string, uid: number = currentUid()): void {
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  // Checked first, created only when missing: the directory exists on every start but the first, and
+  // a failing mkdir costs an exception (message, stack) on each of them.
+  let st = lstatSync(dir, { throwIfNoEntry: false });
+  if (st === undefined) {
+    try {
+      mkdirSync(dir, { mode: 0o700 });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+    st = lstatSync(dir);
   }
-  const st = lstatSync(dir);
   if (!st.isDirectory()) throw new UnsafeDirError(dir, st.isSymbolicLink() ? 'it is a symlink' : 'not a directory');
   if (st.uid !== uid) throw new UnsafeDirError(dir, `owned by uid ${st.uid}, not ${uid}`);
   if ((st.mode & 0o022) !== 0) {

@@ -1,5 +1,5 @@
 // weft_sys: the only native code in weft (N-API, plain C). The exact surface is the contract in
-// lib/sys/index.ts: setns, flock, raw netlink sockets, an fd readiness watch and, for weftd's udp
+// lib/sys/index.ts: setns, a namespace file's type, flock, raw netlink sockets, an fd readiness watch and, for weftd's udp
 // backend only, a TUN open and (in tun_io.c and udp_io.c) batched TUN/UDP packet I/O. Built twice
 // (binding.gyp): weft_sys for weftd, and weft_sys_lean (WEFT_SYS_LEAN: no packet I/O) that the
 // plugins embed, since they never move packets and every byte of the addon is in their start-up.
@@ -107,6 +107,22 @@ static napi_value js_setns(napi_env env, napi_callback_info info) {
   if (!get_i32(env, argv[0], "fd", &fd)) return NULL;
   if (setns(fd, CLONE_NEWNET) != 0) return throw_errno(env, "setns", errno);
   return undefined(env);
+}
+
+#ifndef NS_GET_NSTYPE
+#define NS_GET_NSTYPE _IO(0xb7, 0x3) // linux/nsfs.h, Linux 4.11
+#endif
+
+// The CLONE_NEW* type of the namespace open at fd (ioctl NS_GET_NSTYPE); ENOTTY when fd is not a namespace file.
+static napi_value js_ns_type(napi_env env, napi_callback_info info) {
+  ARGS(env, info, 1);
+  int32_t fd;
+  if (!get_i32(env, argv[0], "fd", &fd)) return NULL;
+  int type = ioctl(fd, NS_GET_NSTYPE);
+  if (type < 0) return throw_errno(env, "NS_GET_NSTYPE", errno);
+  napi_value v;
+  CALL(env, napi_create_int32(env, type, &v));
+  return v;
 }
 
 static napi_value js_flock(napi_env env, napi_callback_info info) {
@@ -258,31 +274,42 @@ static napi_value js_nl_recv(napi_env env, napi_callback_info info) {
   int32_t fd, timeout;
   if (!get_i32(env, argv[0], "fd", &fd) || !get_i32(env, argv[1], "timeoutMs", &timeout)) return NULL;
   if (timeout < -1) timeout = -1;
+  // The kernel answers an rtnetlink request inside the sending sendmsg (netlink_unicast_kernel), so
+  // the reply is usually queued already: look first, poll only when nothing is there yet.
+  int queued = 1;
   for (;;) {
-    struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
-    int r = poll(&p, 1, timeout);
-    if (r < 0) {
-      int err = errno;
-      if (err == EINTR) continue;
-      return throw_errno(env, "poll", err);
-    }
     napi_value nul;
-    if (r == 0) {
-      CALL(env, napi_get_null(env, &nul));
-      return nul;
+    if (!queued) {
+      struct pollfd p = {.fd = fd, .events = POLLIN, .revents = 0};
+      int r = poll(&p, 1, timeout);
+      if (r < 0) {
+        int err = errno;
+        if (err == EINTR) continue;
+        return throw_errno(env, "poll", err);
+      }
+      if (r == 0) {
+        CALL(env, napi_get_null(env, &nul));
+        return nul;
+      }
     }
     // MSG_PEEK|MSG_TRUNC returns the whole datagram's length (net/netlink/af_netlink.c),
     // so the buffer is sized exactly and nothing is ever truncated.
     ssize_t want = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
     if (want < 0) {
       int err = errno;
-      if (err == EINTR || ((err == EAGAIN || err == EWOULDBLOCK) && timeout != 0)) continue;
+      if (err == EINTR) continue;
       if (err == EAGAIN || err == EWOULDBLOCK) {
+        if (queued && timeout != 0) {
+          queued = 0; // nothing yet: wait in poll
+          continue;
+        }
+        if (timeout != 0) continue;
         CALL(env, napi_get_null(env, &nul));
         return nul;
       }
       return throw_errno(env, "recv", err);
     }
+    queued = 1;
     void *data = NULL;
     napi_value buf;
     CALL(env, napi_create_buffer(env, (size_t)want, &data, &buf));
@@ -443,6 +470,7 @@ NAPI_MODULE_INIT() {
   }
   napi_property_descriptor props[] = {
       {"setns", NULL, js_setns, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"nsType", NULL, js_ns_type, NULL, NULL, NULL, napi_enumerable, NULL},
       {"flock", NULL, js_flock, NULL, NULL, NULL, napi_enumerable, NULL},
       {"nlOpen", NULL, js_nl_open, NULL, NULL, NULL, napi_enumerable, NULL},
       {"nlAddMembership", NULL, js_nl_add_membership, NULL, NULL, NULL, napi_enumerable, NULL},

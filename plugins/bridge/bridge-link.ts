@@ -2,7 +2,7 @@
 import { isExists, isNotFound } from '../../lib/netlink/errors.ts';
 import { IFF_PROMISC, type Link } from '../../lib/netlink/link.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
-import { ensureSysctl, readSysctl } from '../../lib/netns/sysctl.ts';
+import { ensureSysctl, readSysctl, writeSysctl } from '../../lib/netns/sysctl.ts';
 import type { BridgeConfig } from './config.ts';
 import { conflict } from './errors.ts';
 
@@ -13,6 +13,15 @@ export function ensureIfSysctl(name: string, value: number): boolean {
   } catch (e) {
     if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
     return false;
+  }
+}
+
+/** Writes a per-interface sysctl (without reading it first) when the file exists (IPv6 may be disabled). */
+export function setIfSysctl(name: string, value: number): void {
+  try {
+    writeSysctl(name, value);
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'ENOENT') throw e;
   }
 }
 

@@ -6,7 +6,7 @@ import type { Link } from '../../lib/netlink/link.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import type { NetnsHandle } from '../../lib/netns/handle.ts';
 import { withNetns } from '../../lib/netns/with-netns.ts';
-import { ensureIfSysctl } from './bridge-link.ts';
+import { setIfSysctl } from './bridge-link.ts';
 import { conflict } from './errors.ts';
 import { attachmentAlias, hostVethName } from './names.ts';
 
@@ -33,28 +33,31 @@ export interface VethPair {
  * Creates the pair (host end in rtnl's netns = node, pod end in `podNs` named spec.ifName), enslaves the
  * host end with hairpin as asked, sets the pod end's sysctls (accept_dad, arp_notify) and brings both up.
  * `onCreated` runs right after the pair exists, so the caller's rollback can remove it whatever fails next.
+ * An existing spec.ifName in the pod is refused (the creation answers EEXIST, see createPair).
  */
 export function setupVeth(host: Rtnl, pod: Rtnl, podNs: NetnsHandle, spec: VethSpec, onCreated: (hostName: string) => void): VethPair {
-  if (pod.getLink(spec.ifName) !== null) {
-    throw conflict(`container veth name provided (${spec.ifName}) already exists`, `in ${podNs.path}`);
-  }
   const hostName = createPair(host, pod, podNs, spec);
   onCreated(hostName);
   const hostLink = mustGet(host, hostName, 'host');
-  host.setAlias(hostLink.index, attachmentAlias(spec.containerId, spec.ifName));
-  host.setMaster(hostLink.index, spec.bridgeIndex);
-  // Hairpin is a bridge-port flag: only settable once the link is enslaved.
-  if (spec.hairpin) host.setHairpin(hostLink.index, true);
-  host.setLinkUp(hostLink.index);
+  // Alias, master and up in one RTM_SETLINK: do_setlink (net/core/rtnetlink.c) applies IFLA_IFALIAS and
+  // IFLA_MASTER before the flags, so the port is enslaved before it comes up, as with three requests.
+  host.setPort(hostLink.index, { alias: attachmentAlias(spec.containerId, spec.ifName), master: spec.bridgeIndex, up: !spec.hairpin });
+  // Hairpin is a bridge-port flag: only settable once the link is enslaved; the port comes up after it.
+  if (spec.hairpin) {
+    host.setHairpin(hostLink.index, true);
+    host.setLinkUp(hostLink.index);
+  }
   const podLink = mustGet(pod, spec.ifName, 'pod');
   withNetns(podNs, () => {
     // Pods come up faster without IPv6 duplicate address detection (reference: off unless enabledad);
-    // arp_notify announces the new MAC so neighbours drop stale entries of a reused IP.
-    ensureIfSysctl(`net/ipv6/conf/${spec.ifName}/accept_dad`, spec.enableDad ? 1 : 0);
-    ensureIfSysctl(`net/ipv4/conf/${spec.ifName}/arp_notify`, 1);
+    // arp_notify announces the new MAC so neighbours drop stale entries of a reused IP. The link was
+    // just created with the namespace's defaults, so the values are written without reading them first.
+    setIfSysctl(`net/ipv6/conf/${spec.ifName}/accept_dad`, spec.enableDad ? 1 : 0);
+    setIfSysctl(`net/ipv4/conf/${spec.ifName}/arp_notify`, 1);
   });
   pod.setLinkUp(podLink.index);
-  return { host: mustGet(host, hostName, 'host'), pod: mustGet(pod, spec.ifName, 'pod') };
+  // Name, index and MAC are what callers read; none of them changes by enslaving or bringing a veth up.
+  return { host: { ...hostLink, master: spec.bridgeIndex }, pod: podLink };
 }
 
 /**
@@ -74,7 +77,7 @@ function createPair(host: Rtnl, pod: Rtnl, podNs: NetnsHandle, spec: VethSpec): 
     } catch (e) {
       if (!isExists(e)) throw e;
       // EEXIST names either end; if the pod name appeared meanwhile, deleting the host one cannot help.
-      if (pod.getLink(spec.ifName) !== null) throw conflict(`container veth name provided (${spec.ifName}) already exists`);
+      if (pod.getLink(spec.ifName) !== null) throw conflict(`container veth name provided (${spec.ifName}) already exists`, `in ${podNs.path}`);
       const stale = host.getLink(name);
       const ours = stale !== null && mayBeAttachment(stale, attachmentAlias(spec.containerId, spec.ifName));
       if (attempt > 0 || !ours) throw conflict(`host veth name ${name} is taken`, stale === null ? 'EEXIST' : `by ${stale.kind ?? 'link'} alias ${stale.alias ?? '-'}`);

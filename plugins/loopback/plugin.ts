@@ -3,6 +3,7 @@ import type { CmdArgs, Plugin } from '../../lib/cni/skel.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
 import { CniError, unknownContainer } from '../../lib/cni/errors.ts';
+import { isNotFound } from '../../lib/netlink/errors.ts';
 import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { parseLoopbackConfig } from './config.ts';
@@ -43,12 +44,26 @@ function getLoopback(rtnl: Rtnl): { index: number; up: boolean } {
   return lo;
 }
 
+// `lo` is registered first in every network namespace, with a fixed ifindex (LOOPBACK_IFINDEX,
+// include/net/net_namespace.h, since Linux 3.7): ADD needs no lookup by name.
+const LOOPBACK_IFINDEX = 1;
+
+/** Sets `lo` up; a namespace without it (ENODEV) is code 5 as in getLoopback. */
+function setLoopbackUp(rtnl: Rtnl): void {
+  try {
+    rtnl.setLinkUp(LOOPBACK_IFINDEX);
+  } catch (e) {
+    if (isNotFound(e)) throw new CniError(5, 'no loopback device in the namespace', '');
+    throw e;
+  }
+}
+
 /** ADD: set `lo` up in the pod netns and report the addresses the kernel gave it. */
 function cmdAdd(args: CmdArgs): Result {
   parseLoopbackConfig(args.config);
   const ips = inPodNetns(args.netns, (rtnl) => {
-    const lo = getLoopback(rtnl);
-    rtnl.setLinkUp(lo.index);
+    const lo = { index: LOOPBACK_IFINDEX };
+    setLoopbackUp(rtnl);
     // The kernel assigns 127.0.0.1/8 and ::1/128 itself when lo comes up (net/ipv4/devinet.c,
     // net/ipv6/addrconf.c); we report what is really there, so a pod with IPv6 disabled gets no ::1.
     return rtnl.listAddrs({ index: lo.index }).map((a) => ({ address: a.cidr, interface: 0 }));

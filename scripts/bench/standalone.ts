@@ -5,7 +5,9 @@
 // cpu-report preload: steadier when other work loads the machine). Also the executable's size. The
 // targets are the standalone file's, on wall time.
 // WEFT_BENCH_SEA_ALT="label=/path/to/weft[,label2=...]" adds other builds of the standalone file as
-// further sides of the same run (e.g. a snapshot build next to the code-cache one: docs/standalone.md).
+// further sides of the same run (e.g. a snapshot build next to the code-cache one, or the build of an
+// earlier commit: docs/standalone.md). WEFT_BENCH_RUNS sets the measured rounds (default 30),
+// WEFT_BENCH_NO_BUNDLE=1 leaves the bundles out (a shorter run when only standalone builds are compared).
 import { copyFileSync, linkSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,13 +53,14 @@ function bridgeConf(s: Side, subnet: string): string {
 }
 
 /** Runs the standalone benchmark; needs root, dist/bin and dist/sea/weft. */
-export function benchStandalone(runs = 30): BenchResult[] {
+export function benchStandalone(runs = Number(process.env['WEFT_BENCH_RUNS'] ?? 30)): BenchResult[] {
   distBin('loopback');
   distBin('bridge');
   const alts = (process.env['WEFT_BENCH_SEA_ALT'] ?? '').split(',').filter((a) => a.includes('=')).map((a) => a.split('=', 2) as [string, string]);
   const dirs = [standaloneDir(), ...alts.map(([, file]) => standaloneDir(file))];
   const mk = (label: string, binDir: string): Side => ({ label, binDir, node: benchNetns(), pod: benchNetns(), dataDir: mkdtempSync(join(tmpdir(), 'weft-bench-sa-ipam-')) });
-  const sides = [mk('bundle', DIST), mk('standalone', dirs[0]?.dir ?? ''), ...alts.map(([label], i) => mk(`standalone-${label}`, dirs[i + 1]?.dir ?? ''))];
+  const withBundle = process.env['WEFT_BENCH_NO_BUNDLE'] !== '1';
+  const sides = [...(withBundle ? [mk('bundle', DIST)] : []), mk('standalone', dirs[0]?.dir ?? ''), ...alts.map(([label], i) => mk(`standalone-${label}`, dirs[i + 1]?.dir ?? ''))];
   const load0 = loadAverage();
   try {
     const lo = JSON.stringify({ cniVersion: '1.0.0', name: 'lo', type: 'loopback' });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../../testkit/containerd.ts';
+import { standaloneBinDir } from '../standalone/helpers.ts';
 import { failIfMissing, httpGet, leftovers, waitUntil, type NodeLeftovers } from './helpers.ts';
 
 const CLIENT_IP = '192.0.2.200';
@@ -42,9 +43,13 @@ function nodeConflist(conflistFile: string, name: string, n: ClusterNode, ipamDi
   return { ...conf, name, plugins };
 }
 
-/** Registers, in the calling describe(), the before hook that builds the cluster and the after hook that removes it. */
-export function useFlannelCluster(conflistFile: string): FlannelCluster {
+/**
+ * Registers, in the calling describe(), the before hook that builds the cluster and the after hook that
+ * removes it. `standalone`: containerd's bin_dir and weftd are a standalone bin dir (dist/sea/weft under every name).
+ */
+export function useFlannelCluster(conflistFile: string, opts: { standalone?: boolean } = {}): FlannelCluster {
   let cluster: Cluster | undefined;
+  let bin: ReturnType<typeof standaloneBinDir> | undefined;
   const base = uniqueNetworkName();
   const c: FlannelCluster = {
     nodes: [],
@@ -62,20 +67,22 @@ export function useFlannelCluster(conflistFile: string): FlannelCluster {
   };
   before(async () => {
     failIfMissing();
-    cluster = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 2, podsPerNode: 0, conflist: 'flannel' });
+    bin = opts.standalone === true ? standaloneBinDir() : undefined;
+    cluster = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 2, podsPerNode: 0, conflist: 'flannel', ...(bin ? { binDir: bin.dir } : {}) });
     c.clientNs = `/var/run/netns/${(await cluster.topo.addUnderlayHost('cl', CLIENT_IP)).netns}`;
     for (const node of cluster.nodes) {
       // A network name per node: both nodes' containerd share the machine's libcni result cache.
       const net = `${base}-n${node.id}`;
       const ipamDir = join(node.dir, 'ipam-ctrd');
       const flannelDir = join(node.dir, 'flannel-ctrd');
-      const env = await ContainerdEnv.start({ netns: node.netns, conflist: nodeConflist(conflistFile, net, node, ipamDir, flannelDir) });
+      const env = await ContainerdEnv.start({ netns: node.netns, conflist: nodeConflist(conflistFile, net, node, ipamDir, flannelDir), ...(bin ? { binDir: bin.dir } : {}) });
       c.nodes.push({ node, env, net, ipamDir, flannelDir });
     }
   });
   after(async () => {
     for (const n of c.nodes) await n.env.destroy();
     cluster?.destroy();
+    bin?.remove();
   });
   return c;
 }

@@ -2,19 +2,24 @@
 // lease store) and weft's `flannel` conflist (conf/10-flannel.conflist: flannel + portmap, what
 // `weft install` writes): pods get addresses from their node's lease, reach each other across the
 // overlay and serve a hostPort, a pod survives containerd being SIGKILLed and restarted, and
-// StopPodSandbox + RemovePodSandbox leave nothing on either node.
+// StopPodSandbox + RemovePodSandbox leave nothing on either node. Run twice: with the bundles, and with
+// containerd's bin_dir and weftd a standalone bin dir (dist/sea/weft under every name), the latter
+// without the restart case, to keep the run short.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { standaloneSkipReason } from '../standalone/helpers.ts';
 import { useFlannelCluster, type NodeEnv } from './flannel-cluster.ts';
 import { CLEAN, skipUnlessCi, type NodeLeftovers } from './helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
-
-
-describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', { skip: skipUnlessCi(), timeout: 600_000 }, () => {
-  const lab = useFlannelCluster(join(ROOT, 'conf', '10-flannel.conflist'));
+for (const standalone of [false, true]) describe(`containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes${standalone ? ' (standalone executable)' : ''}`, { skip: skipUnlessCi() || (standalone && standaloneSkipReason()), timeout: 600_000 }, () => {
+  /** Cases run only with the bundles. */
+  const full = (name: string, fn: () => Promise<void>): void => {
+    test(name, { skip: standalone ? 'run with the bundles only' : false }, fn);
+  };
+  const lab = useFlannelCluster(join(ROOT, 'conf', '10-flannel.conflist'), { standalone });
   const { nodes } = lab;
   const nodeLeftovers = (n: NodeEnv): Promise<NodeLeftovers> => lab.leftovers(n);
   const waitServed = (nsPath: string, url: string): Promise<void> => lab.waitServed(nsPath, url);
@@ -35,7 +40,7 @@ describe('containerd (CRI) + flannel conflist with weftd (vxlan) on two nodes', 
     for (const n of [a, b]) await waitServed(lab.clientNs, `http://${n.node.ip}:8080/`);
   });
 
-  test('containerd SIGKILLed and restarted on one node: its pod keeps its address and cross-node traffic', async () => {
+  full('containerd SIGKILLed and restarted on one node: its pod keeps its address and cross-node traffic', async () => {
     const [a, b] = nodes;
     assert.ok(a?.pod && b?.pod, 'the previous test started the pods');
     await a.env.killDaemon();

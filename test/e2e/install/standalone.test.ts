@@ -70,8 +70,8 @@ describe('weft install --standalone', () => {
     writeFileSync(join(t, 'etc/cni/net.d/10-weft.conflist'), '{"name":"old"}\n');
     const before = hashTree(t);
     const bin = join(t, 'opt/cni/bin');
-    // The standalone file as the CLI: --standalone with no path installs the running file.
-    const r1 = await runCmd([SEA_WEFT, 'install', '--standalone', '--backend', 'bridge', ...dirFlags(t)]);
+    // The standalone file as the CLI installs itself by default (no --standalone needed).
+    const r1 = await runCmd([SEA_WEFT, 'install', '--backend', 'bridge', ...dirFlags(t)]);
     assert.equal(r1.code, 0, r1.stderr);
     assert.match(r1.stdout, /backed up .*opt\/cni\/bin\/bridge/);
     assertLinked(bin);

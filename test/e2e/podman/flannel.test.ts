@@ -1,12 +1,15 @@
 // podman (libcni) runs conf/weft-{vxlan,host-gw,udp}.conflist (flannel plugin + portmap) on two
 // simulated nodes, each with its own weftd (file lease store): containers on different nodes reach
 // each other across the VXLAN overlay / routed underlay / UDP forwarder, and `podman rm -f` leaves no address.
+// Run twice: with the bundles, and with the standalone executable (dist/sea/weft hard-linked under
+// every name in podman's CNI bin dir, weftd started from it too).
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { loudSkip, PodmanEnv, podmanSkipReason, uniqueNetworkName } from '../../../testkit/podman.ts';
+import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const reason = await podmanSkipReason();
@@ -31,16 +34,21 @@ function nodeConflist(file: string, plugin: string, name: string, n: ClusterNode
   return { ...conf, name, plugins };
 }
 
-for (const { backend, plugin, conflist } of CASES) {
-  describe(`podman + ${plugin} with weftd on two nodes`, { skip: reason !== undefined ? loudSkip(reason) : false, timeout: 300_000 }, () => {
+for (const standalone of [false, true]) for (const { backend, plugin, conflist } of CASES) {
+  const skip = reason !== undefined ? loudSkip(reason) : standalone && standaloneSkipReason();
+  describe(`podman + ${plugin} with weftd on two nodes${standalone ? ' (standalone executable)' : ''}`, { skip, timeout: 300_000 }, () => {
     let cluster: Cluster | undefined;
+    let bin: ReturnType<typeof standaloneBinDir> | undefined;
     const envs: NodeEnv[] = [];
     const net = uniqueNetworkName();
 
     before(async () => {
-      cluster = await Cluster.create({ backend, store: 'file', nodes: 2, podsPerNode: 0 });
+      bin = standalone ? standaloneBinDir() : undefined;
+      cluster = await Cluster.create({ backend, store: 'file', nodes: 2, podsPerNode: 0, ...(bin ? { binDir: bin.dir } : {}) });
       for (const node of cluster.nodes) {
-        const env = new PodmanEnv({ netns: node.netns });
+        // Standalone: podman's CNI bin dir is a standalone bin dir of its own (hard links, no copies).
+        const env = new PodmanEnv({ netns: node.netns, ...(standalone ? { binDir: null } : {}) });
+        if (standalone) standaloneBinDir(env.binDir);
         const ipamDir = join(env.dir, 'ipam');
         env.addNetwork(nodeConflist(conflist, plugin, net, node, ipamDir));
         envs.push({ node, env, ipamDir });
@@ -50,6 +58,7 @@ for (const { backend, plugin, conflist } of CASES) {
     after(async () => {
       for (const e of envs) await e.env.destroy();
       cluster?.destroy();
+      bin?.remove();
     });
 
     test('containers on two nodes get addresses from their node leases and reach each other', async () => {

@@ -19,9 +19,12 @@ export function standaloneSkipReason(): string | false {
   return false;
 }
 
-/** A temp dir holding dist/sea/weft as `weft` and a hard link to it per entry name (plugins, weftd); remove() deletes it. */
-export function standaloneBinDir(): { dir: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'weft-sa-bin-'));
+/**
+ * A temp dir (or `into`, an existing empty dir such as a runtime's CNI bin dir) holding dist/sea/weft
+ * as `weft` and a hard link to it per entry name (plugins, weftd); remove() deletes the dir.
+ */
+export function standaloneBinDir(into?: string): { dir: string; remove: () => void } {
+  const dir = into ?? mkdtempSync(join(tmpdir(), 'weft-sa-bin-'));
   const exe = join(dir, 'weft');
   try {
     linkSync(SEA_WEFT, exe); // a rebuild renames a new file over dist/sea/weft: this inode stays whole

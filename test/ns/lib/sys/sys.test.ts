@@ -55,6 +55,27 @@ describe('sys (root, own namespaces)', rootOnly(), () => {
     assert.equal(threadNetns(), home);
   });
 
+  test('nsType names the namespace type of an fd (CLONE_NEWNET, CLONE_NEWNS), ENOTTY for a plain file', () => {
+    const types: number[] = [];
+    for (const path of [ns.path, '/proc/self/ns/mnt']) {
+      const fd = openSync(path, 'r');
+      try {
+        types.push(sys().nsType(fd));
+      } finally {
+        closeSync(fd);
+      }
+    }
+    assert.deepEqual(types, [0x40000000, 0x00020000]);
+    const file = join(work, 'plain-ns-type');
+    writeFileSync(file, 'x');
+    const fd = openSync(file, 'r');
+    try {
+      assert.throws(() => sys().nsType(fd), { code: 'ENOTTY', syscall: 'NS_GET_NSTYPE' });
+    } finally {
+      closeSync(fd);
+    }
+  });
+
   test('errors carry code, errno and syscall', () => {
     const file = join(work, 'plain');
     writeFileSync(file, 'x');

@@ -48,7 +48,7 @@ test('a bundle loads its embedded addon from a content-addressed private copy', 
   const res = spawnSync(cmd[0] ?? '', cmd.slice(1), { env: { ...process.env, TMPDIR: tmp }, encoding: 'utf8' });
   assert.equal(res.status, 0, res.stderr);
   const out = JSON.parse(res.stdout) as { keys: string[]; code: string };
-  assert.deepEqual(out.keys.sort(), ['flock', 'nlAddMembership', 'nlOpen', 'nlRecv', 'nlSend', 'pollStart', 'pollStop', 'setNonBlocking', 'setTxQueueLen', 'setns', 'tunOpen', 'tunReadBatch', 'tunSetOffload', 'tunWriteBatch', 'udpOpen', 'udpRecvBatch', 'udpSendBatch']);
+  assert.deepEqual(out.keys.sort(), ['flock', 'nlAddMembership', 'nlOpen', 'nlRecv', 'nlSend', 'nsType', 'pollStart', 'pollStop', 'setNonBlocking', 'setTxQueueLen', 'setns', 'tunOpen', 'tunReadBatch', 'tunSetOffload', 'tunWriteBatch', 'udpOpen', 'udpRecvBatch', 'udpSendBatch']);
   assert.equal(out.code, 'EBADF');
   const dir = join(tmp, `weft-${uid}`);
   assert.equal(statSync(dir).mode & 0o777, 0o700);
