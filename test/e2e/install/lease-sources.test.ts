@@ -3,7 +3,7 @@
 // nothing, an etcd install whose unit the installed weftd itself accepts (its TLS flags reach the
 // etcd client: a missing CA file is named), and --kube-subnet-mgr accepted once weftd has it.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -76,10 +76,17 @@ describe('weft install lease sources', () => {
 
   test('--kube-subnet-mgr: the weftd being installed has it, so the unit runs it (dry run)', async () => {
     const t = tempRoot();
+    // Without credentials (and not in a pod) the unit could never reach the API: refused, nothing written.
+    const refused = await weft(['install', '--dry-run', '--backend', 'flannel-vxlan', '--kube-subnet-mgr', ...dirFlags(t)]);
+    assert.notEqual(refused.code, 0, refused.stdout);
+    assert.match(refused.stderr, /credentials for the Kubernetes API/);
+    const kubeconfig = join(t, 'kubelet.conf');
+    writeFileSync(kubeconfig, 'apiVersion: v1\nkind: Config\n');
     const before = hashTree(t);
-    const r = await weft(['install', '--dry-run', '--backend', 'flannel-vxlan', '--kube-subnet-mgr', ...dirFlags(t)]);
+    const r = await weft(['install', '--dry-run', '--backend', 'flannel-vxlan', '--kube-subnet-mgr', '--kubeconfig-file', kubeconfig, '--node-name', 'node-a', ...dirFlags(t)]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    assert.match(r.stdout, /^ExecStart=\S+weftd --net-conf=\S+ --kube-subnet-mgr /m);
+    assert.match(r.stdout, /^ExecStart=\S+weftd --net-conf=\S+ --kube-subnet-mgr --kubeconfig-file=\S+kubelet\.conf /m);
+    assert.match(r.stdout, /^Environment=NODE_NAME=node-a$/m);
     assert.deepEqual(diffTrees(before, hashTree(t)), []);
   });
 });
