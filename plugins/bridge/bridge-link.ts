@@ -56,8 +56,14 @@ export function ensureBridge(rtnl: Rtnl, cfg: Pick<BridgeConfig, 'bridge' | 'mtu
   }
   const changes: BridgeChanges = {};
   const acceptRa = `net/ipv6/conf/${cfg.bridge}/accept_ra`;
-  const oldAcceptRa = created ? undefined : readIfSysctl(acceptRa);
-  if (ensureIfSysctl(acceptRa, 0) && oldAcceptRa !== undefined) changes.acceptRa = oldAcceptRa;
+  if (created) setIfSysctl(acceptRa, 0); // a new bridge: nothing to put back, no read needed
+  else {
+    const old = readIfSysctl(acceptRa); // undefined: no IPv6 on this node
+    if (old !== undefined && old.trim() !== '0') {
+      setIfSysctl(acceptRa, 0);
+      changes.acceptRa = old;
+    }
+  }
   if (cfg.promiscMode && (link.flags & IFF_PROMISC) === 0) {
     rtnl.setPromisc(link.index, true);
     changes.promisc = true;
