@@ -36,9 +36,10 @@ if [ "$(id -u)" -eq 0 ]; then
   bash scripts/cri-setup.sh || { echo "weft: scripts/cri-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
 fi
 
-# flanneld, the peer of the mixed-cluster tests (cached under /var/cache/weft like crictl).
+# flanneld and flannel's CNI plugin, the peers of the mixed-cluster tests (cached under /var/cache/weft like crictl).
 if [ "$(id -u)" -eq 0 ]; then
   bash scripts/flannel-setup.sh || { echo "weft: scripts/flannel-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
+  bash scripts/flannel-cni-setup.sh || { echo "weft: scripts/flannel-cni-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
 fi
 
 # kube-apiserver and etcd for the Kubernetes subnet manager tests (cached under /var/cache/weft).

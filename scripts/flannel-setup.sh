@@ -6,7 +6,7 @@
 # `go install` itself fails: the proxy refuses (403) the tencentcloud SDK zip that flannel's
 # tencentvpc backend imports, so the module source is copied to a temp dir, main.go's blank import
 # of that backend is dropped, and `go build` runs there (every other backend is built as released).
-# flannel's CNI plugin (github.com/flannel-io/cni-plugin) is not built: the module proxy refuses it.
+# flannel's CNI plugin is built by scripts/flannel-cni-setup.sh.
 set -euo pipefail
 . "$(dirname "$0")/setup-lib.sh"
 

@@ -48,9 +48,10 @@ export interface ClusterOptions {
   /**
    * Mixed cluster: these nodes (ids from 1) run the real flanneld `bin` (etcd store with the net-conf in
    * etcd, or kube store with --kube-subnet-mgr and the net-conf file) instead of weftd, and wire pods with weft's `flannel` executable delegating to the
-   * reference bridge and host-local of `referenceDir` (flannel's own CNI binary cannot be built).
+   * reference bridge and host-local of `referenceDir`; with `cniBin`, flannel's own CNI plugin instead
+   * of weft's `flannel` (it speaks CNI up to 0.4.0, so those nodes' conflist says 0.4.0).
    */
-  flanneld?: { bin: string; nodes: number[]; args?: string[]; referenceDir?: string };
+  flanneld?: { bin: string; nodes: number[]; args?: string[]; referenceDir?: string; cniBin?: string };
   onProgress?: (msg: string) => void;
 }
 
@@ -158,7 +159,8 @@ export class Cluster {
         ...p, subnetFile: join(n.dir, 'subnet.env'), dataDir: join(n.dir, 'flannel'), ipam: { dataDir: join(n.dir, 'ipam') },
         delegate: { ...(p['delegate'] as Record<string, unknown> | undefined), ...this.opts.delegate },
       });
-    return new CniRunner({ ...conf, plugins }, { binDirs: [this.runsFlanneld(n) ? this.referenceBinDir(n) : this.binDir], nodeNetns: n.netns, ...(this.opts.wrap ? { wrap: this.opts.wrap } : {}) });
+    const cniVersion = this.runsFlanneld(n) && this.opts.flanneld?.cniBin !== undefined ? '0.4.0' : conf.cniVersion;
+    return new CniRunner({ ...conf, cniVersion, plugins }, { binDirs: [this.runsFlanneld(n) ? this.referenceBinDir(n) : this.binDir], nodeNetns: n.netns, ...(this.opts.wrap ? { wrap: this.opts.wrap } : {}) });
   }
 
   /** True when the node runs flanneld (ClusterOptions.flanneld). */
@@ -171,7 +173,7 @@ export class Cluster {
     const dir = join(n.dir, 'cni-bin');
     const ref = this.opts.flanneld?.referenceDir ?? '/usr/lib/cni';
     mkdirSync(dir, { recursive: true });
-    for (const [name, target] of [['flannel', join(this.binDir, 'flannel')], ['bridge', join(ref, 'bridge')], ['host-local', join(ref, 'host-local')], ['loopback', join(ref, 'loopback')]] as const) {
+    for (const [name, target] of [['flannel', this.opts.flanneld?.cniBin ?? join(this.binDir, 'flannel')], ['bridge', join(ref, 'bridge')], ['host-local', join(ref, 'host-local')], ['loopback', join(ref, 'loopback')]] as const) {
       if (!existsSync(join(dir, name))) symlinkSync(target, join(dir, name));
     }
     return dir;

@@ -132,3 +132,6 @@ export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ 
     },
   };
 }
+
+/** flannel's own CNI plugin (scripts/flannel-cni-setup.sh), run on flanneld's node of the mixed clusters. */
+export const FLANNEL_CNI = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-cni-v0.9.1/flannel`;

@@ -8,14 +8,15 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { Cluster, type ClusterNode, waitFor } from '../../../testkit/cluster.ts';
 import { kubeBinariesPresent } from '../../../testkit/kube-apiserver.ts';
-import { pingOnce, skipReason, vtepFdb, vtepLink, vtepNeighs } from './helpers.ts';
+import { pingOnce, FLANNEL_CNI, skipReason, vtepFdb, vtepLink, vtepNeighs } from './helpers.ts';
 import { P, routesTo } from './kube-helpers.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
 
 function skip(): string | false {
   return skipReason() || (kubeBinariesPresent() ? false : 'kube-apiserver not built: run scripts/kube-setup.sh') ||
-    (existsSync(FLANNELD) ? false : `${FLANNELD} missing: run scripts/flannel-setup.sh`);
+    (existsSync(FLANNELD) ? false : `${FLANNELD} missing: run scripts/flannel-setup.sh`) ||
+    (existsSync(FLANNEL_CNI) ? false : `${FLANNEL_CNI} missing: run scripts/flannel-cni-setup.sh`);
 }
 
 type Annotations = Record<string, string>;
@@ -56,7 +57,7 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
       c = await Cluster.create({
         backend, store: 'kube', nodes: 3, podsPerNode: 1,
         // NAT-free pod traffic on both kinds of node (flanneld runs without --ip-masq).
-        delegate: { ipMasq: false }, flanneld: { bin: FLANNELD, nodes: [1] },
+        delegate: { ipMasq: false }, flanneld: { bin: FLANNELD, nodes: [1], cniBin: FLANNEL_CNI },
         onProgress: (m) => process.stderr.write(`  ${m}\n`),
       });
     });

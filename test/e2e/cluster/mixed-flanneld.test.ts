@@ -1,5 +1,5 @@
 // Issue 17, must show: a 3-node cluster with one etcd where node 1 runs the real flanneld (built by
-// scripts/flannel-setup.sh) with weft's `flannel` executable in front of the reference bridge and
+// scripts/flannel-setup.sh) with flannel's own CNI plugin (scripts/flannel-cni-setup.sh) in front of the reference bridge and
 // host-local, and nodes 2 and 3 run weftd with weft's plugins. Every pod reaches every pod, each
 // side reads the other's leases and programs the right kernel entries for it; then node 1 migrates
 // in place flanneld -> weftd -> flanneld without a ping gap over 1 s, keeping its lease.
@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { canPing } from '../../../testkit/probe.ts';
-import { pingOnce, skipReason, vtep6Fdb, vtep6Neighs, vtepFdb, vtepLink, vtepNeighs } from './helpers.ts';
+import { pingOnce, FLANNEL_CNI, skipReason, vtep6Fdb, vtep6Neighs, vtepFdb, vtepLink, vtepNeighs } from './helpers.ts';
 import { spawnInNetns } from '../../../testkit/netns.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
@@ -19,7 +19,8 @@ const PREFIX = '/coreos.com/network/subnets/';
 interface LeaseValue { PublicIP: string; BackendType: string; BackendData?: { VNI?: number; VtepMAC?: string } }
 
 function skip(): string | false {
-  return skipReason({ etcd: true }) || (existsSync(FLANNELD) ? false : `${FLANNELD} missing: run scripts/flannel-setup.sh`);
+  return skipReason({ etcd: true }) || (existsSync(FLANNELD) ? false : `${FLANNELD} missing: run scripts/flannel-setup.sh`) ||
+    (existsSync(FLANNEL_CNI) ? false : `${FLANNEL_CNI} missing: run scripts/flannel-cni-setup.sh`);
 }
 
 /** key -> parsed value of every lease in etcd. */
@@ -108,7 +109,7 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
       c = await Cluster.create({
         backend, store: 'etcd', netConfInEtcd: true, nodes: 3, podsPerNode: 1,
         // NAT-free pod traffic on both kinds of node (flanneld runs without --ip-masq).
-        delegate: { ipMasq: false }, flanneld: { bin: FLANNELD, nodes: [1] },
+        delegate: { ipMasq: false }, flanneld: { bin: FLANNELD, nodes: [1], cniBin: FLANNEL_CNI },
       });
     });
     after(() => c?.destroy());
@@ -206,7 +207,7 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
     before(async () => {
       c = await Cluster.create({
         backend, store: 'etcd', netConfInEtcd: true, nodes: 3, podsPerNode: 1, ipv6Network: 'fd00:10:244::/56',
-        delegate: { ipMasq: false }, flanneld: { bin: FLANNELD, nodes: [1] },
+        delegate: { ipMasq: false }, flanneld: { bin: FLANNELD, nodes: [1], cniBin: FLANNEL_CNI },
       });
     });
     after(() => c?.destroy());

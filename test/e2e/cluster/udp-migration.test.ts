@@ -8,13 +8,14 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec, nsRun } from '../../../testkit/topology.ts';
-import { pingLog, pingOnce, skipReason } from './helpers.ts';
+import { pingLog, pingOnce, FLANNEL_CNI, skipReason } from './helpers.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
 const PREFIX = '/coreos.com/network/subnets/';
 
 function skip(): string | false {
-  return skipReason({ etcd: true }) || (existsSync(FLANNELD) ? false : `${FLANNELD} missing: run scripts/flannel-setup.sh`);
+  return skipReason({ etcd: true }) || (existsSync(FLANNELD) ? false : `${FLANNELD} missing: run scripts/flannel-setup.sh`) ||
+    (existsSync(FLANNEL_CNI) ? false : `${FLANNEL_CNI} missing: run scripts/flannel-cni-setup.sh`);
 }
 
 /** The lease keys in etcd. */
@@ -45,7 +46,7 @@ void describe('udp migration in place: flanneld -> weftd -> flanneld on node 1',
   before(async () => {
     c = await Cluster.create({
       backend: 'udp', store: 'etcd', netConfInEtcd: true, nodes: 3, podsPerNode: 1,
-      delegate: { ipMasq: false }, flanneld: { bin: FLANNELD, nodes: [1] },
+      delegate: { ipMasq: false }, flanneld: { bin: FLANNELD, nodes: [1], cniBin: FLANNEL_CNI },
     });
   });
   after(() => c?.destroy());
