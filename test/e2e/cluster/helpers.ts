@@ -1,10 +1,11 @@
 // Kernel-state readers and probe lists for the cluster end-to-end tests: `ip -j` inside node
 // namespaces (never the root one), so assertions check what the kernel holds.
+import assert from 'node:assert/strict';
 import { type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
-import { nsExec } from '../../../testkit/topology.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import type { Probe } from '../../../testkit/probe.ts';
 import { spawnInNetns } from '../../../testkit/netns.ts';
 
@@ -135,3 +136,32 @@ export function pingLog(fromNetns: string, ip: string): { stop: () => Promise<{ 
 
 /** flannel's own CNI plugin (scripts/flannel-cni-setup.sh), run on flanneld's node of the mixed clusters. */
 export const FLANNEL_CNI = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-cni-v0.9.1/flannel`;
+
+/** Main-table routes of a node to exactly `dst`, as `ip -j` prints them. */
+export async function routesTo(n: ClusterNode, dst: string): Promise<Array<{ dst: string; gateway?: string; dev?: string; flags?: string[] }>> {
+  const r = await nsRun(n.netns, ['ip', '-j', 'route', 'show', 'exact', dst]);
+  return r.trim() ? JSON.parse(r) as Array<{ dst: string; gateway?: string; dev?: string; flags?: string[] }> : [];
+}
+
+/** What `n` must have programmed for peer `p` (flannel's per-peer entries; the same whether p runs flanneld or weftd). */
+export async function assertProgrammedFor(n: ClusterNode, p: ClusterNode, backend: string): Promise<void> {
+  assert.ok(p.subnet);
+  if (backend === 'udp') {
+    // udp keeps peers in the process: the kernel only routes the whole Network into the TUN.
+    assert.deepEqual((await routesTo(n, '10.244.0.0/16')).map((r) => r.dev), ['flannel0'], `${n.netns}: Network via flannel0`);
+    return;
+  }
+  const routes = await routesTo(n, p.subnet);
+  assert.equal(routes.length, 1, `${n.netns}: one route to ${p.netns}'s ${p.subnet}: ${JSON.stringify(routes)}`);
+  const r = routes[0];
+  if (backend === 'host-gw') {
+    assert.deepEqual([r?.gateway, r?.dev], [p.ip, 'eth0'], `${n.netns} -> ${p.netns} host-gw route`);
+    return;
+  }
+  const vtep = p.subnet.split('/')[0];
+  assert.deepEqual([r?.gateway, r?.dev, r?.flags?.includes('onlink')], [vtep, 'flannel.1', true], `${n.netns} -> ${p.netns} vxlan route`);
+  const mac = (await vtepLink(p))?.address;
+  assert.ok(mac);
+  assert.deepEqual((await vtepNeighs(n)).filter((x) => x.dst === vtep).map((x) => x.lladdr), [mac], `${n.netns}: neighbour ${vtep} -> ${p.netns}'s VTEP MAC`);
+  assert.deepEqual((await vtepFdb(n)).filter((x) => x.mac === mac).map((x) => x.dst), [p.ip], `${n.netns}: FDB ${mac} -> ${p.ip}`);
+}

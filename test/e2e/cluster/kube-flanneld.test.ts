@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { Cluster, type ClusterNode, waitFor } from '../../../testkit/cluster.ts';
 import { kubeBinariesPresent } from '../../../testkit/kube-apiserver.ts';
-import { pingOnce, FLANNEL_CNI, skipReason, vtepFdb, vtepLink, vtepNeighs } from './helpers.ts';
+import { assertProgrammedFor, pingOnce, FLANNEL_CNI, skipReason, vtepLink } from './helpers.ts';
 import { P, routesTo } from './kube-helpers.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
@@ -25,29 +25,6 @@ async function annotationsOf(c: Cluster, n: ClusterNode): Promise<Annotations> {
   assert.ok(c.kube);
   const node = await c.kube.call('GET', `/api/v1/nodes/${n.netns}`) as { metadata: { annotations?: Annotations } };
   return node.metadata.annotations ?? {};
-}
-
-/** What `n` must have programmed for peer `p`, from p's annotations (flannel's per-peer entries). */
-async function assertProgrammedFor(n: ClusterNode, p: ClusterNode, backend: string): Promise<void> {
-  assert.ok(p.subnet);
-  if (backend === 'udp') {
-    // udp keeps peers in the process: the kernel only routes the whole Network into the TUN.
-    assert.deepEqual((await routesTo(n, '10.244.0.0/16')).map((r) => r.dev), ['flannel0'], `${n.netns}: Network via flannel0`);
-    return;
-  }
-  const routes = await routesTo(n, p.subnet);
-  assert.equal(routes.length, 1, `${n.netns}: one route to ${p.netns}'s ${p.subnet}: ${JSON.stringify(routes)}`);
-  const r = routes[0];
-  if (backend === 'host-gw') {
-    assert.deepEqual([r?.gateway, r?.dev], [p.ip, 'eth0'], `${n.netns} -> ${p.netns} host-gw route`);
-    return;
-  }
-  const vtep = p.subnet.split('/')[0];
-  assert.deepEqual([r?.gateway, r?.dev, r?.flags?.includes('onlink')], [vtep, 'flannel.1', true], `${n.netns} -> ${p.netns} vxlan route`);
-  const mac = (await vtepLink(p))?.address;
-  assert.ok(mac);
-  assert.deepEqual((await vtepNeighs(n)).filter((x) => x.dst === vtep).map((x) => x.lladdr), [mac], `${n.netns}: neighbour ${vtep} -> ${p.netns}'s VTEP MAC`);
-  assert.deepEqual((await vtepFdb(n)).filter((x) => x.mac === mac).map((x) => x.dst), [p.ip], `${n.netns}: FDB ${mac} -> ${p.ip}`);
 }
 
 for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {

@@ -6,6 +6,7 @@ import { vtepMac } from '../../../lib/flannel/vtep.ts';
 import type { Cluster, ClusterNode } from '../../../testkit/cluster.ts';
 import { nsRun } from '../../../testkit/topology.ts';
 import { weftRoutes } from './helpers.ts';
+export { routesTo } from './helpers.ts';
 
 /** flanneld's default annotation prefix. */
 export const P = 'flannel.alpha.coreos.com';
@@ -67,8 +68,3 @@ export async function monitorRoutes(c: Cluster, nodes: ClusterNode[]): Promise<R
   return mons;
 }
 
-/** Main-table routes of a node to exactly `dst`, as `ip -j` prints them. */
-export async function routesTo(n: ClusterNode, dst: string): Promise<Array<{ dst: string; gateway?: string; dev?: string; flags?: string[] }>> {
-  const r = await nsRun(n.netns, ['ip', '-j', 'route', 'show', 'exact', dst]);
-  return r.trim() ? JSON.parse(r) as Array<{ dst: string; gateway?: string; dev?: string; flags?: string[] }> : [];
-}

@@ -5,13 +5,11 @@
 // in place flanneld -> weftd -> flanneld without a ping gap over 1 s, keeping its lease.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { canPing } from '../../../testkit/probe.ts';
-import { pingOnce, FLANNEL_CNI, skipReason, vtep6Fdb, vtep6Neighs, vtepFdb, vtepLink, vtepNeighs } from './helpers.ts';
-import { spawnInNetns } from '../../../testkit/netns.ts';
+import { assertProgrammedFor, pingLog, pingOnce, FLANNEL_CNI, routesTo, skipReason, vtep6Fdb, vtep6Neighs, vtepLink } from './helpers.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
 const PREFIX = '/coreos.com/network/subnets/';
@@ -32,39 +30,6 @@ async function leases(c: Cluster): Promise<Map<string, LeaseValue>> {
   return m;
 }
 
-/** Main-table routes of a node to `dst`, as `ip -j` prints them. */
-async function routesTo(n: ClusterNode, dst: string): Promise<Array<{ dst: string; gateway?: string; dev?: string; flags?: string[] }>> {
-  const r = await nsRun(n.netns, ['ip', '-j', 'route', 'show', 'exact', dst]);
-  return r.trim() ? JSON.parse(r) as Array<{ dst: string; gateway?: string; dev?: string; flags?: string[] }> : [];
-}
-
-/** First address of a subnet "10.244.3.0/24" -> "10.244.3.0" (flannel's VTEP address of that node). */
-const net = (subnet: string): string => subnet.split('/')[0] as string;
-
-/** What `n` must have programmed for peer `p` (flannel's per-peer entries, sec. 5 of the interop notes). */
-async function assertProgrammedFor(c: Cluster, n: ClusterNode, p: ClusterNode, backend: string): Promise<void> {
-  assert.ok(p.subnet);
-  if (backend === 'udp') {
-    // udp keeps peers in the process: the kernel only routes the whole Network into the TUN.
-    assert.deepEqual((await routesTo(n, '10.244.0.0/16')).map((r) => r.dev), ['flannel0'], `${n.netns}: Network via flannel0`);
-    return;
-  }
-  const routes = await routesTo(n, p.subnet);
-  assert.equal(routes.length, 1, `${n.netns}: one route to ${p.netns}'s ${p.subnet}: ${JSON.stringify(routes)}`);
-  const r = routes[0];
-  if (backend === 'host-gw') {
-    assert.deepEqual([r?.gateway, r?.dev], [p.ip, 'eth0'], `${n.netns} -> ${p.netns} host-gw route`);
-    return;
-  }
-  assert.deepEqual([r?.gateway, r?.dev, r?.flags?.includes('onlink')], [net(p.subnet), 'flannel.1', true], `${n.netns} -> ${p.netns} vxlan route`);
-  const mac = (await vtepLink(p))?.address;
-  assert.ok(mac);
-  const neigh = (await vtepNeighs(n)).filter((x) => x.dst === net(p.subnet as string));
-  assert.deepEqual(neigh.map((x) => x.lladdr), [mac], `${n.netns}: neighbour ${net(p.subnet)} -> ${p.netns}'s VTEP MAC`);
-  const fdb = (await vtepFdb(n)).filter((x) => x.mac === mac);
-  assert.deepEqual(fdb.map((x) => x.dst), [p.ip], `${n.netns}: FDB ${mac} -> ${p.ip}`);
-}
-
 /** Every ordered pod pair that fails two pings in a row. */
 async function unreachable(c: Cluster): Promise<string[]> {
   const bad: string[] = [];
@@ -72,24 +37,6 @@ async function unreachable(c: Cluster): Promise<string[]> {
     if (a !== b && !(await pingOnce(a.netns, b.ip)) && !(await pingOnce(a.netns, b.ip))) bad.push(`${a.name}->${b.name}`);
   }
   return bad;
-}
-
-/** A `ping -D` running from a pod; stop() returns the longest gap (ms) between consecutive replies. */
-function pingLog(from: string, ip: string): { stop: () => Promise<{ maxGapMs: number; replies: number }> } {
-  const p: ChildProcess = spawnInNetns(from, ['ping', '-D', '-i', '0.1', ip], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  p.stdout?.on('data', (d: Buffer) => { out += d.toString(); });
-  return {
-    stop: async () => {
-      const closed = new Promise((r) => p.once('close', r));
-      p.kill('SIGINT');
-      await closed;
-      const ts = [...out.matchAll(/^\[(\d+\.\d+)\] \d+ bytes from/gm)].map((m) => Number(m[1]) * 1000);
-      let maxGapMs = 0;
-      for (let i = 1; i < ts.length; i++) maxGapMs = Math.max(maxGapMs, (ts[i] as number) - (ts[i - 1] as number));
-      return { maxGapMs, replies: ts.length };
-    },
-  };
 }
 
 /** vxlan devices and routes to peer subnets on a node: each exactly once. */
@@ -128,8 +75,8 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
       }
       const [f, ...w] = c.nodes as [ClusterNode, ...ClusterNode[]];
       for (const n of w) {
-        await assertProgrammedFor(c, n, f, backend);
-        await assertProgrammedFor(c, f, n, backend);
+        await assertProgrammedFor(n, f, backend);
+        await assertProgrammedFor(f, n, backend);
         const complaints = c.weftdLog(n).split('\n').filter((l) => /"level":"(warn|error)"/.test(l));
         assert.deepEqual(complaints, [], `${n.netns}: weftd warnings`);
       }
@@ -168,8 +115,8 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
         assert.equal(readFileSync(f.subnetFile, 'utf8').match(/FLANNEL_SUBNET=.*/)?.[0], env.match(/FLANNEL_SUBNET=.*/)?.[0], `${step}: same subnet`);
         await assertNoDuplicates(c, f, backend);
         for (const n of c.nodes.slice(1)) {
-          await assertProgrammedFor(c, n, f, backend);
-          await assertProgrammedFor(c, f, n, backend);
+          await assertProgrammedFor(n, f, backend);
+          await assertProgrammedFor(f, n, backend);
         }
         assert.deepEqual(await unreachable(c), [], `${step}: all pairs`);
       }
