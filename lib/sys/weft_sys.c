@@ -172,7 +172,7 @@ static napi_value js_tun_open(napi_env env, napi_callback_info info) {
   if (vnet) ifr.ifr_flags |= IFF_VNET_HDR;
 
   int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
-  if (fd < 0) return throw_errno(env, "open", errno);
+  if (fd < 0) return throw_errno(env, "open /dev/net/tun", errno); // a container without the device: name it
   if (ioctl(fd, TUNSETIFF, &ifr) != 0) {
     int err = errno;
     close(fd);
