@@ -8,9 +8,8 @@ import { parseListenAddr } from './metrics.ts';
 import type { EtcdSecurity } from './lease/etcd-client.ts';
 import type { WeftdOptions } from './weftd.ts';
 
-/** The flags as commander hands them over. */
-export interface RawFlags {
-  netConf?: string;
+/** The lease-source flags weftd and `weft doctor` share, as commander hands them over. */
+export interface RawLeaseSourceFlags {
   store?: string;
   etcdEndpoints?: string;
   etcdPrefix?: string;
@@ -19,6 +18,11 @@ export interface RawFlags {
   etcdCafile?: string;
   etcdUsername?: string;
   etcdPassword?: string;
+}
+
+/** The flags as commander hands them over. */
+export interface RawFlags extends RawLeaseSourceFlags {
+  netConf?: string;
   iface?: string[];
   ifaceRegex?: string[];
   ifaceCanReach?: string;

@@ -4,7 +4,7 @@
 // --metrics-addr. One normalisation entry point.
 import { isAbsolute } from 'node:path';
 import type { EtcdSecurity } from '../../agent/lease/etcd-client.ts';
-import { leaseSourceFlags } from '../../agent/flags.ts';
+import { leaseSourceFlags, type RawLeaseSourceFlags } from '../../agent/flags.ts';
 import { normalizeStoreFlags } from '../../agent/lease/store-flags.ts';
 
 /** Everything the checks read, normalised. */
@@ -42,16 +42,8 @@ export const DOCTOR_DEFAULTS = {
 } as const;
 
 /** The flags as commander hands them over. */
-export interface RawDoctorFlags {
+export interface RawDoctorFlags extends RawLeaseSourceFlags {
   subnetFile?: string;
-  store?: string;
-  etcdEndpoints?: string;
-  etcdPrefix?: string;
-  etcdKeyfile?: string;
-  etcdCertfile?: string;
-  etcdCafile?: string;
-  etcdUsername?: string;
-  etcdPassword?: string;
   netConf?: string;
   iface?: string;
   publicIp?: string;
