@@ -165,3 +165,24 @@ export async function assertProgrammedFor(n: ClusterNode, p: ClusterNode, backen
   assert.deepEqual((await vtepNeighs(n)).filter((x) => x.dst === vtep).map((x) => x.lladdr), [mac], `${n.netns}: neighbour ${vtep} -> ${p.netns}'s VTEP MAC`);
   assert.deepEqual((await vtepFdb(n)).filter((x) => x.mac === mac).map((x) => x.dst), [p.ip], `${n.netns}: FDB ${mac} -> ${p.ip}`);
 }
+
+type GapLog = { maxGapMs: number; replies: number; gapFrom: number };
+
+/**
+ * Migrates node `f` in place to `to` (flanneld -> weftd or back) while two ping logs run between `ipA`
+ * (pinged from `netnsB`) and `ipB` (pinged from `netnsA`); returns both logs [out, back].
+ */
+export async function swapAgentWithPings(c: Cluster, f: ClusterNode, to: 'weftd' | 'flanneld', a: { netns: string; ip: string }, b: { netns: string; ip: string }): Promise<[GapLog, GapLog]> {
+  const out = pingLog(a.netns, b.ip);
+  const back = pingLog(b.netns, a.ip);
+  await new Promise((r) => setTimeout(r, 500));
+  if (to === 'weftd') {
+    await c.stopFlanneld(f);
+    await c.startWeftd(f);
+  } else {
+    await c.stopWeftd(f);
+    await c.startFlanneld(f);
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  return [await out.stop(), await back.stop()];
+}

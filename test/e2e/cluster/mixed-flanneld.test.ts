@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { canPing } from '../../../testkit/probe.ts';
-import { assertProgrammedFor, pingLog, pingOnce, FLANNEL_CNI, routesTo, skipReason, vtep6Fdb, vtep6Neighs, vtepLink } from './helpers.ts';
+import { assertProgrammedFor, pingLog, pingOnce, FLANNEL_CNI, routesTo, skipReason, swapAgentWithPings, vtep6Fdb, vtep6Neighs, vtepLink } from './helpers.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
 const PREFIX = '/coreos.com/network/subnets/';
@@ -96,18 +96,7 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
       const podW = c.pods.find((p) => p.node !== f);
       assert.ok(podF && podW);
       for (const step of ['weftd', 'flanneld'] as const) {
-        const out = pingLog(podF.netns, podW.ip);
-        const back = pingLog(podW.netns, podF.ip);
-        await new Promise((r) => setTimeout(r, 500));
-        if (step === 'weftd') {
-          await c.stopFlanneld(f);
-          await c.startWeftd(f);
-        } else {
-          await c.stopWeftd(f);
-          await c.startFlanneld(f);
-        }
-        await new Promise((r) => setTimeout(r, 2000));
-        const [a, b] = [await out.stop(), await back.stop()];
+        const [a, b] = await swapAgentWithPings(c, f, step, { netns: podF.netns, ip: podF.ip }, { netns: podW.netns, ip: podW.ip });
         t.diagnostic(`-> ${step}: longest ping gap ${a.maxGapMs.toFixed(0)} ms out, ${b.maxGapMs.toFixed(0)} ms back (${a.replies}+${b.replies} replies)`);
         assert.ok(a.replies > 10 && b.replies > 10, 'pings answered');
         assert.ok(a.maxGapMs <= 1000 && b.maxGapMs <= 1000, `no gap over 1 s (${a.maxGapMs}, ${b.maxGapMs} ms)`);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec, nsRun } from '../../../testkit/topology.ts';
-import { pingLog, pingOnce, FLANNEL_CNI, skipReason } from './helpers.ts';
+import { pingOnce, FLANNEL_CNI, skipReason, swapAgentWithPings } from './helpers.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
 const PREFIX = '/coreos.com/network/subnets/';
@@ -61,18 +61,7 @@ void describe('udp migration in place: flanneld -> weftd -> flanneld on node 1',
     const podW = c.pods.find((p) => p.node !== f);
     assert.ok(podF && podW && subnet);
     for (const step of ['weftd', 'flanneld'] as const) {
-      const out = pingLog(podF.netns, podW.ip);
-      const back = pingLog(podW.netns, podF.ip);
-      await new Promise((r) => setTimeout(r, 500));
-      if (step === 'weftd') {
-        await c.stopFlanneld(f);
-        await c.startWeftd(f);
-      } else {
-        await c.stopWeftd(f);
-        await c.startFlanneld(f);
-      }
-      await new Promise((r) => setTimeout(r, 2000));
-      const [a, b] = [await out.stop(), await back.stop()];
+      const [a, b] = await swapAgentWithPings(c, f, step, { netns: podF.netns, ip: podF.ip }, { netns: podW.netns, ip: podW.ip });
       t.diagnostic(`-> ${step}: longest ping gap ${a.maxGapMs.toFixed(0)} ms out, ${b.maxGapMs.toFixed(0)} ms back (${a.replies}+${b.replies} replies)`);
       if (step === 'weftd') {
         // weftd forwarded on the lease table it read before its etcd client was up (agent/udp/early.ts).
