@@ -2,7 +2,7 @@
 // <dataDir>/<network>/<ip> holding "<containerID>\r\n<ifname>", last_reserved_ip.<set index>, and an
 // exclusive flock(2) on the regular file <dataDir>/<network>/lock (the reference's go-filemutex does
 // the same: LOCK_EX on that file, opened O_RDONLY|O_CREAT with mode 0750). Runs in any netns.
-import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import type { IpAddr } from '../../lib/ip/index.ts';
 import { formatIp, normalizeIp, parseIp } from '../../lib/ip/index.ts';
@@ -236,10 +236,22 @@ export class DiskStore implements Store {
     return this.cache;
   }
 
-  /** Writes `content` to a fresh scratch file in the directory and returns its name. */
+  /**
+   * Writes `content` to a fresh scratch file in the directory and returns its name. open, write and
+   * close themselves: the process has used them already, writeFileSync would be compiled for this.
+   */
   private writeTemp(content: string): string {
     const name = `${TEMP_PREFIX}${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-    writeFileSync(join(this.dir, name), content, { flag: 'wx', mode: 0o644 });
+    const fd = openSync(join(this.dir, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+    try {
+      const bytes = Buffer.from(content);
+      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
+    } catch (e) {
+      this.unlinkQuietly(name);
+      throw e;
+    } finally {
+      closeSync(fd);
+    }
     return name;
   }
 
