@@ -2,7 +2,8 @@
 // module), then the body as line comments (`//` before every line), so Node's own compile of the file
 // only scans comments. The loader compiles the body with vm.Script and `cachedData` kept, content-addressed,
 // in the same private directory as the native addon (lib/sys/loader.ts rules: 0700, our uid, atomic
-// writes); the first run of a body writes the cache at exit, including the functions that run compiled.
+// writes); the second run of a body and command writes the cache at exit (the first leaves a mark), including
+// the functions that run compiled.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
@@ -30,7 +31,7 @@ export function parseCommentedBody(text: string): string | null {
 /**
  * Cache file name: the bundle's name, its body's sha256 (from the build; V8 itself only checks the
  * source length), the Node version, the architecture and the CNI command. One cache per command,
- * because a cache holds the functions its first run compiled: a VERSION probe's cache would leave
+ * because a cache holds the functions its run compiled: a VERSION probe's cache would leave
  * ADD compiling lazily.
  */
 export function cacheFileName(bundle: string, bodySha256: string, command = ''): string {
@@ -126,7 +127,8 @@ type Wrapper = (exports: unknown, require: NodeJS.Require, module: NodeJS.Module
 /**
  * Runs the commented body of the bundle file `filename` (bundle `bundle`) as the CommonJS module `mod`,
  * with V8's code cache when one is there for this body (`bodySha256`, computed at build time). Without a usable cache
- * the body runs all the same, and its cache is written when the process exits. Cache problems never
+ * the body runs all the same, and its cache is written when the process exits (from the second such
+ * run on: see runCachedSource). Cache problems never
  * fail the run; errors of the body itself propagate as usual.
  */
 export function runCachedBody(filename: string, bundle: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
