@@ -1,6 +1,7 @@
 // Validation of names that become paths or kernel names: container IDs, interface names, network names.
 // Values from the environment fail with code 4 (invalid env), values from a config with code 7.
 import { ErrorCode, CniError } from './errors.ts';
+import { hasLoneSurrogate } from '../text/surrogates.ts';
 
 /** Where a value came from: decides the error code (4 for env, 7 for config) and its label. */
 export type IdSource = 'env' | 'config';
@@ -54,7 +55,7 @@ export function validateIfName(name: string | undefined, opts: IdOptions = {}): 
   // a fixed name with it is EINVAL or, worse, a different name than asked.
   if (name.includes('%')) return fail(source, field, "must not contain '%' (the kernel reads it as a name template)", name);
   // A lone surrogate (possible in a JSON config) is sent as U+FFFD: the link would get another name.
-  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(name)) return fail(source, field, 'is not well-formed Unicode', name);
+  if (hasLoneSurrogate(name)) return fail(source, field, 'is not well-formed Unicode', name);
   return name;
 }
 

@@ -3,17 +3,16 @@
 // current->nsproxy->net_ns), so these act in the calling thread's netns, also inside withNetns.
 // Only synchronous fs calls are used: libuv's thread pool threads never moved with setns.
 import { closeSync, constants, openSync, readFileSync, writeSync } from 'node:fs';
+import { hasLoneSurrogate } from '../text/surrogates.ts'; // the kernel would see U+FFFD, another name
 
 // Segments are interface names or keys: anything the kernel allows in a device name (dev_valid_name
 // in net/core/dev.c: no '/', ':' or whitespace), minus control characters; '/' only between segments.
 // eslint-disable-next-line no-control-regex
 const NAME = /^net(\/[^/:\s\x00-\x1f\x7f]+)+$/;
-// A lone UTF-16 surrogate cannot be encoded: the kernel would see U+FFFD, another name.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Checks a sysctl name in slash form ('net/ipv4/ip_forward') and returns its /proc/sys path. */
 export function validateSysctlName(name: string): string {
-  if (typeof name !== 'string' || !NAME.test(name) || LONE_SURROGATE.test(name)) {
+  if (typeof name !== 'string' || !NAME.test(name) || hasLoneSurrogate(name)) {
     throw new TypeError(`invalid sysctl name ${JSON.stringify(name)}: expected net/<seg>/... with interface-name segments`);
   }
   if (name.split('/').some((seg) => seg === '.' || seg === '..')) {
