@@ -1,6 +1,7 @@
 // Validation of names that become paths or kernel names: container IDs, interface names, network names.
 // Values from the environment fail with code 4 (invalid env), values from a config with code 7.
 import { ErrorCode, CniError } from './errors.ts';
+import { hasNameBreakingChar } from '../text/name-chars.ts';
 import { hasLoneSurrogate } from '../text/surrogates.ts';
 
 /** Where a value came from: decides the error code (4 for env, 7 for config) and its label. */
@@ -49,8 +50,7 @@ export function validateIfName(name: string | undefined, opts: IdOptions = {}): 
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes > IFNAMSIZ - 1) return fail(source, field, `is ${bytes} bytes, the limit is ${IFNAMSIZ - 1}`, name);
   if (name === '.' || name === '..') return fail(source, field, 'is not a valid interface name', name);
-  // eslint-disable-next-line no-control-regex
-  if (/[/:\s\x00-\x1f\x7f]/.test(name)) return fail(source, field, "must not contain '/', ':', whitespace or control characters", name);
+  if (hasNameBreakingChar(name)) return fail(source, field, "must not contain '/', ':', whitespace or control characters", name);
   // '%' makes the kernel treat the name as a template ("eth%d", dev_get_valid_name in net/core/dev.c):
   // a fixed name with it is EINVAL or, worse, a different name than asked.
   if (name.includes('%')) return fail(source, field, "must not contain '%' (the kernel reads it as a name template)", name);
