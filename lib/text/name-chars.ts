@@ -14,3 +14,20 @@ export function hasNameBreakingChar(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (isNameBreakingChar(s.charCodeAt(i))) return true;
   return false;
 }
+
+/**
+ * True when `s` is a letter or digit followed by letters, digits, '_', '.' and '-' (ASCII): the
+ * charset of container IDs, network names and plugin types. Any namespace.
+ */
+export function isPlainName(s: string): boolean {
+  if (s.length === 0 || !isAlnum(s.charCodeAt(0))) return false;
+  for (let i = 1; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (!isAlnum(c) && c !== 0x5f && c !== 0x2e && c !== 0x2d) return false;
+  }
+  return true;
+}
+
+function isAlnum(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+}
