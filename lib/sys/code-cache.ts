@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
 import { traceStep } from '../trace/steps.ts';
+import { isLowerHex } from '../text/digits.ts';
 
 /** The line that separates the loader from the commented body. */
 export const BODY_MARKER = '//@weft-body';
@@ -36,7 +37,7 @@ export function parseCommentedBody(text: string): string | null {
  */
 export function cacheFileName(bundle: string, bodySha256: string, command = ''): string {
   if (!/^[a-z0-9][a-z0-9-]*$/.test(bundle)) throw new Error(`code cache: bad bundle name ${JSON.stringify(bundle)}`);
-  if (!/^[0-9a-f]{64}$/.test(bodySha256)) throw new Error(`code cache: bad body sha256 ${JSON.stringify(bodySha256)}`);
+  if (!isLowerHex(bodySha256, 64)) throw new Error(`code cache: bad body sha256 ${JSON.stringify(bodySha256)}`);
   const cmd = /^(ADD|DEL|CHECK|GC|STATUS|VERSION)$/.test(command) ? command : 'other';
   return `weft-cc-${bundle}-${bodySha256.slice(0, 16)}-${process.version}-${process.arch}-${cmd}.bin`;
 }

@@ -3,6 +3,7 @@
 import { accessSync, constants, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
+import { isLowerHex } from '../text/digits.ts';
 
 /**
  * The addon as a bundle carries it (see lib/sys/embedded.ts). The bytes come from a function: V8
@@ -63,7 +64,7 @@ export function ensurePrivateDir(dir: string, uid: number = currentUid()): void 
 
 /** File name of the addon with this sha256 (content-addressed, so versions never collide). */
 export function addonFileName(sha256: string): string {
-  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`weft_sys: bad embedded sha256 ${JSON.stringify(sha256)}`);
+  if (!isLowerHex(sha256, 64)) throw new Error(`weft_sys: bad embedded sha256 ${JSON.stringify(sha256)}`);
   return `weft_sys-${sha256.slice(0, 16)}.node`;
 }
 

@@ -17,3 +17,13 @@ export function parseDigits(s: string, maxDigits: number, leadingZero = true): n
   }
   return n;
 }
+
+/** True when `s` is exactly `length` lower-case hexadecimal digits (a sha256 in hex: 64). Any namespace. */
+export function isLowerHex(s: string, length: number): boolean {
+  if (s.length !== length) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+  }
+  return true;
+}
