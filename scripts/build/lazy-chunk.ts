@@ -13,7 +13,7 @@ import { brotliCompressSync, constants } from 'node:zlib';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 
 /** Chunk stubs: a file name under agent/lease/ ending in -chunk.ts. */
-const STUB = /agent[\\/]lease[\\/][a-z]+-chunk\.ts$/;
+const STUB = /agent[\\/]lease[\\/][a-z-]+-chunk\.ts$/;
 
 /** The functions a stub exports (`export function name(` or `export async function name(`). */
 export function stubExports(source: string): string[] {
@@ -41,15 +41,17 @@ export function formatChunkModule(chunk: string, exports: string[]): string {
   ].join('\n');
 }
 
-/** Replaces every agent/lease/*-chunk.ts with its embedded, lazily compiled chunk. */
-export function lazyChunkPlugin(plugins: Plugin[]): Plugin {
+/** Replaces every agent/lease/*-chunk.ts with its embedded, lazily compiled chunk; a chunk may hold chunks of its own (etcd store -> gRPC client). */
+export function lazyChunkPlugin(plugins: Plugin[], entry?: string): Plugin {
   return {
     name: 'weft-lazy-chunk',
     setup(b) {
       b.onLoad({ filter: STUB }, async (args) => {
+        // The stub a chunk is built from is that chunk's own entry: loaded as it is.
+        if (args.path === entry) return undefined;
         const exports = stubExports(readFileSync(args.path, 'utf8'));
         if (exports.length === 0) throw new Error(`lazy-chunk: ${args.path} exports no function`);
-        const res = await build({ entryPoints: [args.path], ...BUNDLE_OPTIONS, outfile: 'chunk.cjs', plugins });
+        const res = await build({ entryPoints: [args.path], ...BUNDLE_OPTIONS, outfile: 'chunk.cjs', plugins: [...plugins, lazyChunkPlugin(plugins, args.path)] });
         const text = res.outputFiles[0]?.text;
         if (text === undefined) throw new Error(`lazy-chunk: esbuild produced no bundle for ${args.path}`);
         return { contents: formatChunkModule(text, exports), loader: 'js' };
