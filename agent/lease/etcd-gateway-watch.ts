@@ -6,7 +6,7 @@
 import type { ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import type { EtcdWatch, EtcdWatchHandlers } from './etcd-api.ts';
-import { type GatewayJson, GatewayHttpError, type GatewayTransport, b64, int64, isInvalidTokenError, parseGatewayError, parseGatewayKv, prefixRangeEnd } from './etcd-gateway.ts';
+import { type GatewayJson, GatewayHttpError, type GatewayTransport, b64, int64, isInvalidTokenError, networkErrorText, parseGatewayError, parseGatewayKv, prefixRangeEnd } from './etcd-gateway.ts';
 
 /** Splits a stream of concatenated JSON objects (whitespace between them allowed) at any chunk boundary. */
 export class JsonObjectSplitter {
@@ -70,7 +70,7 @@ export function openGatewayStream(t: GatewayTransport, endpoint: string, path: s
     res.on('end', () => end(new Error(`etcd ${endpoint}: ${path}: stream ended`)));
     res.on('error', (e) => end(e));
   });
-  req.on('error', (e) => end(new Error(`etcd ${endpoint}: ${e.message}`, { cause: e })));
+  req.on('error', (e) => end(new Error(`etcd ${endpoint}: ${networkErrorText(e)}`, { cause: e })));
   req.on('close', () => end(new Error(`etcd ${endpoint}: ${path}: connection closed`)));
   return req;
 }

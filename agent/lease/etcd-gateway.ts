@@ -84,6 +84,14 @@ export function isInvalidTokenError(message: string): boolean {
   return /invalid auth token|auth token is not provided|ErrInvalidAuthToken/i.test(message);
 }
 
+/** One line for a connection failure; OpenSSL's multi-part text becomes its reason, and a refused handshake says what etcd wants. */
+export function networkErrorText(e: Error & { reason?: unknown; code?: unknown }): string {
+  if (typeof e.code !== 'string' || !e.code.startsWith('ERR_SSL')) return e.message;
+  const reason = typeof e.reason === 'string' ? e.reason : e.message;
+  if (/alert (bad|unknown) certificate|certificate required/.test(reason)) return `etcd refused the TLS handshake (${reason}): it wants a client certificate signed by its CA (--etcd-certfile, --etcd-keyfile)`;
+  return `TLS: ${reason}`;
+}
+
 /** An error etcd answered (HTTP status other than 200); network failures are plain Errors. */
 export class GatewayHttpError extends Error {
   constructor(message: string, readonly status: number) {
@@ -125,7 +133,7 @@ export class GatewayTransport {
   /** One unary call to one endpoint: the decoded answer, or an error naming the endpoint. */
   private unary(endpoint: string, path: string, body: unknown, token: string | undefined): Promise<GatewayJson> {
     return new Promise((resolve, reject) => {
-      const fail = (e: Error): void => { clearTimeout(timer); reject(e.message.startsWith('etcd ') ? e : new Error(`etcd ${endpoint}: ${e.message}`, { cause: e })); };
+      const fail = (e: Error): void => { clearTimeout(timer); reject(e.message.startsWith('etcd ') ? e : new Error(`etcd ${endpoint}: ${networkErrorText(e)}`, { cause: e })); };
       const req = this.request(endpoint, path, body, token, true, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

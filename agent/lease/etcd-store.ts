@@ -33,9 +33,9 @@ export interface EtcdStoreOptions {
 }
 
 /** The etcd client for `opts`: the JSON gateway, or gRPC for a client certificate with password auth (etcdTransportFor). */
-export async function openEtcdApi(opts: Pick<EtcdStoreOptions, 'endpoints' | 'security'>): Promise<EtcdApi> {
+export async function openEtcdApi(opts: Pick<EtcdStoreOptions, 'endpoints' | 'security'>, transport = etcdTransportFor(opts.security ?? {})): Promise<EtcdApi> {
   const sec = opts.security ?? {};
-  if (etcdTransportFor(sec) === 'gateway') return new GatewayEtcdApi(opts.endpoints, sec);
+  if (transport === 'gateway') return new GatewayEtcdApi(opts.endpoints, sec);
   const { GrpcEtcdApi } = await loadEtcdGrpc();
   return new GrpcEtcdApi(opts.endpoints, sec);
 }
@@ -45,14 +45,34 @@ export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLe
   let client: EtcdApi | undefined;
   try {
     client = await openEtcdApi(opts);
-    const netConf = opts.netConf ?? await readEtcdNetConf(client, opts.prefix ?? DEFAULT_ETCD_PREFIX);
-    // With --net-conf nothing was read yet: credentials and TLS must fail here, before any write.
-    if (opts.netConf) await client.get(etcdKeys(opts.prefix ?? DEFAULT_ETCD_PREFIX).config);
+    let netConf: NetConf;
+    try {
+      netConf = await firstRead(client, opts);
+    } catch (err) {
+      // A client certificate alone while etcd has auth on (its Common Name is the user): the
+      // gateway refuses it, gRPC takes it.
+      if (opts.security?.certfile === undefined || !String((err as Error).message).includes('CommonName of client')) throw err;
+      client.close();
+      client = await openEtcdApi(opts, 'grpc');
+      netConf = await firstRead(client, opts);
+    }
     return new EtcdLeaseStore(client, netConf, opts);
   } catch (err) {
     client?.close();
-    throw new Error(`etcd ${opts.endpoints.join(',')}: ${etcdErrorText(err)}`, { cause: err });
+    // The gateway's errors already name the endpoint that failed.
+    const text = etcdErrorText(err);
+    throw new Error(text.startsWith('etcd ') ? text : `etcd ${opts.endpoints.join(',')}: ${text}`, { cause: err });
   }
+}
+
+/** The net-conf, from etcd unless given; with --net-conf a read still proves credentials and TLS before any write. */
+async function firstRead(client: EtcdApi, opts: EtcdStoreOptions): Promise<NetConf> {
+  const prefix = opts.prefix ?? DEFAULT_ETCD_PREFIX;
+  if (opts.netConf) {
+    await client.get(etcdKeys(prefix).config);
+    return opts.netConf;
+  }
+  return readEtcdNetConf(client, prefix);
 }
 
 /** One line for an etcd error (grpc's messages can span lines and nest causes). */
