@@ -4,14 +4,9 @@
 // `succeeded` is false, no `kvs` is none, no `TTL` is 0, no `lease` is "0".
 import type { EtcdApi, EtcdKeyValue, EtcdWatch, EtcdWatchHandlers } from './etcd-api.ts';
 import type { EtcdSecurity } from './etcd-client.ts';
-import { type GatewayJson, GatewayHttpError, GatewayTransport, b64, headerRevision, int64, isInvalidTokenError, parseGatewayKv, prefixRangeEnd } from './etcd-gateway.ts';
+import { GatewayHttpError, GatewayTransport } from './etcd-gateway.ts';
+import { type GatewayJson, b64, formatTxn, headerRevision, int64, isInvalidTokenError, parseGatewayKv, prefixRangeEnd } from './etcd-gateway-json.ts';
 import { GatewayWatch, openGatewayStream, streamError } from './etcd-gateway-watch.ts';
-
-/** The body of a txn that runs `op` when `key`'s create/mod revision equals `revision`. */
-export function formatTxn(key: string, cmp: 'create' | 'mod', revision: string, op: GatewayJson): GatewayJson {
-  const target = cmp === 'create' ? { target: 'CREATE', create_revision: revision } : { target: 'MOD', mod_revision: revision };
-  return { compare: [{ result: 'EQUAL', key: b64(key), ...target }], success: [op] };
-}
 
 /** EtcdApi over etcd's JSON gateway. */
 export class GatewayEtcdApi implements EtcdApi {
@@ -55,30 +50,40 @@ export class GatewayEtcdApi implements EtcdApi {
     return { id, ttl: Number(int64(r['TTL'])) };
   }
 
-  /** POST /v3/lease/keepalive is a stream: one request object sent, the first result read, closed. */
+  /** POST /v3/lease/keepalive is a stream: one request object sent, the first result read, closed. A refused token is renewed once. */
   async leaseKeepAlive(id: string): Promise<number> {
     const endpoint = this.t.endpoint();
-    const token = await this.t.authToken(endpoint);
-    try {
-      return await new Promise<number>((resolve, reject) => {
-        const req = openGatewayStream(this.t, endpoint, 'v3/lease/keepalive', { ID: id }, token, {
-          onObject: (j) => {
-            clearTimeout(timer);
-            req.destroy();
-            const err = streamError(j);
-            if (err !== undefined) reject(new Error(`etcd ${endpoint}: keep-alive: ${err}`));
-            else resolve(Math.max(0, Number(int64(((j['result'] ?? {}) as GatewayJson)['TTL']))));
-          },
-          onEnd: (err) => { clearTimeout(timer); reject(err ?? new Error(`etcd ${endpoint}: keep-alive stream ended without an answer`)); },
-        });
-        const timer = setTimeout(() => { req.destroy(); reject(new Error(`etcd ${endpoint}: keep-alive: no answer in ${String(this.t.timeoutMs)} ms`)); }, this.t.timeoutMs);
-      });
-    } catch (err) {
-      // A refused token is asked again on the next call (the keeper retries); no answer: next endpoint.
-      if (isInvalidTokenError((err as Error).message)) this.t.dropToken(token);
-      else if (!(err instanceof GatewayHttpError)) this.t.failover(endpoint);
-      throw err;
+    let token = await this.t.authToken(endpoint);
+    for (let retried = false; ; retried = true) {
+      try {
+        return await this.keepAliveOnce(endpoint, id, token);
+      } catch (err) {
+        if (isInvalidTokenError((err as Error).message) && !retried && token !== undefined) {
+          this.t.dropToken(token);
+          token = await this.t.authToken(endpoint);
+          continue;
+        }
+        // No answer: the next call goes to the next endpoint.
+        if (!(err instanceof GatewayHttpError) && !isInvalidTokenError((err as Error).message)) this.t.failover(endpoint);
+        throw err;
+      }
     }
+  }
+
+  private keepAliveOnce(endpoint: string, id: string, token: string | undefined): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const req = openGatewayStream(this.t, endpoint, 'v3/lease/keepalive', { ID: id }, token, {
+        onObject: (j) => {
+          clearTimeout(timer);
+          req.destroy();
+          const err = streamError(j);
+          if (err !== undefined) reject(new Error(`etcd ${endpoint}: keep-alive: ${err}`));
+          else resolve(Math.max(0, Number(int64(((j['result'] ?? {}) as GatewayJson)['TTL']))));
+        },
+        onEnd: (err) => { clearTimeout(timer); reject(err ?? new Error(`etcd ${endpoint}: keep-alive stream ended without an answer`)); },
+      });
+      const timer = setTimeout(() => { req.destroy(); reject(new Error(`etcd ${endpoint}: keep-alive: no answer in ${String(this.t.timeoutMs)} ms`)); }, this.t.timeoutMs);
+    });
   }
 
   async leaseRevoke(id: string): Promise<void> {

@@ -6,7 +6,8 @@
 import type { ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
 import type { EtcdWatch, EtcdWatchHandlers } from './etcd-api.ts';
-import { type GatewayJson, GatewayHttpError, type GatewayTransport, b64, int64, isInvalidTokenError, networkErrorText, parseGatewayError, parseGatewayKv, prefixRangeEnd } from './etcd-gateway.ts';
+import { GatewayHttpError, type GatewayTransport, networkErrorText } from './etcd-gateway.ts';
+import { type GatewayJson, b64, int64, isInvalidTokenError, parseGatewayError, parseGatewayKv, prefixRangeEnd } from './etcd-gateway-json.ts';
 
 /** Splits a stream of concatenated JSON objects (whitespace between them allowed) at any chunk boundary. */
 export class JsonObjectSplitter {

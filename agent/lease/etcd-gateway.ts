@@ -3,49 +3,15 @@
 // when one fails), keep-alive connections, a deadline on every unary call, and the auth token
 // (POST /v3/auth/authenticate, sent as the Authorization header) asked again once when etcd says
 // it is invalid (simple tokens expire after --auth-token-ttl, 300 s by default, without use).
-// The transport of weftd's etcd store (etcd-gateway-kv.ts, etcd-gateway-watch.ts) and `weft
-// doctor`'s reader (EtcdGateway below, also weftd's early look at the lease table).
+// The transport of weftd's etcd store (etcd-gateway-kv.ts, etcd-gateway-watch.ts; the wire format
+// in etcd-gateway-json.ts) and `weft doctor`'s reader (EtcdGateway below, also weftd's early look
+// at the lease table).
 import { readFileSync } from 'node:fs';
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
-import type { EtcdKeyValue } from './etcd-api.ts';
 import type { EtcdSecurity } from './etcd-client.ts';
+import { type GatewayJson, b64, isInvalidTokenError, parseGatewayError, prefixRangeEnd, unb64 } from './etcd-gateway-json.ts';
 
-/** A decoded gateway answer (int64 fields are JSON strings; fields at their default are absent). */
-export type GatewayJson = Record<string, unknown>;
-
-/** The base64 form etcd's gateway takes and gives for keys and values. */
-export const b64 = (s: string | Buffer): string => (typeof s === 'string' ? Buffer.from(s, 'utf8') : s).toString('base64');
-/** Decodes a base64 gateway field; an absent one (the empty default) is empty. */
-export const unb64 = (s: unknown): Buffer => (typeof s === 'string' ? Buffer.from(s, 'base64') : Buffer.alloc(0));
-
-/** An int64 field (a JSON string, absent when 0) as a decimal string. */
-export function int64(v: unknown): string {
-  return typeof v === 'string' && /^-?\d+$/.test(v) ? v : typeof v === 'number' ? String(Math.trunc(v)) : '0';
-}
-
-/** The header revision of an answer (0 when absent). */
-export function headerRevision(r: GatewayJson): number {
-  const h = r['header'];
-  return Number(int64(typeof h === 'object' && h !== null ? (h as GatewayJson)['revision'] : undefined));
-}
-
-/** A gateway mvccpb.KeyValue decoded. */
-export function parseGatewayKv(kv: GatewayJson): EtcdKeyValue {
-  return {
-    key: unb64(kv['key']).toString('utf8'),
-    value: unb64(kv['value']),
-    createRevision: int64(kv['create_revision']),
-    modRevision: int64(kv['mod_revision']),
-    lease: int64(kv['lease']),
-  };
-}
-
-/** The range end that selects every key starting with `prefix` (etcd's prefix convention: last byte + 1). */
-export function prefixRangeEnd(prefix: string): string {
-  const b = Buffer.from(prefix, 'utf8');
-  b[b.length - 1] = (b[b.length - 1] ?? 0) + 1;
-  return b.toString('latin1');
-}
+export { prefixRangeEnd } from './etcd-gateway-json.ts';
 
 /** The TLS material of `sec`, read once; a file that cannot be read is named by its flag. */
 export function gatewayTlsOptions(sec: EtcdSecurity): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
@@ -61,27 +27,6 @@ export function gatewayTlsOptions(sec: EtcdSecurity): { ca?: Buffer; cert?: Buff
     ...(sec.certfile !== undefined ? { cert: read('--etcd-certfile', sec.certfile) } : {}),
     ...(sec.keyfile !== undefined ? { key: read('--etcd-keyfile', sec.keyfile) } : {}),
   };
-}
-
-/** etcd's error text in a gateway error body ({"error": ..., "message": ...}), else the body's start. */
-export function parseGatewayError(text: string): string {
-  try {
-    const j = JSON.parse(text) as GatewayJson;
-    const inner = typeof j['error'] === 'object' && j['error'] !== null ? j['error'] as GatewayJson : j;
-    const m = inner['message'] ?? inner['error'];
-    // etcd refuses a gateway request carrying a client certificate while auth is on (the CN cannot
-    // name the user through the gateway): say what to do instead of only quoting it.
-    if (typeof m === 'string' && m.includes('CommonName of client')) return `${m.trim()}: with etcd auth on, the JSON gateway takes no client certificate; read with --etcd-username/--etcd-password and --etcd-cafile only`;
-    if (typeof m === 'string') return m.trim();
-  } catch {
-    // not JSON: show it as it is
-  }
-  return text.slice(0, 200);
-}
-
-/** True for etcd's answer to a token it no longer knows (expired, or etcd restarted). */
-export function isInvalidTokenError(message: string): boolean {
-  return /invalid auth token|auth token is not provided|ErrInvalidAuthToken/i.test(message);
 }
 
 /** One line for a connection failure; OpenSSL's multi-part text becomes its reason, and a refused handshake says what etcd wants. */

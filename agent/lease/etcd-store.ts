@@ -8,9 +8,8 @@
 import type { NetConf } from '../config/net-conf.ts';
 import { checkAcquireFamilies, leaseFromPlan, planAcquire } from './allocate.ts';
 import type { EtcdApi, EtcdKeyValue, EtcdWatch } from './etcd-api.ts';
-import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, etcdTransportFor, kvToLease, readEtcdNetConf } from './etcd-client.ts';
-import { GatewayEtcdApi } from './etcd-gateway-kv.ts';
-import { loadEtcdGrpc } from './etcd-grpc-chunk.ts';
+import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, kvToLease } from './etcd-client.ts';
+import { connectEtcd } from './etcd-connect.ts';
 import { formatLeaseAttrs, formatSubnetKey, parseLeaseKey } from './lease-json.ts';
 import { LeaseTable } from './lease-table.ts';
 import { OwnLeaseKeeper } from './own-lease.ts';
@@ -32,58 +31,10 @@ export interface EtcdStoreOptions {
   onError?: (err: Error) => void;
 }
 
-/** The etcd client for `opts`: the JSON gateway, or gRPC for a client certificate with password auth (etcdTransportFor). */
-export async function openEtcdApi(opts: Pick<EtcdStoreOptions, 'endpoints' | 'security'>, transport = etcdTransportFor(opts.security ?? {})): Promise<EtcdApi> {
-  const sec = opts.security ?? {};
-  if (transport === 'gateway') return new GatewayEtcdApi(opts.endpoints, sec);
-  const { GrpcEtcdApi } = await loadEtcdGrpc();
-  return new GrpcEtcdApi(opts.endpoints, sec);
-}
-
 /** Connects to etcd and returns the store; reads the net-conf from etcd unless one is given. */
 export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLeaseStore> {
-  let client: EtcdApi | undefined;
-  try {
-    client = await openEtcdApi(opts);
-    let netConf: NetConf;
-    try {
-      netConf = await firstRead(client, opts);
-    } catch (err) {
-      // A client certificate alone while etcd has auth on (its Common Name is the user): the
-      // gateway refuses it, gRPC takes it.
-      if (opts.security?.certfile === undefined || !String((err as Error).message).includes('CommonName of client')) throw err;
-      client.close();
-      client = await openEtcdApi(opts, 'grpc');
-      netConf = await firstRead(client, opts);
-    }
-    return new EtcdLeaseStore(client, netConf, opts);
-  } catch (err) {
-    client?.close();
-    // The gateway's errors already name the endpoint that failed.
-    const text = etcdErrorText(err);
-    throw new Error(text.startsWith('etcd ') ? text : `etcd ${opts.endpoints.join(',')}: ${text}`, { cause: err });
-  }
-}
-
-/** The net-conf, from etcd unless given; with --net-conf a read still proves credentials and TLS before any write. */
-async function firstRead(client: EtcdApi, opts: EtcdStoreOptions): Promise<NetConf> {
-  const prefix = opts.prefix ?? DEFAULT_ETCD_PREFIX;
-  if (opts.netConf) {
-    await client.get(etcdKeys(prefix).config);
-    return opts.netConf;
-  }
-  return readEtcdNetConf(client, prefix);
-}
-
-/** One line for an etcd error (grpc's messages can span lines and nest causes). */
-function etcdErrorText(err: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = err; e instanceof Error && parts.length < 3; e = e.cause) {
-    // grpc-js appends an empty "Resolution note:" to connection errors.
-    const m = e.message.replace(/\s+/g, ' ').replace(/ Resolution note:$/, '').trim();
-    if (m && !parts.some((p) => p.includes(m))) parts.push(m);
-  }
-  return parts.join(': ') || String(err);
+  const { client, netConf } = await connectEtcd(opts);
+  return new EtcdLeaseStore(client, netConf, opts);
 }
 
 /** flannel retries allocation this often when another node wins the race for a subnet. */

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EtcdKeyValue } from '../../../../agent/lease/etcd-api.ts';
-import { formatTxn, GatewayEtcdApi } from '../../../../agent/lease/etcd-gateway-kv.ts';
+import { GatewayEtcdApi } from '../../../../agent/lease/etcd-gateway-kv.ts';
 import { JsonObjectSplitter } from '../../../../agent/lease/etcd-gateway-watch.ts';
-import { headerRevision, int64, isInvalidTokenError, parseGatewayError, parseGatewayKv } from '../../../../agent/lease/etcd-gateway.ts';
+import { formatTxn, headerRevision, int64, isInvalidTokenError, parseGatewayError, parseGatewayKv } from '../../../../agent/lease/etcd-gateway-json.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 
