@@ -1,10 +1,11 @@
 // Opening etcd for the lease store, in weftd's netns: the JSON gateway client by default, the gRPC
-// one (a lazy chunk) for a client certificate with password auth, or when etcd refuses the gateway
-// a client certificate alone (auth on, the certificate's Common Name as the user); then the first
-// read, which proves TLS and credentials before anything is written.
+// one (a lazy chunk) for a client certificate with password auth, or when etcd's gateway cannot
+// serve a client certificate (gatewayCannotServe); then the first read, which proves TLS and
+// credentials before anything is written.
 import type { NetConf } from '../config/net-conf.ts';
 import type { EtcdApi } from './etcd-api.ts';
 import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, etcdTransportFor, readEtcdNetConf } from './etcd-client.ts';
+import { GatewayHttpError } from './etcd-gateway.ts';
 import { GatewayEtcdApi } from './etcd-gateway-kv.ts';
 import { loadEtcdGrpc } from './etcd-grpc-chunk.ts';
 
@@ -33,12 +34,17 @@ export async function connectEtcd(opts: EtcdConnectOptions): Promise<{ client: E
     try {
       netConf = await firstRead(client, opts);
     } catch (err) {
-      // A client certificate alone while etcd has auth on (its Common Name is the user): the
-      // gateway refuses it, gRPC takes it.
-      if (opts.security?.certfile === undefined || !String((err as Error).message).includes('CommonName of client')) throw err;
+      if (!gatewayCannotServe(err, opts.security ?? {})) throw err;
       client.close();
-      client = await openEtcdApi(opts, 'grpc');
-      netConf = await firstRead(client, opts);
+      client = undefined;
+      const grpc = await openEtcdApi(opts, 'grpc');
+      try {
+        netConf = await firstRead(grpc, opts);
+      } catch (grpcErr) {
+        grpc.close();
+        throw new Error(`${(err as Error).message}; over gRPC: ${etcdErrorText(grpcErr)}`, { cause: grpcErr });
+      }
+      client = grpc;
     }
     return { client, netConf };
   } catch (err) {
@@ -47,6 +53,17 @@ export async function connectEtcd(opts: EtcdConnectOptions): Promise<{ client: E
     const text = etcdErrorText(err);
     throw new Error(text.startsWith('etcd ') ? text : `etcd ${opts.endpoints.join(',')}: ${text}`, { cause: err });
   }
+}
+
+/**
+ * True when etcd answered the gateway but cannot serve a client certificate there, where gRPC can:
+ * with auth on it refuses any (400, "CommonName of client ..."; the certificate's Common Name is the
+ * user); with client-cert-auth its gateway reaches etcd's own gRPC presenting the server's
+ * certificate, which fails (503) when that certificate lacks the clientAuth usage.
+ */
+function gatewayCannotServe(err: unknown, sec: EtcdSecurity): boolean {
+  if (sec.certfile === undefined || !(err instanceof GatewayHttpError)) return false;
+  return err.message.includes('CommonName of client') || err.status === 503;
 }
 
 /** The net-conf, from etcd unless given; with --net-conf a read still proves credentials and TLS before any write. */

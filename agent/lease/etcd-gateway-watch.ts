@@ -147,10 +147,11 @@ export class GatewayWatch implements EtcdWatch {
     req?.destroy();
     if (isInvalidTokenError(err.message) || /permission denied/.test(err.message)) this.t.dropToken(token);
     else if (!(err instanceof GatewayHttpError)) this.t.failover(endpoint);
-    this.broke = true;
     const wait = this.backoff;
     this.backoff = Math.min(this.backoff * 2, BACKOFF_MAX_MS);
-    this.h.onError(new Error(`etcd watch of ${this.prefix}: ${err.message}; resuming from revision ${String(this.nextRev)} in ${String(wait)} ms`, { cause: err }));
+    // The first failure of an outage is reported; the retries every 2 s are not.
+    if (!this.broke) this.h.onError(new Error(`etcd watch of ${this.prefix}: ${err.message}; resuming from revision ${String(this.nextRev)}, retrying every ${String(BACKOFF_MAX_MS)} ms at most`, { cause: err }));
+    this.broke = true;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.start(), wait);
   }

@@ -111,10 +111,11 @@ function innerTests(): void {
   void describe('EtcdLeaseStore with etcd auth', () => {
     const authUrl = 'http://127.0.0.1:2479';
     let authEtcd: ChildProcess | undefined;
+    const authArgs = ['--name', 'a', '--data-dir', join(dataDir, 'auth'), '--listen-client-urls', authUrl, '--advertise-client-urls', authUrl,
+      '--listen-peer-urls', 'http://127.0.0.1:2480', '--initial-advertise-peer-urls', 'http://127.0.0.1:2480',
+      '--initial-cluster', 'a=http://127.0.0.1:2480', '--auth-token', 'simple', '--auth-token-ttl', '2', '--log-level', 'error'];
     before(async () => {
-      authEtcd = spawn('etcd', ['--name', 'a', '--data-dir', join(dataDir, 'auth'), '--listen-client-urls', authUrl, '--advertise-client-urls', authUrl,
-        '--listen-peer-urls', 'http://127.0.0.1:2480', '--initial-advertise-peer-urls', 'http://127.0.0.1:2480',
-        '--initial-cluster', 'a=http://127.0.0.1:2480', '--auth-token', 'simple', '--auth-token-ttl', '2', '--log-level', 'error'], { stdio: 'ignore' });
+      authEtcd = spawn('etcd', authArgs, { stdio: 'ignore' });
       process.on('exit', () => authEtcd?.kill('SIGKILL'));
       await waitHealthy(authUrl);
       const ctl = (...args: string[]): void => void execFileSync('etcdctl', ['--endpoints', authUrl, ...args], { env: { ...process.env, ETCDCTL_API: '3' }, stdio: 'ignore' });
@@ -146,6 +147,27 @@ function innerTests(): void {
       await until(() => seen.some((e) => e.type === 'added' && e.lease.subnet === lo.subnet));
       assert.deepEqual((await s.list()).leases.map((l) => l.publicIp).sort(), ['192.168.96.1', '192.168.96.2']);
       assert.deepEqual(errors.map((e) => e.message), [], 'the renewal was not silent');
+    });
+
+    void it('with auth, resumes its watch after an etcd restart (etcd forgets every token)', async () => {
+      const errors: Error[] = [];
+      const s = await openEtcdLeaseStore({ endpoints: [authUrl], prefix: '/auth2', netConf: normalizeNetConf(vxlanConf), security: { username: 'root', password: 's3cret' }, resyncMs: 1000, onError: (e) => errors.push(e) });
+      stores.push(s);
+      const mine = await s.acquire({ publicIp: '192.168.97.1', backendType: 'vxlan', backendData: data });
+      const seen: LeaseEvent[] = [];
+      s.watch((await s.list()).revision, (ev) => seen.push(ev));
+      const p = authEtcd;
+      const gone = new Promise((r) => p?.on('exit', r));
+      p?.kill('SIGTERM');
+      await gone;
+      authEtcd = spawn('etcd', authArgs, { stdio: 'ignore' });
+      await waitHealthy(authUrl);
+      const other = await openEtcdLeaseStore({ endpoints: [authUrl], prefix: '/auth2', netConf: normalizeNetConf(vxlanConf), security: { username: 'root', password: 's3cret' } });
+      stores.push(other);
+      const lo = await other.acquire({ publicIp: '192.168.97.2', backendType: 'vxlan', backendData: data });
+      await until(() => seen.some((e) => e.type === 'added' && e.lease.subnet === lo.subnet), 10_000);
+      assert.equal((await s.renew(mine)).subnet, mine.subnet);
+      assert.ok(errors.some((e) => /etcd watch of \/auth2\/subnets\/:/.test(e.message)), `the break was not reported: ${errors.map((e) => e.message).join('; ')}`);
     });
   });
 
