@@ -7,7 +7,6 @@ import type { EtcdApi } from './etcd-api.ts';
 import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, etcdTransportFor, readEtcdNetConf } from './etcd-client.ts';
 import { GatewayHttpError } from './etcd-gateway.ts';
 import { GatewayEtcdApi } from './etcd-gateway-kv.ts';
-import { loadEtcdGrpc } from './etcd-grpc-chunk.ts';
 
 /** What connecting needs (a part of the store's options). */
 export interface EtcdConnectOptions {
@@ -15,13 +14,20 @@ export interface EtcdConnectOptions {
   prefix?: string;
   netConf?: NetConf;
   security?: EtcdSecurity;
+  /**
+   * Loads the gRPC client (open-store.ts passes etcd-grpc-chunk.ts's loader). Given by the caller so
+   * that in dist/bin/weftd the gRPC chunk sits beside the etcd store's chunk, not inside it, where
+   * its text would stay in the heap of every weftd on etcd.
+   */
+  loadGrpc?: () => Promise<typeof import('./etcd-grpc.ts')>;
 }
 
 /** The etcd client for `opts`: the JSON gateway, or gRPC for a client certificate with password auth (etcdTransportFor). */
-export async function openEtcdApi(opts: Pick<EtcdConnectOptions, 'endpoints' | 'security'>, transport = etcdTransportFor(opts.security ?? {})): Promise<EtcdApi> {
+export async function openEtcdApi(opts: Pick<EtcdConnectOptions, 'endpoints' | 'security' | 'loadGrpc'>, transport = etcdTransportFor(opts.security ?? {})): Promise<EtcdApi> {
   const sec = opts.security ?? {};
   if (transport === 'gateway') return new GatewayEtcdApi(opts.endpoints, sec);
-  const { GrpcEtcdApi } = await loadEtcdGrpc();
+  if (opts.loadGrpc === undefined) throw new Error('a client certificate with etcd auth needs the gRPC etcd client, and none was given');
+  const { GrpcEtcdApi } = await opts.loadGrpc();
   return new GrpcEtcdApi(opts.endpoints, sec);
 }
 

@@ -9,7 +9,7 @@ import type { NetConf } from '../config/net-conf.ts';
 import { checkAcquireFamilies, leaseFromPlan, planAcquire } from './allocate.ts';
 import type { EtcdApi, EtcdKeyValue, EtcdWatch } from './etcd-api.ts';
 import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, kvToLease } from './etcd-client.ts';
-import { connectEtcd } from './etcd-connect.ts';
+import { type EtcdConnectOptions, connectEtcd } from './etcd-connect.ts';
 import { formatLeaseAttrs, formatSubnetKey, parseLeaseKey } from './lease-json.ts';
 import { LeaseTable } from './lease-table.ts';
 import { OwnLeaseKeeper } from './own-lease.ts';
@@ -29,6 +29,8 @@ export interface EtcdStoreOptions {
   /** Period of the safety re-list (missed events, etcd data loss); default 30 s. */
   resyncMs?: number;
   onError?: (err: Error) => void;
+  /** See EtcdConnectOptions. */
+  loadGrpc?: NonNullable<EtcdConnectOptions['loadGrpc']>;
 }
 
 /** Connects to etcd and returns the store; reads the net-conf from etcd unless one is given. */

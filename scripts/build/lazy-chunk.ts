@@ -1,9 +1,9 @@
 // esbuild plugin: modules of a bundle that are compiled only when first used, yet still live in the
-// one file (no node_modules beside it). A chunk stub (agent/lease/etcd-chunk.ts, kube-chunk.ts) is a
-// module whose exported functions dynamically import a store; in a bundle it is replaced by one holding
-// the stub bundled on its own (CommonJS, same options and plugins, the store inside), brotli-compressed
-// and base64-encoded, and evaluated with the bundle's own `require` on the first call. A dynamic import
-// alone is not enough: esbuild defers running such a module but V8 still parses it with the rest of
+// one file (no node_modules beside it). A chunk stub (agent/lease/etcd-chunk.ts, etcd-grpc-chunk.ts,
+// kube-chunk.ts) is a module whose exported functions dynamically import a store or client; in a
+// bundle it is replaced by one holding the stub bundled on its own (CommonJS, same options and
+// plugins, the store inside), brotli-compressed and base64-encoded, and evaluated with the bundle's
+// own `require` on the first call. A dynamic import alone is not enough: esbuild defers running such a module but V8 still parses it with the rest of
 // the file and keeps its text, and a plain string literal would sit in the heap twice (the script's
 // source and the literal): compressed, the etcd store's 560 kB cost a file-store weftd about 300 kB
 // (docs/weftd.md, "Memory").
@@ -41,17 +41,15 @@ export function formatChunkModule(chunk: string, exports: string[]): string {
   ].join('\n');
 }
 
-/** Replaces every agent/lease/*-chunk.ts with its embedded, lazily compiled chunk; a chunk may hold chunks of its own (etcd store -> gRPC client). */
-export function lazyChunkPlugin(plugins: Plugin[], entry?: string): Plugin {
+/** Replaces every agent/lease/*-chunk.ts with its embedded, lazily compiled chunk. */
+export function lazyChunkPlugin(plugins: Plugin[]): Plugin {
   return {
     name: 'weft-lazy-chunk',
     setup(b) {
       b.onLoad({ filter: STUB }, async (args) => {
-        // The stub a chunk is built from is that chunk's own entry: loaded as it is.
-        if (args.path === entry) return undefined;
         const exports = stubExports(readFileSync(args.path, 'utf8'));
         if (exports.length === 0) throw new Error(`lazy-chunk: ${args.path} exports no function`);
-        const res = await build({ entryPoints: [args.path], ...BUNDLE_OPTIONS, outfile: 'chunk.cjs', plugins: [...plugins, lazyChunkPlugin(plugins, args.path)] });
+        const res = await build({ entryPoints: [args.path], ...BUNDLE_OPTIONS, outfile: 'chunk.cjs', plugins });
         const text = res.outputFiles[0]?.text;
         if (text === undefined) throw new Error(`lazy-chunk: esbuild produced no bundle for ${args.path}`);
         return { contents: formatChunkModule(text, exports), loader: 'js' };
