@@ -45,6 +45,13 @@ export class GatewayHttpError extends Error {
   }
 }
 
+/** A request sent on a kept-alive connection that the server had closed (retried once). */
+class StaleSocketError extends Error {
+  constructor(cause: Error) {
+    super(cause.message, { cause });
+  }
+}
+
 /** HTTP transport with failover and auth; see the module comment. */
 export class GatewayTransport {
   private readonly tls: { ca?: Buffer; cert?: Buffer; key?: Buffer };
@@ -76,10 +83,26 @@ export class GatewayTransport {
   }
 
   /** One unary call to one endpoint: the decoded answer, or an error naming the endpoint. */
-  private unary(endpoint: string, path: string, body: unknown, token: string | undefined): Promise<GatewayJson> {
+  private async unary(endpoint: string, path: string, body: unknown, token: string | undefined): Promise<GatewayJson> {
+    try {
+      return await this.unaryOnce(endpoint, path, body, token);
+    } catch (err) {
+      // A kept-alive connection etcd had closed meanwhile: the request never reached it, send it again.
+      if (!(err instanceof StaleSocketError)) throw err;
+      return this.unaryOnce(endpoint, path, body, token);
+    }
+  }
+
+  private unaryOnce(endpoint: string, path: string, body: unknown, token: string | undefined): Promise<GatewayJson> {
     return new Promise((resolve, reject) => {
-      const fail = (e: Error): void => { clearTimeout(timer); reject(e.message.startsWith('etcd ') ? e : new Error(`etcd ${endpoint}: ${networkErrorText(e)}`, { cause: e })); };
+      const fail = (e: Error & { code?: string }): void => {
+        clearTimeout(timer);
+        if (req.reusedSocket && !answered && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) { reject(new StaleSocketError(e)); return; }
+        reject(e.message.startsWith('etcd ') ? e : new Error(`etcd ${endpoint}: ${networkErrorText(e)}`, { cause: e }));
+      };
+      let answered = false;
       const req = this.request(endpoint, path, body, token, true, (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', fail);

@@ -193,6 +193,17 @@ function innerTests(): void {
       assert.ok(await admin.get(key(prefix, l)).exists());
     });
 
+    void it('goes past an endpoint that does not answer to the next of --etcd-endpoints, and stays there', async () => {
+      const s = await openEtcdLeaseStore({ endpoints: ['http://127.0.0.1:2391', url], prefix: '/failover', netConf: normalizeNetConf(vxlanConf) });
+      stores.push(s);
+      const l = await s.acquire({ publicIp: '192.168.51.1', backendType: 'vxlan', backendData: data });
+      assert.equal(JSON.parse((await admin.get(key('/failover', l)).string()) ?? '{}').PublicIP, '192.168.51.1');
+      const seen: LeaseEvent[] = [];
+      s.watch((await s.list()).revision, (ev) => seen.push(ev));
+      await admin.put('/failover/subnets/10.244.99.0-24').value('{"PublicIP":"192.168.51.2","BackendType":"vxlan"}');
+      await until(() => seen.some((e) => e.type === 'added' && e.lease.publicIp === '192.168.51.2'));
+    });
+
     void it('creates keys only if absent: concurrent nodes never share a subnet', async () => {
       const prefix = '/contention';
       const small = normalizeNetConf({ Network: '10.9.0.0/22', SubnetLen: 26 });

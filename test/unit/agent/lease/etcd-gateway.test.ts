@@ -4,7 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import type { EtcdKeyValue } from '../../../../agent/lease/etcd-api.ts';
 import { GatewayEtcdApi } from '../../../../agent/lease/etcd-gateway-kv.ts';
 import { JsonObjectSplitter } from '../../../../agent/lease/etcd-gateway-watch.ts';
@@ -202,6 +202,30 @@ void describe('GatewayEtcdApi against a local fake gateway', () => {
       assert.deepEqual(creates[0], { key: b64('/p/'), range_end: b64('/p0'), start_revision: '5' });
     } finally {
       api.close();
+    }
+  });
+
+  void it('sends a call again, once, when the kept-alive connection it went out on was reset by the server', async () => {
+    // Raw TCP: answers the first request of a connection (keep-alive), resets it at the second.
+    let conns = 0;
+    const tcp = createTcpServer((sock) => {
+      conns++;
+      let requests = 0;
+      sock.on('data', () => {
+        if (++requests > 1) { sock.resetAndDestroy(); return; }
+        const body = JSON.stringify({ header: { revision: String(conns) } });
+        sock.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n${body}`);
+      });
+    });
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+    const api = new GatewayEtcdApi([`http://127.0.0.1:${(tcp.address() as AddressInfo).port}`]);
+    try {
+      assert.equal((await api.list('/p/')).revision, 1);
+      assert.equal((await api.list('/p/')).revision, 2, 'the second call is answered on a new connection');
+      assert.equal(conns, 2);
+    } finally {
+      api.close();
+      tcp.close();
     }
   });
 });
