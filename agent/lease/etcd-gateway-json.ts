@@ -48,18 +48,19 @@ export function formatTxn(key: string, cmp: 'create' | 'mod', revision: string, 
 
 /** etcd's error text in a gateway error body ({"error": ..., "message": ...}), else the body's start. */
 export function parseGatewayError(text: string): string {
+  let m = text.trim().slice(0, 200);
   try {
     const j = JSON.parse(text) as GatewayJson;
     const inner = typeof j['error'] === 'object' && j['error'] !== null ? j['error'] as GatewayJson : j;
-    const m = inner['message'] ?? inner['error'];
-    // etcd refuses a gateway request carrying a client certificate while auth is on (the CN cannot
-    // name the user through the gateway): say what to do instead of only quoting it.
-    if (typeof m === 'string' && m.includes('CommonName of client')) return `${m.trim()}: with etcd auth on, the JSON gateway takes no client certificate; read with --etcd-username/--etcd-password and --etcd-cafile only`;
-    if (typeof m === 'string') return m.trim();
+    const msg = inner['message'] ?? inner['error'];
+    if (typeof msg === 'string') m = msg.trim();
   } catch {
-    // not JSON: show it as it is
+    // not JSON (etcd's own HTTP errors are plain text): show it as it is
   }
-  return text.slice(0, 200);
+  // etcd refuses a gateway request carrying a client certificate while auth is on (the CN cannot
+  // name the user through the gateway): say what to do instead of only quoting it.
+  if (m.includes('CommonName of client')) return `${m}: with etcd auth on, the JSON gateway takes no client certificate; read with --etcd-username/--etcd-password and --etcd-cafile only`;
+  return m;
 }
 
 /** True for etcd's answer to a token it no longer knows (expired, or etcd restarted). */

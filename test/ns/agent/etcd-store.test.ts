@@ -193,7 +193,7 @@ function innerTests(): void {
       assert.ok(await admin.get(key(prefix, l)).exists());
     });
 
-    void it('goes past an endpoint that does not answer to the next of --etcd-endpoints, and stays there', async () => {
+    void it('goes past an endpoint that does not answer to the next of --etcd-endpoints (calls and the watch)', async () => {
       const s = await openEtcdLeaseStore({ endpoints: ['http://127.0.0.1:2391', url], prefix: '/failover', netConf: normalizeNetConf(vxlanConf) });
       stores.push(s);
       const l = await s.acquire({ publicIp: '192.168.51.1', backendType: 'vxlan', backendData: data });
