@@ -33,9 +33,9 @@ export async function openEtcdApi(opts: Pick<EtcdConnectOptions, 'endpoints' | '
 
 /** Opens the client `opts` call for and reads the net-conf (or proves access when it is given); errors in one line naming etcd. */
 export async function connectEtcd(opts: EtcdConnectOptions): Promise<{ client: EtcdApi; netConf: NetConf }> {
-  let client: EtcdApi | undefined;
+  // Outside the try: a flag naming a file that cannot be read is the flag's error, not etcd's.
+  let client: EtcdApi | undefined = await openEtcdApi(opts);
   try {
-    client = await openEtcdApi(opts);
     let netConf: NetConf;
     try {
       netConf = await firstRead(client, opts);
