@@ -118,9 +118,10 @@ export class GatewayWatch implements EtcdWatch {
     const err = streamError(j);
     if (err !== undefined) { this.broken(new Error(err), endpoint, token); return; }
     const r = (j['result'] ?? {}) as GatewayJson;
-    if (r['created'] === true) {
+    // Created and canceled in one answer (a refused token) is no success: the back-off keeps growing.
+    if (r['created'] === true && r['canceled'] !== true) {
       this.backoff = BACKOFF_MIN_MS;
-      if (this.broke && r['canceled'] !== true) { this.broke = false; this.h.onReconnected(); }
+      if (this.broke) { this.broke = false; this.h.onReconnected(); }
     }
     if (r['canceled'] === true) {
       const compact = int64(r['compact_revision']);

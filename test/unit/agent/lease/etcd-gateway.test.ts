@@ -205,6 +205,39 @@ void describe('GatewayEtcdApi against a local fake gateway', () => {
     }
   });
 
+  void it('watch: a token etcd refuses at creation is asked again and the watch resumes (no cancel reported)', async () => {
+    handlers.clear();
+    let issued = 0;
+    handlers.set('/v3/auth/authenticate', (_b, _q, res) => json(res, 200, { header: {}, token: `tok${++issued}` }));
+    const auths: Array<string | undefined> = [];
+    handlers.set('/v3/watch', (_b, req, res) => {
+      auths.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (req.headers.authorization === 'tok1') {
+        res.write(`${JSON.stringify({ result: { header: { revision: '3' }, created: true, canceled: true, cancel_reason: 'etcdserver: invalid auth token' } })}\n`);
+        return;
+      }
+      res.write(`${JSON.stringify({ result: { header: { revision: '3' }, created: true } })}\n`);
+      res.write(`${JSON.stringify({ result: { header: { revision: '4' }, events: [{ kv: { key: b64('/w/a'), value: b64('x'), mod_revision: '4' } }] } })}\n`);
+    });
+    const api = new GatewayEtcdApi([url], { username: 'u', password: 'p' });
+    const calls: string[] = [];
+    try {
+      await new Promise<void>((resolve) => {
+        api.watch('/w/', 3, {
+          onEvent: (type, kv) => { calls.push(`${type} ${kv.key}`); resolve(); },
+          onReconnected: () => calls.push('reconnected'),
+          onError: (e) => calls.push(`error ${/invalid auth token/.test(e.message) ? 'token' : e.message}`),
+          onCanceled: (e) => { calls.push(`canceled ${e.message}`); resolve(); },
+        });
+      });
+      assert.deepEqual(calls, ['error token', 'reconnected', 'put /w/a']);
+      assert.deepEqual(auths, ['tok1', 'tok2']);
+    } finally {
+      api.close();
+    }
+  });
+
   void it('sends a call again, once, when the kept-alive connection it went out on was reset by the server', async () => {
     // Raw TCP: answers the first request of a connection (keep-alive), resets it at the second.
     let conns = 0;
