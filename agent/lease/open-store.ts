@@ -28,7 +28,7 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
     if (!netConf) throw new Error('--net-config-path (or --net-conf) is required with --kube-subnet-mgr');
     // Loaded only when chosen (kube-chunk.ts): the HTTPS client and the YAML reader stay out of other stores' weftd.
     const { KubeLeaseStore, resolveKubeConn } = await loadKubeStore();
-    const conn = resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
+    const conn = await resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
     const { kind: _, prefix, ...who } = sel;
     return new KubeLeaseStore({ conn, ...who, annotationPrefix: prefix, netConf, ...(f.onError ? { onError: f.onError } : {}) });
   }
