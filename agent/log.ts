@@ -1,5 +1,6 @@
 // weftd's structured log: one JSON object per line on stderr ({"ts","level","msg",...fields}), so
 // journald and log shippers can parse it without a grammar. Levels below --log-level are dropped.
+import { isoNow } from '../lib/time/format.ts';
 
 /** Severity of a log record, lowest first. */
 export type AgentLogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -31,7 +32,7 @@ export function createAgentLog(level: AgentLogLevel = 'info', write: (line: stri
   const min = RANK[level];
   const emit = (lvl: AgentLogLevel, msg: string, fields?: Record<string, unknown>): void => {
     if (RANK[lvl] < min) return;
-    const rec: Record<string, unknown> = { ts: new Date().toISOString(), level: lvl, msg };
+    const rec: Record<string, unknown> = { ts: isoNow(), level: lvl, msg };
     if (fields) for (const [k, v] of Object.entries(fields)) rec[k] = plain(v);
     write(`${JSON.stringify(rec)}\n`);
   };

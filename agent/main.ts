@@ -3,6 +3,7 @@ import { flanneldArgv } from './flanneld-argv.ts';
 import { normalizeWeftdFlags, weftdCommand, type RawFlags } from './flags.ts';
 import { setMemoryFlags } from './memory.ts';
 import { Weftd } from './weftd.ts';
+import { isoNow } from '../lib/time/format.ts';
 
 const VERSION = '0.1.0';
 
@@ -46,6 +47,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`${JSON.stringify({ ts: new Date().toISOString(), level: 'error', msg: 'weftd failed to start', error: e instanceof Error ? e.message : String(e) })}\n`);
+  process.stderr.write(`${JSON.stringify({ ts: isoNow(), level: 'error', msg: 'weftd failed to start', error: e instanceof Error ? e.message : String(e) })}\n`);
   process.exit(1);
 });

@@ -1,6 +1,7 @@
 // weftd's /metrics (Prometheus text exposition format 0.0.4) and /healthz over node:http on
 // --metrics-addr. Counters and gauges only; a label set per sample where useful.
 import type { Server } from 'node:http';
+import { formatHttpDate } from '../lib/time/format.ts';
 
 type Kind = 'counter' | 'gauge';
 
@@ -87,6 +88,9 @@ export async function serveMetrics(addr: string, metrics: Metrics, healthy: () =
   // weftd's RSS, which a weftd without --metrics-addr/--healthz-port need not carry.
   const { createServer } = process.getBuiltinModule('node:http');
   const server = createServer((req, res) => {
+    // node:http's own Date header goes through toUTCString (see lib/time/format.ts).
+    res.sendDate = false;
+    res.setHeader('date', formatHttpDate(Date.now()));
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/metrics') {
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });

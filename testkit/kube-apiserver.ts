@@ -3,7 +3,7 @@
 // static token, the binaries built by scripts/kube-setup.sh. No controller-manager: the tests
 // create Nodes with their podCIDRs through the API, as kube-controller-manager would.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ExecResult, nsExec, nsRun, type Topology } from './topology.ts';
 
@@ -29,7 +29,7 @@ export class KubeApiServer {
     return `https://${this.ip}:6443`;
   }
 
-  /** A kubeconfig (JSON, which is YAML too) for weftd and kubectl. */
+  /** A kubeconfig for weftd, flanneld and kubectl, in the YAML layout kubeadm and `kubectl config` write. */
   get kubeconfig(): string {
     return join(this.dir, 'kubeconfig');
   }
@@ -42,12 +42,7 @@ export class KubeApiServer {
     const k = new KubeApiServer(topo, host.netns, ip, dir);
     await k.makeCerts();
     writeFileSync(join(dir, 'tokens.csv'), `${TOKEN},weft-admin,weft-admin,"system:masters"\n`);
-    writeFileSync(k.kubeconfig, JSON.stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'test',
-      clusters: [{ name: 'test', cluster: { server: k.url, 'certificate-authority': join(dir, 'ca.crt') } }],
-      users: [{ name: 'admin', user: { token: TOKEN } }],
-      contexts: [{ name: 'test', context: { cluster: 'test', user: 'admin' } }],
-    }));
+    writeFileSync(k.kubeconfig, formatKubeconfig(k.url, readFileSync(join(dir, 'ca.crt')), TOKEN));
     k.startEtcd();
     await k.start();
     return k;
@@ -131,4 +126,13 @@ export class KubeApiServer {
   async deleteNode(name: string): Promise<void> {
     await this.call('DELETE', `/api/v1/nodes/${name}`);
   }
+}
+
+/** A kubeconfig as kubeadm writes admin.conf (go-yaml layout, the CA inline), with a bearer token. */
+function formatKubeconfig(server: string, ca: Buffer, token: string): string {
+  return [
+    'apiVersion: v1', 'clusters:', '- cluster:', `    certificate-authority-data: ${ca.toString('base64')}`, `    server: ${server}`, '  name: test',
+    'contexts:', '- context:', '    cluster: test', '    user: admin', '  name: test', 'current-context: test', 'kind: Config', 'preferences: {}',
+    'users:', '- name: admin', '  user:', `    token: ${token}`, '',
+  ].join('\n');
 }

@@ -4,7 +4,7 @@
 // _PORT, the token and CA under /var/run/secrets/kubernetes.io/serviceaccount). Runs anywhere (no netns).
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { UnsupportedYaml, parseBlockYaml } from './block-yaml.ts';
 
 /** Everything the HTTPS client needs to talk to one API server. */
 export interface KubeConn {
@@ -27,9 +27,9 @@ export interface KubeConnFlags {
 const SA_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /** Resolves the connection from the flags, the kubeconfig file or the in-cluster environment; throws naming what is missing. */
-export function resolveKubeConn(f: KubeConnFlags, env: NodeJS.ProcessEnv = process.env, saDir = SA_DIR): KubeConn {
+export async function resolveKubeConn(f: KubeConnFlags, env: NodeJS.ProcessEnv = process.env, saDir = SA_DIR): Promise<KubeConn> {
   if (f.kubeconfigFile !== undefined) {
-    const conn = parseKubeconfig(readFileSync(f.kubeconfigFile, 'utf8'), dirname(f.kubeconfigFile));
+    const conn = await parseKubeconfig(readFileSync(f.kubeconfigFile, 'utf8'), dirname(f.kubeconfigFile));
     return f.kubeApiUrl !== undefined ? { ...conn, server: f.kubeApiUrl } : conn;
   }
   if (f.kubeApiUrl !== undefined) return { server: f.kubeApiUrl };
@@ -51,9 +51,23 @@ function named(list: unknown, name: unknown, what: string): Obj {
   return (hit[what] ?? {}) as Obj;
 }
 
+/**
+ * The kubeconfig document: JSON, or the block YAML kubeconfig writers produce, read by the small
+ * readers; any other YAML by the full library, loaded only then (block-yaml.ts says why).
+ */
+export async function parseKubeconfigDoc(text: string): Promise<unknown> {
+  try {
+    return /^\s*\{/.test(text) ? JSON.parse(text) as unknown : parseBlockYaml(text);
+  } catch (e) {
+    if (!(e instanceof UnsupportedYaml || e instanceof SyntaxError)) throw e;
+    const { parse } = await import('yaml');
+    return parse(text) as unknown;
+  }
+}
+
 /** Parses a kubeconfig (YAML or JSON) and returns its current context's connection; relative paths are taken from `baseDir`. */
-export function parseKubeconfig(text: string, baseDir: string): KubeConn {
-  const doc = parseYaml(text) as Obj | null;
+export async function parseKubeconfig(text: string, baseDir: string): Promise<KubeConn> {
+  const doc = await parseKubeconfigDoc(text) as Obj | null;
   if (!doc || typeof doc !== 'object') throw new Error('kubeconfig: not a mapping');
   const ctxName = doc['current-context'];
   const ctx = named(doc.contexts, ctxName, 'context');

@@ -3,11 +3,13 @@
 // bound to an etcd lease (TTL 24 h) that is kept alive before it expires. One internal etcd watch
 // per store feeds the lease table, starting at the last list's revision + 1; compaction and watch
 // errors lead to a re-list and diff, reconnects and a periodic timer re-list too (that also notices
-// etcd having lost its data: our own key then gets re-created and onLost fires).
-import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
+// etcd having lost its data: our own key then gets re-created and onLost fires). etcd is reached
+// through an EtcdApi: the JSON gateway client, or the gRPC one where the gateway cannot serve.
 import type { NetConf } from '../config/net-conf.ts';
 import { checkAcquireFamilies, leaseFromPlan, planAcquire } from './allocate.ts';
-import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, createEtcdClient, etcdKeys, grantEtcdLease, keepEtcdLeaseAlive, kvToLease, readEtcdNetConf, revokeEtcdLease } from './etcd-client.ts';
+import type { EtcdApi, EtcdKeyValue, EtcdWatch } from './etcd-api.ts';
+import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, kvToLease } from './etcd-client.ts';
+import { type EtcdConnectOptions, connectEtcd } from './etcd-connect.ts';
 import { formatLeaseAttrs, formatSubnetKey, parseLeaseKey } from './lease-json.ts';
 import { LeaseTable } from './lease-table.ts';
 import { OwnLeaseKeeper } from './own-lease.ts';
@@ -27,31 +29,14 @@ export interface EtcdStoreOptions {
   /** Period of the safety re-list (missed events, etcd data loss); default 30 s. */
   resyncMs?: number;
   onError?: (err: Error) => void;
+  /** See EtcdConnectOptions. */
+  loadGrpc?: NonNullable<EtcdConnectOptions['loadGrpc']>;
 }
 
 /** Connects to etcd and returns the store; reads the net-conf from etcd unless one is given. */
 export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLeaseStore> {
-  const client = createEtcdClient(opts.endpoints, undefined, opts.security);
-  try {
-    const netConf = opts.netConf ?? await readEtcdNetConf(client, opts.prefix ?? DEFAULT_ETCD_PREFIX);
-    // With --net-conf nothing was read yet: credentials and TLS must fail here, before any write.
-    if (opts.netConf) await client.get(etcdKeys(opts.prefix ?? DEFAULT_ETCD_PREFIX).config).string();
-    return new EtcdLeaseStore(client, netConf, opts);
-  } catch (err) {
-    client.close();
-    throw new Error(`etcd ${opts.endpoints.join(',')}: ${etcdErrorText(err)}`, { cause: err });
-  }
-}
-
-/** One line for an etcd3/grpc error (their messages can span lines and nest causes). */
-function etcdErrorText(err: unknown): string {
-  const parts: string[] = [];
-  for (let e: unknown = err; e instanceof Error && parts.length < 3; e = e.cause) {
-    // grpc-js appends an empty "Resolution note:" to connection errors.
-    const m = e.message.replace(/\s+/g, ' ').replace(/ Resolution note:$/, '').trim();
-    if (m && !parts.some((p) => p.includes(m))) parts.push(m);
-  }
-  return parts.join(': ') || String(err);
+  const { client, netConf } = await connectEtcd(opts);
+  return new EtcdLeaseStore(client, netConf, opts);
 }
 
 /** flannel retries allocation this often when another node wins the race for a subnet. */
@@ -66,16 +51,14 @@ export class EtcdLeaseStore implements LeaseStore {
   private readonly table = new LeaseTable();
   private readonly keeper: OwnLeaseKeeper;
   private etcdLeaseId: string | undefined;
-  private watcher: Watcher | undefined;
-  private watchGen = 0;
+  private watcher: EtcdWatch | undefined;
   private snapRev = 0; // etcd revision of the last list applied; older watch events are skipped
   private seenRev = 0; // highest etcd revision seen; a list below it means etcd lost its data
-  private disconnected = false;
   private timer: NodeJS.Timeout | undefined;
   private resyncing: Promise<void> | undefined;
   private closed = false;
 
-  constructor(private readonly client: Etcd3, readonly netConf: NetConf, opts: EtcdStoreOptions) {
+  constructor(private readonly client: EtcdApi, readonly netConf: NetConf, opts: EtcdStoreOptions) {
     this.subnets = etcdKeys(opts.prefix ?? DEFAULT_ETCD_PREFIX).subnets;
     this.ttl = opts.ttlSeconds ?? 24 * 3600;
     this.resyncMs = opts.resyncMs ?? 30_000;
@@ -104,37 +87,32 @@ export class EtcdLeaseStore implements LeaseStore {
     const { kvs } = await this.fetch();
     const plan = planAcquire(this.netConf, [...kvs.values()].map((e) => e.lease), opts, () => true);
     if (plan === null) throw new OutOfSubnetsError(this.netConf);
-    for (const s of plan.stale) await this.client.delete().key(this.key(s)).exec();
+    for (const s of plan.stale) await this.client.delete(this.key(s));
     const lease = leaseFromPlan(plan, opts, 0);
     const key = this.key(lease);
-    const { id, ttl } = await grantEtcdLease(this.client, this.ttl);
-    const put = this.client.put(key).value(formatLeaseAttrs(lease)).lease(id);
+    const { id, ttl } = await this.client.leaseGrant(this.ttl);
     const prev = plan.existing ? kvs.get(plan.subnet) : undefined;
     // New key: only if nobody created it meanwhile. Own key: only if unchanged since we read it.
-    const txn = prev
-      ? this.client.if(key, 'Mod', '==', prev.modRev).then(put)
-      : this.client.if(key, 'Create', '==', 0).then(put);
-    const res = await txn.commit().catch(async (err: unknown) => {
-      await revokeEtcdLease(this.client, id);
+    const res = await this.client.putIf(key, prev ? 'mod' : 'create', prev ? prev.modRev : '0', formatLeaseAttrs(lease), id).catch(async (err: unknown) => {
+      await this.client.leaseRevoke(id);
       throw err;
     });
     if (!res.succeeded) {
-      await revokeEtcdLease(this.client, id);
+      await this.client.leaseRevoke(id);
       return null;
     }
-    if (prev && prev.etcdLease !== '0' && prev.etcdLease !== id) await revokeEtcdLease(this.client, prev.etcdLease);
+    if (prev && prev.etcdLease !== '0' && prev.etcdLease !== id) await this.client.leaseRevoke(prev.etcdLease);
     this.etcdLeaseId = id;
     lease.expiration = Date.now() + ttl * 1000;
-    return { lease, revision: Number(res.header.revision) };
+    return { lease, revision: res.revision };
   }
 
   /** Keep-alive of the etcd lease; if etcd forgot it or the key is gone, writes the key again under a new etcd lease. */
   async renew(lease: Lease): Promise<Lease> {
     const id = this.etcdLeaseId;
-    const ttl = id === undefined ? 0 : await keepEtcdLeaseAlive(this.client, id);
-    const cur = await this.client.get(this.key(lease)).exec();
-    const kv = cur.kvs[0];
-    const holder = kv && kvToLease(kv.key.toString(), kv.value, this.subnets);
+    const ttl = id === undefined ? 0 : await this.client.leaseKeepAlive(id);
+    const { kv } = await this.client.get(this.key(lease));
+    const holder = kv && kvToLease(kv.key, kv.value, this.subnets);
     if (ttl > 0 && holder && holder.publicIp === lease.publicIp && kv.lease === id) return { ...lease, expiration: Date.now() + ttl * 1000 };
     if (holder && holder.publicIp !== lease.publicIp) throw new Error(`lease ${lease.subnet} now belongs to ${holder.publicIp}`);
     const got = await this.tryAcquire({ ...lease, preferredSubnet: lease.subnet, ...(lease.ipv6Subnet !== undefined ? { preferredIpv6Subnet: lease.ipv6Subnet } : {}) });
@@ -146,12 +124,10 @@ export class EtcdLeaseStore implements LeaseStore {
   async release(lease: Lease): Promise<void> {
     this.keeper.drop(lease);
     const key = this.key(lease);
-    const cur = (await this.client.get(key).exec()).kvs[0];
-    const holder = cur && kvToLease(cur.key.toString(), cur.value, this.subnets);
-    if (cur && holder && holder.publicIp === lease.publicIp) {
-      await this.client.if(key, 'Mod', '==', cur.mod_revision).then(this.client.delete().key(key)).commit();
-    }
-    if (this.etcdLeaseId !== undefined) await revokeEtcdLease(this.client, this.etcdLeaseId);
+    const { kv: cur } = await this.client.get(key);
+    const holder = cur && kvToLease(cur.key, cur.value, this.subnets);
+    if (cur && holder && holder.publicIp === lease.publicIp) await this.client.deleteIf(key, cur.modRevision);
+    if (this.etcdLeaseId !== undefined) await this.client.leaseRevoke(this.etcdLeaseId);
     this.etcdLeaseId = undefined;
   }
 
@@ -181,11 +157,9 @@ export class EtcdLeaseStore implements LeaseStore {
     this.closed = true;
     this.keeper.stop();
     clearInterval(this.timer);
-    this.watchGen++;
-    const w = this.watcher;
+    this.watcher?.cancel();
     this.watcher = undefined;
     this.table.clearWatchers();
-    if (w) await w.cancel().catch(() => undefined);
     this.client.close();
   }
 
@@ -199,13 +173,13 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   private async fetch(): Promise<{ kvs: Map<string, { lease: Lease; modRev: string; etcdLease: string }>; revision: number }> {
-    const res = await this.client.getAll().prefix(this.subnets).exec();
+    const res = await this.client.list(this.subnets);
     const kvs = new Map<string, { lease: Lease; modRev: string; etcdLease: string }>();
     for (const kv of res.kvs) {
-      const lease = kvToLease(kv.key.toString(), kv.value, this.subnets);
-      if (lease) kvs.set(lease.subnet, { lease, modRev: kv.mod_revision, etcdLease: kv.lease });
+      const lease = kvToLease(kv.key, kv.value, this.subnets);
+      if (lease) kvs.set(lease.subnet, { lease, modRev: kv.modRevision, etcdLease: kv.lease });
     }
-    return { kvs, revision: Number(res.header.revision) };
+    return { kvs, revision: res.revision };
   }
 
   private start(): void {
@@ -237,40 +211,29 @@ export class EtcdLeaseStore implements LeaseStore {
   }
 
   private startWatcher(fromRev: number): void {
-    const gen = ++this.watchGen;
-    const old = this.watcher;
-    this.watcher = undefined;
-    if (old) void old.cancel().catch(() => undefined);
-    this.client.watch().prefix(this.subnets).startRevision(String(fromRev)).create().then((w) => {
-      if (gen !== this.watchGen) { void w.cancel().catch(() => undefined); return; }
-      this.watcher = w;
-      w.on('put', (kv) => this.onKv('added', kv));
-      w.on('delete', (kv) => this.onKv('removed', kv));
-      w.on('disconnected', () => { this.disconnected = true; });
-      w.on('connected', () => {
-        // After a reconnect, a re-list catches what etcd3's resume cannot (e.g. a wiped etcd).
-        if (this.disconnected) { this.disconnected = false; void this.resync().catch((e: unknown) => this.report(e as Error)); }
-      });
-      w.on('error', (err) => {
+    this.watcher?.cancel();
+    const w: EtcdWatch = this.client.watch(this.subnets, fromRev, {
+      onEvent: (type, kv) => this.onKv(type === 'put' ? 'added' : 'removed', kv),
+      // After a reconnect, a re-list catches what a resumed watch cannot (e.g. a wiped etcd).
+      onReconnected: () => void this.resync().catch((e: unknown) => this.report(e as Error)),
+      onCanceled: (err) => {
         // Typically the start revision was compacted (etcd cancels the watch, 3.4 without a
-        // reason): re-list, diff, and watch again from the new revision.
+        // reason with gRPC): re-list, diff, and watch again from the new revision.
         this.report(new Error(`etcd watch canceled (revision compacted?) or failed, re-listing: ${err.message}`, { cause: err }));
-        if (gen !== this.watchGen) return;
+        if (this.watcher !== w) return;
         this.watcher = undefined;
-        void w.cancel().catch(() => undefined);
         void this.resync().catch((e: unknown) => this.report(e as Error));
-      });
-    }, (err: unknown) => {
-      this.report(new Error(`etcd watch could not start: ${String(err)}`, { cause: err }));
-      if (gen === this.watchGen) setTimeout(() => void this.resync().catch(() => undefined), 1000).unref();
+      },
+      onError: (err) => this.report(err),
     });
+    this.watcher = w;
   }
 
-  private onKv(type: 'added' | 'removed', kv: IKeyValue): void {
-    const rev = Number(kv.mod_revision);
+  private onKv(type: 'added' | 'removed', kv: EtcdKeyValue): void {
+    const rev = Number(kv.modRevision);
     if (this.closed || rev <= this.snapRev) return; // already part of the last list
     this.seenRev = Math.max(this.seenRev, rev);
-    const key = kv.key.toString();
+    const key = kv.key;
     if (type === 'added') {
       const lease = kvToLease(key, kv.value, this.subnets);
       if (lease) this.table.apply({ type, lease }, rev);

@@ -7,10 +7,11 @@ import { join } from 'node:path';
 import { writeFileAtomicSync, writeTempFileSync } from '../../lib/fs/atomic-write.ts';
 import { type LeaseKey, formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseLeaseKey } from './lease-json.ts';
 import type { Lease } from './store.ts';
+import { formatIsoTime } from '../../lib/time/format.ts';
 
 /** Renders a lease file: flannel's lease JSON with an added "Expiration". */
 export function formatLeaseFile(lease: Lease): string {
-  return `${formatLeaseAttrs(lease, { Expiration: new Date(lease.expiration).toISOString() })}\n`;
+  return `${formatLeaseAttrs(lease, { Expiration: formatIsoTime(lease.expiration) })}\n`;
 }
 
 /** Parses a lease file named `key` (a subnet, or flannel's key form); throws on anything malformed (a missing Expiration counts as expired). */

@@ -13,6 +13,7 @@ import { type KubeNode, leaseAnnotations, nodePodCidr, nodeToLease, subnetInNetw
 import { type NodeNameSource, resolveNodeName } from '../kube/node-name.ts';
 import { LeaseTable } from './lease-table.ts';
 import type { AcquireOptions, Lease, LeaseEvent, LeaseStore, Watch } from './store.ts';
+import { isoNow } from '../../lib/time/format.ts';
 
 /** Options of the kube store. */
 export interface KubeStoreOptions extends NodeNameSource {
@@ -70,7 +71,7 @@ export class KubeLeaseStore implements LeaseStore {
     if (Object.entries(want).some(([k, v]) => have[k] !== v)) {
       await this.client.call('PATCH', `${path}/status`, { metadata: { annotations: want } }, 'application/strategic-merge-patch+json');
     }
-    const now = new Date().toISOString();
+    const now = isoNow();
     await this.client.call('PATCH', `${path}/status`, {
       status: { conditions: [{ type: 'NetworkUnavailable', status: 'False', reason: 'FlannelIsUp', message: 'weftd is running on this node', lastTransitionTime: now, lastHeartbeatTime: now }] },
     }, 'application/strategic-merge-patch+json');

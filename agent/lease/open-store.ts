@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
 import { loadEtcdStore } from './etcd-chunk.ts';
+import { loadEtcdGrpc } from './etcd-grpc-chunk.ts';
 import { loadKubeStore } from './kube-chunk.ts';
 import { FileLeaseStore } from './file-store.ts';
 import type { LeaseStore } from './store.ts';
@@ -27,14 +28,15 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
     if (!netConf) throw new Error('--net-config-path (or --net-conf) is required with --kube-subnet-mgr');
     // Loaded only when chosen (kube-chunk.ts): the HTTPS client and the YAML reader stay out of other stores' weftd.
     const { KubeLeaseStore, resolveKubeConn } = await loadKubeStore();
-    const conn = resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
+    const conn = await resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
     const { kind: _, prefix, ...who } = sel;
     return new KubeLeaseStore({ conn, ...who, annotationPrefix: prefix, netConf, ...(f.onError ? { onError: f.onError } : {}) });
   }
   if (sel.kind === 'etcd') {
-    // Loaded only when chosen: the etcd client (grpc, protobufjs) is most of an idle weftd's memory.
+    // Loaded only when chosen: the store with its JSON gateway client, and the gRPC client (grpc,
+    // protobufjs: 10-17 MiB) only where the gateway cannot serve (etcd-client.ts, etcdTransportFor).
     const { openEtcdLeaseStore } = await loadEtcdStore();
-    return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, ...(f.etcdSecurity ? { security: f.etcdSecurity } : {}), ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
+    return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, loadGrpc: loadEtcdGrpc, ...(f.etcdSecurity ? { security: f.etcdSecurity } : {}), ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
   }
   if (!netConf) throw new Error('--net-conf is required with the file store');
   return new FileLeaseStore({ dir: sel.dir, netConf, ...(f.ttlSeconds ? { ttlMs: f.ttlSeconds * 1000 } : {}), ...common });

@@ -1,6 +1,7 @@
 // Plugin logging: level from WEFT_LOG, written to stderr or appended to WEFT_LOG_FILE; never stdout,
 // which belongs to the one JSON document of the CNI contract.
 import { appendFileSync, writeSync } from 'node:fs';
+import { isoNow } from '../time/format.ts';
 
 /** Log levels, most verbose first; "off" silences everything. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'off';
@@ -34,7 +35,7 @@ function fmtFields(fields: Record<string, unknown> | undefined): string {
 function emit(level: Exclude<LogLevel, 'off'>, msg: string, fields?: Record<string, unknown>): void {
   const s = sink ?? configureLog(process.env);
   if (RANK[level] < RANK[s.level]) return;
-  const line = `${new Date().toISOString()} ${tag}[${process.pid}] ${level} ${msg}${fmtFields(fields)}\n`;
+  const line = `${isoNow()} ${tag}[${process.pid}] ${level} ${msg}${fmtFields(fields)}\n`;
   try {
     if (s.file) appendFileSync(s.file, line);
     else writeSync(2, line);

@@ -8,7 +8,7 @@ import { resolveKubeConn } from '../../agent/kube/config.ts';
 
 const kubeconfig = process.argv[2];
 if (kubeconfig === undefined) throw new Error('usage: kube-writer.ts <kubeconfig>');
-const client = new KubeClient(resolveKubeConn({ kubeconfigFile: kubeconfig }), 60_000);
+const client = new KubeClient(await resolveKubeConn({ kubeconfigFile: kubeconfig }), 60_000);
 const IN_FLIGHT = 32;
 
 /** Wall-clock milliseconds with performance.now()'s resolution (comparable across processes). */

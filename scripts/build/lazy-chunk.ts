@@ -1,36 +1,44 @@
 // esbuild plugin: modules of a bundle that are compiled only when first used, yet still live in the
-// one file (no node_modules beside it). A chunk stub (agent/lease/etcd-chunk.ts, kube-chunk.ts) is a
-// module whose exported functions dynamically import a store; in a bundle it is replaced by one holding
-// the stub bundled on its own (CommonJS, same options and plugins, the store inside), brotli-compressed
-// and base64-encoded, and evaluated with the bundle's own `require` on the first call. A dynamic import
-// alone is not enough: esbuild defers running such a module but V8 still parses it with the rest of
-// the file and keeps its text, and a plain string literal would sit in the heap twice (the script's
-// source and the literal): compressed, the etcd store's 560 kB cost a file-store weftd about 300 kB
-// (docs/weftd.md, "Memory").
+// one file (no node_modules beside it). A chunk stub (agent/lease/etcd-chunk.ts, etcd-grpc-chunk.ts,
+// kube-chunk.ts) is a module whose exported functions dynamically import a store or client; in a
+// bundle it is replaced by one holding the stub bundled on its own (CommonJS, same options and
+// plugins, the store inside), brotli-compressed and base64-encoded when large (COMPRESS_FROM), and
+// evaluated with the bundle's own `require` on the first call. A dynamic import alone is not enough:
+// esbuild defers running such a module but V8 still parses it with the rest of the file and keeps
+// its text, and a plain string literal would sit in the heap twice (the script's source and the
+// literal): compressed, the etcd store's 560 kB cost a file-store weftd about 300 kB (docs/weftd.md,
+// "Memory").
 import { build, type Plugin } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 
 /** Chunk stubs: a file name under agent/lease/ ending in -chunk.ts. */
-const STUB = /agent[\\/]lease[\\/][a-z]+-chunk\.ts$/;
+const STUB = /agent[\\/]lease[\\/][a-z-]+-chunk\.ts$/;
 
 /** The functions a stub exports (`export function name(` or `export async function name(`). */
 export function stubExports(source: string): string[] {
   return [...source.matchAll(/^export (?:async )?function (\w+)\(/gm)].map((m) => m[1] as string);
 }
 
-/** The module text that replaces a stub: the compressed chunk and one forwarding function per export. */
+/**
+ * Chunks below this size are stored as plain text: decompressing costs a process node's zlib and
+ * brotli code and buffers (about 1 MiB of RSS, measured on an etcd weftd), more than their text.
+ */
+export const COMPRESS_FROM = 64 * 1024;
+
+/** The module text that replaces a stub: the chunk (compressed when large) and one forwarding function per export. */
 export function formatChunkModule(chunk: string, exports: string[]): string {
-  const z = brotliCompressSync(Buffer.from(chunk), { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: chunk.length } });
+  const compress = chunk.length >= COMPRESS_FROM;
+  const z = compress ? brotliCompressSync(Buffer.from(chunk), { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: chunk.length } }).toString('base64') : chunk;
   return [
     // Inside a function: V8 makes a heap string of a literal only when the function is compiled, so a
     // weftd that never loads the chunk keeps just the file's text of it.
-    `function payload() { return ${JSON.stringify(z.toString('base64'))}; }`,
+    `function payload() { return ${JSON.stringify(z)}; }`,
     'let loaded;',
     'function chunk() {',
     '  if (!loaded) {',
-    '    const src = require("node:zlib").brotliDecompressSync(Buffer.from(payload(), "base64")).toString();',
+    compress ? '    const src = require("node:zlib").brotliDecompressSync(Buffer.from(payload(), "base64")).toString();' : '    const src = payload();',
     '    const m = { exports: {} };',
     '    new Function("module", "exports", "require", src)(m, m.exports, require);',
     '    loaded = m.exports;',

@@ -5,7 +5,7 @@
 import { build, type Plugin } from 'esbuild';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { embedAddonPlugin } from './addon.ts';
@@ -13,6 +13,7 @@ import { bundleBody } from './bundle.ts';
 import { ENTRIES } from './entries.ts';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 import { etcd3ProtosPlugin } from './etcd3-protos.ts';
+import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
 
 /**
  * How V8 start-up work is saved: `blob-cache`, the code cache node makes at build time (useCodeCache)
@@ -147,9 +148,11 @@ export async function buildStandalone(root: string, addonPath: string, version: 
   writeFileSync(tmp, nodeBytes, { mode: 0o755 });
   const { inject } = createRequire(import.meta.url)('postject') as { inject: (file: string, name: string, data: Buffer, opts: { sentinelFuse: string }) => Promise<void> };
   await inject(tmp, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
-  chmodSync(tmp, 0o755);
-  // Renamed into place: a test or install reading dist/sea/weft never sees a half-injected file.
-  renameSync(tmp, out);
+  // Written again in 64 kB pieces (lib/fs/atomic-write.ts says why: postject writes the file in one
+  // piece, and a file written so keeps every process that maps it at 10-20 MiB more RSS), then
+  // renamed into place: a test or install reading dist/sea/weft never sees a half-injected file.
+  writeFileAtomicSync(out, readFileSync(tmp), { mode: 0o755, exactMode: true, fsync: false });
+  rmSync(tmp, { force: true });
   writeFileSync(keyFile, key);
   return { path: out, rebuilt: true };
 }

@@ -5,7 +5,8 @@ import { normalizeStoreFlags } from '../../../../agent/lease/open-store.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEtcdClient, etcdKeys, etcdSecurityOptions, kvToLease } from '../../../../agent/lease/etcd-client.ts';
+import { etcdKeys, etcdTransportFor, kvToLease } from '../../../../agent/lease/etcd-client.ts';
+import { createEtcdClient, etcdSecurityOptions } from '../../../../agent/lease/etcd-grpc.ts';
 
 void describe('store flags', () => {
   void it('selects file or etcd and names the bad flag', () => {
@@ -57,5 +58,12 @@ void describe('etcd TLS and auth', () => {
     } finally {
       rmSync(t, { recursive: true, force: true });
     }
+  });
+
+  void it('takes the JSON gateway unless a client certificate meets password auth (etcd refuses that on the gateway)', () => {
+    assert.equal(etcdTransportFor({}), 'gateway');
+    assert.equal(etcdTransportFor({ cafile: '/ca', username: 'u', password: 'p' }), 'gateway');
+    assert.equal(etcdTransportFor({ cafile: '/ca', certfile: '/c', keyfile: '/k' }), 'gateway');
+    assert.equal(etcdTransportFor({ cafile: '/ca', certfile: '/c', keyfile: '/k', username: 'u', password: 'p' }), 'grpc');
   });
 });

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { transformSync } from 'esbuild';
-import { formatChunkModule, stubExports } from '../../../../scripts/build/lazy-chunk.ts';
+import { COMPRESS_FROM, formatChunkModule, stubExports } from '../../../../scripts/build/lazy-chunk.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -34,5 +34,20 @@ void describe('lazy chunk', () => {
     assert.equal(m['loadA']?.(2, 2), 100_004);
     assert.equal(g.weftChunkRuns, 1);
     return (m['loadB']?.() as Promise<string>).then((sep) => assert.equal(sep, '/'));
+  });
+
+  void it('stores a chunk below COMPRESS_FROM as plain text (no zlib in the process), still run once on the first call', () => {
+    const g = globalThis as { weftSmallRuns?: number };
+    g.weftSmallRuns = 0;
+    const chunk = 'globalThis.weftSmallRuns++; module.exports = { loadA: (a) => a * 2 };';
+    assert.ok(chunk.length < COMPRESS_FROM);
+    const text = formatChunkModule(chunk, ['loadA']);
+    assert.ok(text.includes(JSON.stringify(chunk)), 'the chunk text is in the module as it is');
+    assert.ok(!text.includes('zlib'), 'nothing decompresses it');
+    const m = evalModule(text);
+    assert.equal(g.weftSmallRuns, 0, 'not run before the first call');
+    assert.equal(m['loadA']?.(21), 42);
+    assert.equal(m['loadA']?.(1), 2);
+    assert.equal(g.weftSmallRuns, 1);
   });
 });
