@@ -37,15 +37,30 @@ export function withStore<T>(open: OpenStore, dataDir: string, name: string, fn:
   }
 }
 
+/** What validateAdd found: the normalised config and the dns settings read from resolvConf. */
+export interface ValidatedAdd {
+  conf: HostLocalConfig;
+  dns: NonNullable<Result['dns']>;
+}
+
+// A delegating plugin that runs host-local in-process calls validateAdd, then ADD, with the same
+// decoded config object (runDecoded hands it on unchanged) and CNI_ARGS: ADD reuses that outcome
+// instead of decoding the IPAM section and reading resolv.conf a second time. Successes only.
+const validated = new WeakMap<object, { cniArgs: string; out: ValidatedAdd }>();
+
 /**
  * Everything ADD reads, checked without touching the data dir (runs in any netns): the config, CNI_ARGS,
  * the requested addresses against the ranges, resolv.conf. Returns the config and the dns it read.
  * A delegating plugin (bridge) calls it through Plugin.validateAdd before its first change to the node.
  */
-export function validateAdd(args: CmdArgs): { conf: HostLocalConfig; dns: NonNullable<Result['dns']> } {
+export function validateAdd(args: CmdArgs): ValidatedAdd {
+  const seen = validated.get(args.config);
+  if (seen !== undefined && seen.cniArgs === args.args) return seen.out;
   const conf = parseHostLocalConfig(args.config, args.args);
   checkRequested(conf.rangeSets, conf.requestedIps);
-  return { conf, dns: conf.resolvConf ? readResolvConf(conf.resolvConf) : {} };
+  const out = { conf, dns: conf.resolvConf ? readResolvConf(conf.resolvConf) : {} };
+  validated.set(args.config, { cniArgs: args.args, out });
+  return out;
 }
 
 /** ADD: one address per range set; result with ips (prefix of the range's subnet, its gateway), routes, dns. */

@@ -2,13 +2,13 @@
 // <dataDir>/<network>/<ip> holding "<containerID>\r\n<ifname>", last_reserved_ip.<set index>, and an
 // exclusive flock(2) on the regular file <dataDir>/<network>/lock (the reference's go-filemutex does
 // the same: LOCK_EX on that file, opened O_RDONLY|O_CREAT with mode 0750). Runs in any netns.
-import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, constants } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import type { IpAddr } from '../../lib/ip/index.ts';
 import { formatIp, normalizeIp, parseIp } from '../../lib/ip/index.ts';
 import { tryAgainLater } from '../../lib/cni/errors.ts';
 import { DEFAULT_STALL_TIMEOUT_MS, STALL_TIMEOUT_ENV } from '../../lib/cni/stall.ts';
-import { loadIndex, saveIndex } from './holder-index.ts';
+import { loadIndex, removeIndex, saveIndex } from './holder-index.ts';
 import type { Allocation, Holder, Store } from './store.ts';
 import { formatHolder, parseHolder } from './store.ts';
 
@@ -21,6 +21,11 @@ const LAST_PREFIX = 'last_reserved_ip.';
 // Our scratch files: never a valid IP, so the reference's GetByID ignores them, and only ever
 // created under the lock, so any seen by a lock holder belongs to a writer that was killed.
 const TEMP_PREFIX = '.weft-tmp-';
+/**
+ * Reservations from which on the holder index is used. Below, reading the files costs fewer system
+ * calls (open, fstat, read, close each) than reading, stamping and rewriting the index on every ADD.
+ */
+export const INDEX_THRESHOLD = 16;
 
 interface Entry {
   alloc: Allocation;
@@ -86,18 +91,37 @@ export class DiskStore implements Store {
   private readonly network: string;
 
   private readonly lockTimeoutMs: number;
+  private readonly indexThreshold: number;
+  // True when this locked section's listing came from (or was checked against) the holder index.
+  private indexUsed = false;
 
-  /** `lockTimeoutMs` bounds the wait for a lock held by another process (then code 11). */
-  constructor(dataDir: string, network: string, flock: FlockFn, lockTimeoutMs = DEFAULT_STALL_TIMEOUT_MS) {
+  /**
+   * `lockTimeoutMs` bounds the wait for a lock held by another process (then code 11);
+   * `indexThreshold` is the number of reservations from which on the holder index is kept.
+   */
+  constructor(dataDir: string, network: string, flock: FlockFn, lockTimeoutMs = DEFAULT_STALL_TIMEOUT_MS, indexThreshold = INDEX_THRESHOLD) {
     this.lockTimeoutMs = lockTimeoutMs;
+    this.indexThreshold = indexThreshold;
     assertPathComponent(network, 'network name');
     this.dataDir = dataDir;
     this.network = network;
     this.dir = join(dataDir, network);
     this.flock = flock;
+    this.lockFd = this.openLock();
+  }
+
+  // libuv opens every fd with O_CLOEXEC, so a spawned child never inherits the lock. The directory
+  // is made only when the lock file cannot be opened for want of it (one open in the steady state).
+  private openLock(): number {
+    const path = join(this.dir, 'lock');
+    const flags = constants.O_RDONLY | constants.O_CREAT;
+    try {
+      return openSync(path, flags, 0o750);
+    } catch (e) {
+      if (errno(e) !== 'ENOENT') throw e;
+    }
     mkdirSync(this.dir, { recursive: true, mode: 0o755 });
-    // libuv opens every fd with O_CLOEXEC, so a spawned child never inherits the lock.
-    this.lockFd = openSync(join(this.dir, 'lock'), constants.O_RDONLY | constants.O_CREAT, 0o750);
+    return openSync(path, flags, 0o750);
   }
 
   /**
@@ -126,14 +150,13 @@ export class DiskStore implements Store {
     this.cache = null;
     this.taken = new Set();
     this.indexStale = false;
+    this.indexUsed = false;
     try {
       const out = fn();
       // Only after success: after a failure the cache may not match the disk, and the changes
       // already made moved the directory's mtime, so the old index no longer validates.
       const cache = this.cache as Map<string, Entry> | null; // set by fn() through listing()
-      if (this.indexStale && cache !== null) {
-        saveIndex(this.dataDir, this.network, this.dir, new Map([...cache.values()].map((e) => [e.file, e.content])));
-      }
+      if (this.indexStale && cache !== null) this.updateIndex(cache);
       return out;
     } finally {
       this.cache = null;
@@ -142,16 +165,25 @@ export class DiskStore implements Store {
     }
   }
 
+  // A small network keeps no index; one that shrank below the threshold drops its (now stale) one.
+  private updateIndex(cache: Map<string, Entry>): void {
+    if (cache.size >= this.indexThreshold) {
+      saveIndex(this.dataDir, this.network, this.dir, new Map([...cache.values()].map((e) => [e.file, e.content])));
+    } else if (this.indexUsed) {
+      removeIndex(this.dataDir, this.network);
+    }
+  }
+
   private assertLocked(): void {
     if (!this.locked) throw new Error('DiskStore: used outside withLock');
   }
 
-  // Hot path: one readdir and one read per reservation. ADD with 250 addresses held must cost at
-  // most 15% more than with none, so nothing here parses addresses (LazyAllocation does, on demand).
+  // Hot path: one readdir, then the holder index or one read per reservation. ADD with 250 addresses
+  // held must cost at most 15% more than with none, so nothing here parses addresses (LazyAllocation
+  // does, on demand).
   private scan(): Map<string, Entry> {
     const out = new Map<string, Entry>();
-    const known = loadIndex(this.dataDir, this.network, this.dir);
-    if (known === null) this.indexStale = true;
+    const names: Array<{ name: string; key: string }> = [];
     for (const name of readdirSync(this.dir)) {
       if (name === 'lock' || name.startsWith(LAST_PREFIX)) continue;
       if (name.startsWith(TEMP_PREFIX)) {
@@ -159,7 +191,15 @@ export class DiskStore implements Store {
         continue;
       }
       const key = canonicalName(name);
-      if (key === null) continue; // not an address: a foreign file
+      if (key !== null) names.push({ name, key }); // else not an address: a foreign file
+    }
+    let known: Map<string, string> | null = null;
+    if (names.length >= this.indexThreshold) {
+      this.indexUsed = true;
+      known = loadIndex(this.dataDir, this.network, this.dir);
+      if (known === null) this.indexStale = true;
+    }
+    for (const { name, key } of names) {
       let content = known?.get(name);
       if (content === undefined) {
         try {
@@ -196,10 +236,22 @@ export class DiskStore implements Store {
     return this.cache;
   }
 
-  /** Writes `content` to a fresh scratch file in the directory and returns its name. */
+  /**
+   * Writes `content` to a fresh scratch file in the directory and returns its name. open, write and
+   * close themselves: the process has used them already, writeFileSync would be compiled for this.
+   */
   private writeTemp(content: string): string {
     const name = `${TEMP_PREFIX}${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-    writeFileSync(join(this.dir, name), content, { flag: 'wx', mode: 0o644 });
+    const fd = openSync(join(this.dir, name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+    try {
+      const bytes = Buffer.from(content);
+      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
+    } catch (e) {
+      this.unlinkQuietly(name);
+      throw e;
+    } finally {
+      closeSync(fd);
+    }
     return name;
   }
 

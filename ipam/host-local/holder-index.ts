@@ -70,7 +70,7 @@ export function saveIndex(dataDir: string, network: string, dir: string, holders
     mkdirSync(join(dataDir, INDEX_DIR), { recursive: true, mode: 0o755 });
     const token = stampDirectory(dir);
     if (token === null) {
-      removeIndex(path);
+      unlinkQuietly(path);
       return;
     }
     const doc: IndexFile = { v: VERSION, dir, token: String(token), holders: Object.fromEntries(holders) };
@@ -78,11 +78,16 @@ export function saveIndex(dataDir: string, network: string, dir: string, holders
     // only means the next call reads the files.
     writeFileAtomicSync(path, JSON.stringify(doc), { mode: 0o644, fsync: false, unlinkFirst: true });
   } catch {
-    removeIndex(path);
+    unlinkQuietly(path);
   }
 }
 
-function removeIndex(path: string): void {
+/** Removes the index of `network` (a network that no longer keeps one); absent is fine. */
+export function removeIndex(dataDir: string, network: string): void {
+  unlinkQuietly(indexPath(dataDir, network));
+}
+
+function unlinkQuietly(path: string): void {
   try {
     unlinkSync(path);
   } catch {

@@ -42,7 +42,18 @@ function isObj(v: unknown): v is Obj {
  * only non-ASCII runes whose fold orbit holds an ASCII letter are KELVIN SIGN (k) and LONG S (s).
  */
 export function foldKey(key: string): string {
-  return key.replace(/[A-Z\u212a\u017f]/g, (c) => (c === '\u212a' ? 'k' : c === '\u017f' ? 's' : c.toLowerCase()));
+  // A loop, not a global replace: every decode folds the keys unknown to the schema, and V8 compiles a
+  // global regular expression to machine code on its first use (about 50 us of an ADD).
+  let out = '';
+  let from = 0;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    const folded = c >= 0x41 && c <= 0x5a ? c + 0x20 : c === 0x212a ? 0x6b : c === 0x17f ? 0x73 : -1; // A-Z, KELVIN SIGN -> k, LONG S -> s
+    if (folded < 0) continue;
+    out += key.slice(from, i) + String.fromCharCode(folded);
+    from = i + 1;
+  }
+  return from === 0 ? key : out + key.slice(from);
 }
 
 const foldIndexes = new WeakMap<object, Map<string, string>>();

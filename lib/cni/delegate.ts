@@ -101,6 +101,27 @@ function inProcessPlugin(type: string, file: string): Plugin | undefined {
   return plugin?.version === header.version ? plugin : undefined;
 }
 
+/** Where `type` is on CNI_PATH and the registered plugin that stands in for it, if any. */
+interface Resolved {
+  file: string;
+  plugin: Plugin | undefined;
+}
+
+// One invocation's lookups, by its env object: the ADD checks (delegateValidateAdd) and the ADD that
+// follows (or its rollback's DEL) find the same file, so its stats are made once per invocation.
+const resolvedByEnv = new WeakMap<Env, Map<string, Resolved>>();
+
+function resolveDelegate(type: string, env: Env): Resolved {
+  let byType = resolvedByEnv.get(env);
+  const hit = byType?.get(type);
+  if (hit !== undefined && inProcess.get(type) === hit.plugin) return hit;
+  const file = findInPath(type, (env['CNI_PATH'] ?? '').split(':').filter((d) => d !== ''));
+  const out = { file, plugin: inProcessPlugin(type, file) };
+  if (byType === undefined) resolvedByEnv.set(env, (byType = new Map()));
+  byType.set(type, out);
+  return out;
+}
+
 /**
  * Run plugin `type` from env.CNI_PATH for `command` with `stdinData` (normally the caller's own stdin
  * bytes) and `env` (normally the caller's). `decoded`, when given, is what the caller decoded from
@@ -110,9 +131,7 @@ function inProcessPlugin(type: string, file: string): Plugin | undefined {
  * DEL tolerates it.
  */
 export async function delegate(type: string, command: DelegateCommand, stdinData: Buffer, env: Env, decoded?: DecodedConfig): Promise<Result | undefined> {
-  const dirs = (env['CNI_PATH'] ?? '').split(':').filter((d) => d !== '');
-  const file = findInPath(type, dirs);
-  const plugin = inProcessPlugin(type, file);
+  const { file, plugin } = resolveDelegate(type, env);
   if (plugin !== undefined) {
     log.debug('delegating in-process', { type, command, file });
     const delegateEnv = { ...env, CNI_COMMAND: command };
@@ -129,8 +148,7 @@ export async function delegate(type: string, command: DelegateCommand, stdinData
  * that would be exec'd is only checked by running it; the caller's rollback covers that case.
  */
 export async function delegateValidateAdd(type: string, stdinData: Buffer, env: Env, decoded: DecodedConfig): Promise<void> {
-  const file = findInPath(type, (env['CNI_PATH'] ?? '').split(':').filter((d) => d !== ''));
-  const plugin = inProcessPlugin(type, file);
+  const { plugin } = resolveDelegate(type, env);
   if (plugin !== undefined) await validateDecoded(plugin, { ...env, CNI_COMMAND: 'ADD' }, stdinData, decoded);
   traceStep(`delegate ${type}: validated`);
 }

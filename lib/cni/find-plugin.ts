@@ -2,6 +2,7 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CniError, ErrorCode, invalidConfig } from './errors.ts';
+import { isPlainName } from '../text/name-chars.ts';
 
 /** The identity a weft bundle declares on its second line: `// weft-bundle <name> <version>`. */
 export interface BundleHeader {
@@ -9,13 +10,12 @@ export interface BundleHeader {
   version: string;
 }
 
-const TYPE_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 const HEADER_BYTES = 128;
 const BUNDLE_RE = /^#![^\n]*\n\/\/ weft-bundle ([a-zA-Z0-9][a-zA-Z0-9_.-]*) ([0-9A-Za-z.+-]+)\n/;
 
 /** A plugin `type` is one file name on CNI_PATH: no '/', no "..", the reference's charset. Code 7. */
 export function validatePluginType(type: unknown): string {
-  if (typeof type !== 'string' || type.length === 0 || type.length > 255 || !TYPE_RE.test(type)) {
+  if (typeof type !== 'string' || type.length === 0 || type.length > 255 || !isPlainName(type)) {
     throw invalidConfig('invalid plugin type', `${JSON.stringify(type)} must be a plain file name`);
   }
   return type;

@@ -1,6 +1,8 @@
 // Validation of names that become paths or kernel names: container IDs, interface names, network names.
 // Values from the environment fail with code 4 (invalid env), values from a config with code 7.
 import { ErrorCode, CniError } from './errors.ts';
+import { hasNameBreakingChar, isPlainName } from '../text/name-chars.ts';
+import { hasLoneSurrogate } from '../text/surrogates.ts';
 
 /** Where a value came from: decides the error code (4 for env, 7 for config) and its label. */
 export type IdSource = 'env' | 'config';
@@ -11,9 +13,8 @@ export interface IdOptions {
   field?: string;
 }
 
-// Same charset as the reference (pkg/utils ValidateContainerID): starts alphanumeric, then
+// Same charset as the reference (pkg/utils ValidateContainerID; isPlainName): starts alphanumeric, then
 // alphanumerics, '_', '.', '-'. Excludes '/', NUL and whitespace by construction.
-const ID_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 const MAX_CONTAINER_ID = 1024;
 const MAX_NETWORK_NAME = 255; // NAME_MAX: the network name is one path component.
 const IFNAMSIZ = 16; // include/uapi/linux/if.h; names hold at most IFNAMSIZ-1 bytes plus NUL.
@@ -30,7 +31,7 @@ export function validateContainerId(id: string | undefined, opts: IdOptions = {}
   const field = opts.field ?? (source === 'env' ? 'CNI_CONTAINERID' : 'containerID');
   if (id === undefined || id === '') return fail(source, field, 'is empty', '');
   if (id.length > MAX_CONTAINER_ID) return fail(source, field, `is longer than ${MAX_CONTAINER_ID} characters`, id);
-  if (!ID_RE.test(id)) {
+  if (!isPlainName(id)) {
     return fail(source, field, 'must start with a letter or digit and contain only letters, digits, "_", "." and "-"', id);
   }
   return id;
@@ -48,13 +49,12 @@ export function validateIfName(name: string | undefined, opts: IdOptions = {}): 
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes > IFNAMSIZ - 1) return fail(source, field, `is ${bytes} bytes, the limit is ${IFNAMSIZ - 1}`, name);
   if (name === '.' || name === '..') return fail(source, field, 'is not a valid interface name', name);
-  // eslint-disable-next-line no-control-regex
-  if (/[/:\s\x00-\x1f\x7f]/.test(name)) return fail(source, field, "must not contain '/', ':', whitespace or control characters", name);
+  if (hasNameBreakingChar(name)) return fail(source, field, "must not contain '/', ':', whitespace or control characters", name);
   // '%' makes the kernel treat the name as a template ("eth%d", dev_get_valid_name in net/core/dev.c):
   // a fixed name with it is EINVAL or, worse, a different name than asked.
   if (name.includes('%')) return fail(source, field, "must not contain '%' (the kernel reads it as a name template)", name);
   // A lone surrogate (possible in a JSON config) is sent as U+FFFD: the link would get another name.
-  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(name)) return fail(source, field, 'is not well-formed Unicode', name);
+  if (hasLoneSurrogate(name)) return fail(source, field, 'is not well-formed Unicode', name);
   return name;
 }
 
@@ -64,8 +64,8 @@ export function validateNetworkName(name: string | undefined, opts: IdOptions = 
   const field = opts.field ?? 'name';
   if (name === undefined || name === '') return fail(source, field, 'is empty', '');
   if (name.length > MAX_NETWORK_NAME) return fail(source, field, `is longer than ${MAX_NETWORK_NAME} characters`, name);
-  // ID_RE already excludes '/', NUL and a leading '.', so "..", ".", "../x" cannot pass.
-  if (!ID_RE.test(name)) {
+  // isPlainName already excludes '/', NUL and a leading '.', so "..", ".", "../x" cannot pass.
+  if (!isPlainName(name)) {
     return fail(source, field, 'must start with a letter or digit and contain only letters, digits, "_", "." and "-"', name);
   }
   return name;

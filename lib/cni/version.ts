@@ -3,6 +3,7 @@ import { familyOfText } from '../ip/addr.ts';
 import { incompatibleVersion } from './errors.ts';
 import { parseResult } from './result-parse.ts';
 import { CURRENT_VERSION, SUPPORTED_VERSIONS } from './types.ts';
+import { parseDigits } from '../text/digits.ts';
 import type {
   CniVersion,
   Interface,
@@ -21,13 +22,11 @@ import type {
 
 export { parseResult };
 
-const VERSION_RE = /^(\d{1,4})\.(\d{1,4})\.(\d{1,4})$/;
-
-/** Parse "x.y.z" into numbers; undefined when the string is not a plain semantic version. */
+/** Parse "x.y.z" (1-4 digits each) into numbers; undefined when the string is not a plain semantic version. */
 export function parseVersion(v: string): [number, number, number] | undefined {
-  const m = VERSION_RE.exec(v);
-  if (!m) return undefined;
-  return [Number(m[1]), Number(m[2]), Number(m[3])];
+  const n = v.split('.').map((p) => parseDigits(p, 4));
+  if (n.length !== 3 || n.some((x) => x === null)) return undefined;
+  return n as [number, number, number];
 }
 
 /** Compare two "x.y.z" versions: negative, 0 or positive. Throws code 1 on malformed input. */

@@ -2,6 +2,7 @@
 // masks, network and last address, containment and overlap.
 import type { Family, IpAddr } from './addr.ts';
 import { familyBits, formatIp, maxValue, parseIp } from './addr.ts';
+import { parseDigits } from '../text/digits.ts';
 
 /** An address with a prefix length; `addr` may have host bits set (see hasHostBits). */
 export interface Cidr {
@@ -24,9 +25,8 @@ export function parseCidr(s: string): Cidr | null {
   if (slash < 0) return null;
   const addr = parseIp(s.slice(0, slash));
   const p = s.slice(slash + 1);
-  if (addr === null || !/^(0|[1-9][0-9]{0,2})$/.test(p)) return null;
-  const prefix = Number(p);
-  if (prefix > familyBits(addr.family)) return null;
+  const prefix = parseDigits(p, 3, false);
+  if (addr === null || prefix === null || prefix > familyBits(addr.family)) return null;
   return { addr, prefix };
 }
 

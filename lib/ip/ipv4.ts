@@ -2,6 +2,7 @@
 // contract and weftd (leases, routes, the udp forwarder's peer table), where arithmetic on numbers
 // is simpler than on bigint. Text is parsed by addr.ts, so there is one address parser in the project.
 import { parseIp } from './addr.ts';
+import { parseDigits } from '../text/digits.ts';
 
 /** An IPv4 prefix: `ip` is the network address as an unsigned 32-bit number. */
 export interface Cidr4 {
@@ -37,9 +38,8 @@ export function parseCidr4Loose(s: string): Cidr4 | null {
   if (slash < 0) return null;
   const ip = parseIPv4(s.slice(0, slash));
   const lenText = s.slice(slash + 1);
-  if (ip === null || !/^(0|[1-9][0-9]?)$/.test(lenText)) return null;
-  const prefix = Number(lenText);
-  if (prefix > 32) return null;
+  const prefix = parseDigits(lenText, 2, false);
+  if (ip === null || prefix === null || prefix > 32) return null;
   return { ip, prefix };
 }
 

@@ -1,6 +1,7 @@
 // IPv4/IPv6 address, CIDR and MAC string <-> byte codecs for netlink attributes. Text parsing is
 // lib/ip's (dependency-free: ip-address costs start-up time we do not have); this adds the wire form.
 import { familyOfText, parseIp } from '../ip/addr.ts';
+import { parseDigits } from '../text/digits.ts';
 
 /** An IP prefix in wire form: `bytes` is 4 (IPv4) or 16 (IPv6) bytes, `prefix` the prefix length. */
 export interface Prefix {
@@ -57,8 +58,9 @@ export function parseCidr(s: string): Prefix {
   let prefix = max;
   if (slash >= 0) {
     const p = s.slice(slash + 1);
-    if (!/^\d{1,3}$/.test(p) || Number(p) > max) throw new TypeError(`invalid CIDR prefix: ${JSON.stringify(s)}`);
-    prefix = Number(p);
+    const n = parseDigits(p, 3);
+    if (n === null || n > max) throw new TypeError(`invalid CIDR prefix: ${JSON.stringify(s)}`);
+    prefix = n;
   }
   return { family: bytes.length === 4 ? 4 : 6, bytes, prefix };
 }

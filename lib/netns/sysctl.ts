@@ -3,17 +3,19 @@
 // current->nsproxy->net_ns), so these act in the calling thread's netns, also inside withNetns.
 // Only synchronous fs calls are used: libuv's thread pool threads never moved with setns.
 import { closeSync, constants, openSync, readFileSync, writeSync } from 'node:fs';
+import { hasNameBreakingChar } from '../text/name-chars.ts';
+import { hasLoneSurrogate } from '../text/surrogates.ts'; // the kernel would see U+FFFD, another name
 
 // Segments are interface names or keys: anything the kernel allows in a device name (dev_valid_name
 // in net/core/dev.c: no '/', ':' or whitespace), minus control characters; '/' only between segments.
-// eslint-disable-next-line no-control-regex
-const NAME = /^net(\/[^/:\s\x00-\x1f\x7f]+)+$/;
-// A lone UTF-16 surrogate cannot be encoded: the kernel would see U+FFFD, another name.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+function wellFormedName(name: string): boolean {
+  const segs = name.split('/');
+  return segs.length >= 2 && segs[0] === 'net' && segs.every((seg, i) => i === 0 || (seg !== '' && !hasNameBreakingChar(seg))) && !hasLoneSurrogate(name);
+}
 
 /** Checks a sysctl name in slash form ('net/ipv4/ip_forward') and returns its /proc/sys path. */
 export function validateSysctlName(name: string): string {
-  if (typeof name !== 'string' || !NAME.test(name) || LONE_SURROGATE.test(name)) {
+  if (typeof name !== 'string' || !wellFormedName(name)) {
     throw new TypeError(`invalid sysctl name ${JSON.stringify(name)}: expected net/<seg>/... with interface-name segments`);
   }
   if (name.split('/').some((seg) => seg === '.' || seg === '..')) {
@@ -24,7 +26,8 @@ export function validateSysctlName(name: string): string {
 
 /** Reads a sysctl in the calling thread's netns, without the trailing newline. */
 export function readSysctl(name: string): string {
-  return readFileSync(validateSysctlName(name), 'utf8').replace(/\n$/, '');
+  const text = readFileSync(validateSysctlName(name), 'utf8');
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
 }
 
 /** Writes a sysctl in the calling thread's netns; errors keep their code (ENOENT: no such key/link). */

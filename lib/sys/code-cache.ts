@@ -2,12 +2,14 @@
 // module), then the body as line comments (`//` before every line), so Node's own compile of the file
 // only scans comments. The loader compiles the body with vm.Script and `cachedData` kept, content-addressed,
 // in the same private directory as the native addon (lib/sys/loader.ts rules: 0700, our uid, atomic
-// writes); the first run of a body writes the cache at exit, including the functions that run compiled.
+// writes); the second run of a body and command writes the cache at exit (the first leaves a mark), including
+// the functions that run compiled.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
 import { traceStep } from '../trace/steps.ts';
+import { isLowerHex } from '../text/digits.ts';
 
 /** The line that separates the loader from the commented body. */
 export const BODY_MARKER = '//@weft-body';
@@ -30,12 +32,12 @@ export function parseCommentedBody(text: string): string | null {
 /**
  * Cache file name: the bundle's name, its body's sha256 (from the build; V8 itself only checks the
  * source length), the Node version, the architecture and the CNI command. One cache per command,
- * because a cache holds the functions its first run compiled: a VERSION probe's cache would leave
+ * because a cache holds the functions its run compiled: a VERSION probe's cache would leave
  * ADD compiling lazily.
  */
 export function cacheFileName(bundle: string, bodySha256: string, command = ''): string {
   if (!/^[a-z0-9][a-z0-9-]*$/.test(bundle)) throw new Error(`code cache: bad bundle name ${JSON.stringify(bundle)}`);
-  if (!/^[0-9a-f]{64}$/.test(bodySha256)) throw new Error(`code cache: bad body sha256 ${JSON.stringify(bodySha256)}`);
+  if (!isLowerHex(bodySha256, 64)) throw new Error(`code cache: bad body sha256 ${JSON.stringify(bodySha256)}`);
   const cmd = /^(ADD|DEL|CHECK|GC|STATUS|VERSION)$/.test(command) ? command : 'other';
   return `weft-cc-${bundle}-${bodySha256.slice(0, 16)}-${process.version}-${process.arch}-${cmd}.bin`;
 }
@@ -80,6 +82,25 @@ function readCache(path: string): Buffer | undefined {
   }
 }
 
+/** Suffix of the mark a first run leaves instead of its cache (see runCachedSource). */
+export const SEEN_SUFFIX = '.seen';
+
+function leaveMark(path: string): void {
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o400));
+  } catch {
+    // best effort: without the mark the next run leaves one again
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // no mark (the cache was rejected, or another run removed it)
+  }
+}
+
 /** Writes `bytes` to a unique sibling and renames it over `path` (readers never see a partial file); best effort. */
 function writeCache(path: string, bytes: Buffer): void {
   try {
@@ -107,7 +128,8 @@ type Wrapper = (exports: unknown, require: NodeJS.Require, module: NodeJS.Module
 /**
  * Runs the commented body of the bundle file `filename` (bundle `bundle`) as the CommonJS module `mod`,
  * with V8's code cache when one is there for this body (`bodySha256`, computed at build time). Without a usable cache
- * the body runs all the same, and its cache is written when the process exits. Cache problems never
+ * the body runs all the same, and its cache is written when the process exits (from the second such
+ * run on: see runCachedSource). Cache problems never
  * fail the run; errors of the body itself propagate as usual.
  */
 export function runCachedBody(filename: string, bundle: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
@@ -135,9 +157,21 @@ export function runCachedSource(body: string, filename: string, bundle: string, 
   });
   traceStep(`code cache ${bundle}: compiled${script.cachedDataRejected === true ? ' (cache rejected)' : ''}`);
   if (path !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
-    // At exit the functions this run needed are compiled too, so the cache holds them.
+    // A cache holds every function its run compiled. The first run of an executable and command on
+    // a node often makes what every later run finds in place (the bridge, the nftables table, the
+    // unpacked addon): it only leaves a mark, and the next run, a steady-state one, writes the
+    // cache (the bridge's ADD: 324 kB instead of 349, less to deserialise at every start). A
+    // rejected cache (made by another V8) counts as a mark.
+    const mark = `${path}${SEEN_SUFFIX}`;
+    const second = cachedData !== undefined || lstatSync(mark, { throwIfNoEntry: false }) !== undefined;
     process.once('exit', () => {
-      writeCache(path, script.createCachedData());
+      if (second) {
+        // At exit the functions this run needed are compiled too, so the cache holds them.
+        writeCache(path, script.createCachedData());
+        removeQuietly(mark);
+      } else {
+        leaveMark(mark);
+      }
       try {
         if (cachedData === undefined && dir !== undefined) removeStaleCaches(dir, bundle, bodySha256);
       } catch {

@@ -3,11 +3,20 @@
 import { accessSync, constants, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
+import { isLowerHex } from '../text/digits.ts';
 
-/** The addon as a bundle carries it (see lib/sys/embedded.ts). */
+/**
+ * The addon as a bundle carries it (see lib/sys/embedded.ts). The bytes come from a function: V8
+ * compiles its body (and makes a heap string of the 37 kB literal) only when it is called, i.e. when
+ * the file must be written, so the code cache of a bundle whose addon is already unpacked holds none
+ * of it.
+ */
 export interface EmbeddedAddon {
   sha256: string;
-  base64: string;
+  /** Byte length of the addon (the hot path checks the unpacked file by size). */
+  size: number;
+  /** The addon's bytes, base64-encoded. */
+  base64: () => string;
 }
 
 /** Error for a directory we refuse to load native code from (code 'EUNSAFEDIR'). */
@@ -55,14 +64,8 @@ export function ensurePrivateDir(dir: string, uid: number = currentUid()): void 
 
 /** File name of the addon with this sha256 (content-addressed, so versions never collide). */
 export function addonFileName(sha256: string): string {
-  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new Error(`weft_sys: bad embedded sha256 ${JSON.stringify(sha256)}`);
+  if (!isLowerHex(sha256, 64)) throw new Error(`weft_sys: bad embedded sha256 ${JSON.stringify(sha256)}`);
   return `weft_sys-${sha256.slice(0, 16)}.node`;
-}
-
-/** Byte length of standard base64 text, computed without decoding it. */
-export function base64DecodedLength(b64: string): number {
-  const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
-  return (b64.length / 4) * 3 - pad;
 }
 
 /**
@@ -73,16 +76,15 @@ export function base64DecodedLength(b64: string): number {
  */
 export function ensureAddonFile(dir: string, addon: EmbeddedAddon, uid: number = currentUid()): string {
   const path = join(dir, addonFileName(addon.sha256));
-  const size = base64DecodedLength(addon.base64);
   try {
     const st = lstatSync(path);
-    if (st.isFile() && st.size === size && st.uid === uid) return path;
+    if (st.isFile() && st.size === addon.size && st.uid === uid) return path;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
-  const bytes = Buffer.from(addon.base64, 'base64');
+  const bytes = Buffer.from(addon.base64(), 'base64');
   const actual = nodeCrypto().createHash('sha256').update(bytes).digest('hex');
-  if (actual !== addon.sha256) throw new Error(`weft_sys: embedded addon is corrupt (sha256 ${actual}, expected ${addon.sha256})`);
+  if (actual !== addon.sha256 || bytes.length !== addon.size) throw new Error(`weft_sys: embedded addon is corrupt (sha256 ${actual}, expected ${addon.sha256})`);
   // Unique O_EXCL sibling, fsynced (a crash must not leave a renamed but empty file on a disk-backed
   // TMPDIR), renamed over `path`; 0500: the file is only ever read and dlopen'ed by its owner.
   writeFileAtomicSync(path, bytes, { mode: 0o500 });

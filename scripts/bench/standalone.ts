@@ -80,7 +80,7 @@ export function benchStandalone(runs = Number(process.env['WEFT_BENCH_RUNS'] ?? 
       }
     };
     for (let i = 0; i < runs + 3; i++) {
-      const keep = i >= 3; // warm-up rounds fill the code caches in /run/weft
+      const keep = i >= 3; // warm-up rounds fill the code caches in /run/weft (written by the second run of each)
       t('node', base, keep);
       sides.forEach((s, j) => {
         const bin = (name: string): string => join(s.binDir, name);

@@ -64,8 +64,9 @@ function embeddedModule(nodePath: string): string {
   let contents = cache.get(key);
   if (contents === undefined) {
     const bytes = readFileSync(nodePath);
-    const addon = { sha256: createHash('sha256').update(bytes).digest('hex'), base64: bytes.toString('base64') };
-    contents = `export const EMBEDDED_ADDON = ${JSON.stringify(addon)};\n`;
+    // base64 as a function (lib/sys/loader.ts EmbeddedAddon): its literal stays out of the code cache.
+    const sha256 = JSON.stringify(createHash('sha256').update(bytes).digest('hex'));
+    contents = `export const EMBEDDED_ADDON = { sha256: ${sha256}, size: ${bytes.length}, base64: function () { return ${JSON.stringify(bytes.toString('base64'))}; } };\n`;
     cache.set(key, contents);
   }
   return contents;

@@ -19,7 +19,7 @@ import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
  * How V8 start-up work is saved: `blob-cache`, the code cache node makes at build time (useCodeCache)
  * of one bundle of every entry (cli/standalone.ts) as main script; `run-cache`, each entry's own
  * bundle body (the one of dist/bin/<name>) as an asset, run by cli/standalone-loader.ts through
- * lib/sys/code-cache.ts (a cache per executable and command, written by its first run, in /run/weft);
+ * lib/sys/code-cache.ts (a cache per executable and command, written by its second run, in /run/weft);
  * `snapshot`, a V8 start-up snapshot with every plugin's modules loaded (useSnapshot).
  */
 export type SeaStartup = 'blob-cache' | 'run-cache' | 'snapshot';

@@ -33,10 +33,11 @@ export function bundleHashes(binDir: string, names: string[]): string[] {
   }).filter((h) => h !== '');
 }
 
-const FINAL_NAME = /^(weft-cc-[a-z0-9-]+-[0-9a-f]{16}-v[0-9.]+-[a-z0-9]+-[A-Za-z]+\.bin|weft_sys-[0-9a-f]{16}\.node)$/;
+// A code cache, the mark a first run leaves instead of one (lib/sys/code-cache.ts), or an addon.
+const FINAL_NAME = /^(weft-cc-[a-z0-9-]+-[0-9a-f]{16}-v[0-9.]+-[a-z0-9]+-[A-Za-z]+\.bin(\.seen)?|weft_sys-[0-9a-f]{16}\.node)$/;
 
 /**
- * Files of /run/weft that are neither a code cache nor an addon under its final name, except the temp
+ * Files of /run/weft that are neither a code cache (or its mark) nor an addon under its final name, except the temp
  * files of processes still running (lib/fs/atomic-write.ts names them `<name>.tmp-<pid>-...`): what a
  * killed or buggy writer leaves behind. The final names are bounded (one per bundle build, Node version
  * and CNI command), and the directory is shared with every other weft build on the machine, so their

@@ -76,7 +76,7 @@ describe('soak: bridge + host-local + portmap', rootOnly(), () => {
     };
 
     try {
-      await round(0); // first round: bridge, nft tables and code caches exist from here on
+      await round(0); // first round: bridge and nft tables exist from here on (code caches from the second)
       const fds0 = ownFdCount();
       // The kernel finishes the bridge asynchronously after its first port (IPv6 link-local address and
       // its routes once carrier is on, net/ipv6/addrconf.c): the baseline is taken once two censuses 1 s

@@ -22,9 +22,11 @@ const fakeFlock = (_fd: number, op: 'sh' | 'ex' | 'un'): boolean => {
   flocks.push(op);
   return true;
 };
-function fresh(): { store: DiskStore; dir: string; dataDir: string } {
+// indexThreshold 0: the holder index is kept however few reservations there are (the default keeps
+// one only from INDEX_THRESHOLD on; see the threshold test).
+function fresh(indexThreshold = 0): { store: DiskStore; dir: string; dataDir: string } {
   const dataDir = join(root, `d${n++}`);
-  const store = new DiskStore(dataDir, 'net', fakeFlock);
+  const store = new DiskStore(dataDir, 'net', fakeFlock, undefined, indexThreshold);
   return { store, dir: join(dataDir, 'net'), dataDir };
 }
 const set: RangeSet = [range('10.1.2.0/24')];
@@ -65,6 +67,34 @@ void test('files written by someone else (the reference) are seen, index or not'
   assert.deepEqual(releaseAttachment(store, at('c1')).length, 0, 'c1 no longer holds .2');
   assert.deepEqual(releaseAttachment(store, at('dup')).map((a) => formatIp(a.ip)), ['10.1.2.2']);
   store.close();
+});
+
+void test('the index is kept only from the threshold on, and dropped when the network shrinks below it', () => {
+  const { store, dir, dataDir } = fresh(3);
+  const big: RangeSet = [range('10.1.2.0/24')];
+  allocate(store, [big], at('c1'), []);
+  allocate(store, [big], at('c2'), []);
+  assert.ok(!existsSync(indexPath(dataDir, 'net')), 'two reservations: no index');
+  allocate(store, [big], at('c3'), []);
+  assert.ok(loadIndex(dataDir, 'net', dir), 'three reservations: a valid index');
+  // Served from the index: a reservation changed behind its back without moving the mtime would be
+  // missed, so change one and prove a foreign change is still seen (the mtime moved).
+  writeFileSync(join(dir, '10.1.2.9'), 'ref\r\neth0');
+  assert.deepEqual(releaseAttachment(store, at('ref')).map((a) => formatIp(a.ip)), ['10.1.2.9']);
+  assert.ok(loadIndex(dataDir, 'net', dir), 'rewritten after the release');
+  releaseAttachment(store, at('c3'));
+  assert.ok(!existsSync(indexPath(dataDir, 'net')), 'below the threshold again: index removed');
+  assert.deepEqual(releaseAttachment(store, at('c1')).map((a) => formatIp(a.ip)), ['10.1.2.2']);
+  store.close();
+});
+
+void test('the lock file and directory are created when missing, reused when there', () => {
+  const { store, dir } = fresh();
+  store.close();
+  assert.deepEqual(readdirSync(dir), ['lock']);
+  const again = new DiskStore(join(dir, '..'), 'net', fakeFlock);
+  assert.deepEqual(allocate(again, [set], at('c1'), []).map((a) => formatIp(a.ip)), ['10.1.2.2']);
+  again.close();
 });
 
 void test('a corrupt or foreign index is ignored', () => {

@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { runPlugin } from '../../../../lib/cni/skel.ts';
 import { makeHostLocalPlugin } from '../../../../ipam/host-local/plugin.ts';
 import { MemoryStore } from '../../../../ipam/host-local/memory-store.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 function setup() {
   const store = new MemoryStore();
@@ -54,4 +57,28 @@ void test('GC through the skeleton keeps only valid attachments; STATUS is ready
   const del = await invoke('DEL', 'b', conf('1.1.0'));
   assert.equal(del.exitCode, 0, del.stdout);
   assert.equal(store.snapshot().size, 0);
+});
+
+void test('in-process delegation: ADD reuses the validation of the same decoded config, not another CNI_ARGS', async () => {
+  const { validateAdd } = await import('../../../../ipam/host-local/commands.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'weft-unit-hl-val-'));
+  try {
+    const resolv = join(dir, 'resolv.conf');
+    writeFileSync(resolv, 'nameserver 10.0.0.53\n');
+    const config = { cniVersion: '1.0.0', name: 'unit', type: 'bridge', ipam: { type: 'host-local', subnet: '10.3.0.0/24', resolvConf: resolv } };
+    const a = (args: string) => ({ command: 'ADD' as const, containerId: 'c', netns: '', ifName: 'eth0', args, path: [], stdinData: Buffer.alloc(0), config, cniVersion: '1.0.0', env: {} });
+    const first = validateAdd(a(''));
+    writeFileSync(resolv, 'nameserver 10.0.0.54\n');
+    assert.equal(validateAdd(a('')), first, 'same config object and CNI_ARGS: the first outcome');
+    assert.deepEqual(first.dns, { nameservers: ['10.0.0.53'] });
+    const other = validateAdd(a('IP=10.3.0.9'));
+    assert.notEqual(other, first);
+    assert.deepEqual(other.conf.requestedIps.map((x) => x.value), [0x0a030009n]);
+    assert.deepEqual(other.dns, { nameservers: ['10.0.0.54'] }, 'another CNI_ARGS validates afresh');
+    // A failed validation is not remembered: the same object fails again.
+    const bad = { ...config, ipam: { ...config.ipam, subnet: 'nonsense' } };
+    for (let i = 0; i < 2; i++) assert.throws(() => validateAdd({ ...a(''), config: bad }), /subnet/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

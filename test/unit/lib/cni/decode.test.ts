@@ -42,6 +42,10 @@ describe('normalizeKeys (Go encoding/json semantics)', () => {
 
   it('folds like Go: KELVIN SIGN and LONG S match k and s, other non-ASCII never matches', () => {
     assert.equal(foldKey('\u212a\u017fX'), 'ksx');
+    for (const k of ['', 'cniVersion', 'ABC', 'abc', 'aZ@[`{', 'Ä\u212aÖ\u017fÜ', 'İıK', 'x\u212a', '\u017f', 'éÉ_-.9']) {
+      const want = k.replace(/[A-Z\u212a\u017f]/g, (c) => (c === '\u212a' ? 'k' : c === '\u017f' ? 's' : c.toLowerCase()));
+      assert.equal(foldKey(k), want, JSON.stringify(k));
+    }
     assert.deepStrictEqual(normalizeKeys({ '\u212a': 7, '\u017f': 8, 'İ': 1 }, { p: { k: {}, s: {}, i: {} } }), { k: 7, s: 8, 'İ': 1 });
   });
 

@@ -1,11 +1,11 @@
 // Delegation: lookup on CNI_PATH, in-process for registered weft bundles, exec for anything else,
 // with errors of the delegate preserved. Fake plugins live in a temp CNI_PATH dir.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { delegate, delegateAdd, delegateDel, isPluginNotFound, registerInProcess, unregisterInProcess } from '../../../../lib/cni/delegate.ts';
+import { delegate, delegateAdd, delegateDel, delegateValidateAdd, isPluginNotFound, registerInProcess, unregisterInProcess } from '../../../../lib/cni/delegate.ts';
 import { CniError, tryAgainLater } from '../../../../lib/cni/errors.ts';
 import { findInPath, formatBundleHeader, readBundleHeader } from '../../../../lib/cni/find-plugin.ts';
 import type { CmdArgs, Plugin } from '../../../../lib/cni/skel.ts';
@@ -87,6 +87,23 @@ describe('delegate', () => {
     assert.equal(env['CNI_COMMAND'], 'CHECK', 'caller env untouched');
     await delegateDel('fake-ipam', stdin, env);
     assert.equal(seen[1]?.command, 'DEL');
+  });
+
+  it('looks the plugin up on CNI_PATH once per invocation (env object), again for another', async () => {
+    registerInProcess('fake-ipam', inProcessPlugin('1.2.3'));
+    const own = { ...env };
+    const stdin = conf({ cniVersion: '1.0.0', name: 'once' });
+    const decoded = { config: { cniVersion: '1.0.0', name: 'once', type: 't' }, cniVersion: '1.0.0' };
+    await delegateValidateAdd('fake-ipam', stdin, own, decoded);
+    const file = join(dir, 'fake-ipam');
+    const kept = readFileSync(file);
+    rmSync(file);
+    try {
+      assert.deepEqual((await delegateAdd('fake-ipam', stdin, own, decoded)).ips, [{ address: '10.1.1.1/24' }], 'same invocation: the file found before');
+      await assert.rejects(delegateAdd('fake-ipam', stdin, { ...env }, decoded), (e: unknown) => isPluginNotFound(e), 'another invocation looks again');
+    } finally {
+      writeFileSync(file, kept, { mode: 0o755 });
+    }
   });
 
   it('hands the decoded config to an in-process delegate and returns its Result object as made', async () => {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CniError } from '../../../../lib/cni/errors.ts';
 import { validateContainerId, validateIfName, validateNetworkName } from '../../../../lib/cni/ids.ts';
+import { readCmdEnv } from '../../../../lib/cni/cmd-env.ts';
 
 const code = (c: number) => (e: unknown) => e instanceof CniError && e.code === c;
 
@@ -41,4 +42,13 @@ describe('validateNetworkName', () => {
     it(`rejects ${JSON.stringify(n).slice(0, 24)} with 7`, () => assert.throws(() => validateNetworkName(n), code(7)));
   }
   it('uses code 4 for env values', () => assert.throws(() => validateNetworkName('../x', { source: 'env' }), code(4)));
+});
+
+it('readCmdEnv checks each new CNI_CONTAINERID and CNI_IFNAME, however often the last good ones come back', () => {
+  const env = (id: string, ifName: string) => ({ CNI_CONTAINERID: id, CNI_NETNS: '/var/run/netns/x', CNI_IFNAME: ifName, CNI_PATH: '/opt/cni/bin' });
+  for (let i = 0; i < 3; i++) assert.equal(readCmdEnv('ADD', env('c1', 'eth0')).ifName, 'eth0');
+  assert.throws(() => readCmdEnv('ADD', env('c1', 'eth 0')), (e: unknown) => e instanceof CniError && e.code === 4);
+  assert.throws(() => readCmdEnv('ADD', env('-c1', 'eth0')), (e: unknown) => e instanceof CniError && e.code === 4);
+  assert.equal(readCmdEnv('ADD', env('c1', 'eth0')).containerId, 'c1');
+  assert.throws(() => readCmdEnv('ADD', env('c1', 'a/b')), (e: unknown) => e instanceof CniError && e.code === 4);
 });

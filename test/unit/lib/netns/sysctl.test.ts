@@ -12,6 +12,27 @@ describe('validateSysctlName', () => {
       assert.throws(() => validateSysctlName(bad), (e: unknown) => e instanceof TypeError && e.message.includes(JSON.stringify(bad)));
     });
   }
+  test('accepts exactly what /^net(\\/[^/:\\s\\x00-\\x1f\\x7f]+)+$/ without lone surrogates or dot segments accepts', () => {
+    // eslint-disable-next-line no-control-regex
+    const NAME = /^net(\/[^/:\s\x00-\x1f\x7f]+)+$/;
+    const parts = ['net', '/', 'ipv4', ':', ' ', '\u3000', '.', '..', 'x', '\ud800', '\udc00', '\t', 'é', ''];
+    let seed = 11;
+    for (let n = 0; n < 3000; n++) {
+      let name = n % 3 === 0 ? '' : 'net/';
+      for (let i = 0; i < n % 6; i++) {
+        seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+        name += parts[seed % parts.length] ?? '';
+      }
+      const want = NAME.test(name) && !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(name) && !name.split('/').some((seg) => seg === '.' || seg === '..');
+      let got = true;
+      try {
+        validateSysctlName(name);
+      } catch {
+        got = false;
+      }
+      assert.equal(got, want, JSON.stringify(name));
+    }
+  });
   test('readSysctl and writeSysctl validate before touching /proc', () => {
     assert.throws(() => readSysctl('net/../kernel/hostname'), TypeError);
     assert.throws(() => writeSysctl('kernel/hostname', 'x'), TypeError);

@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writ
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BODY_MARKER, cacheFileName, formatCommentedBody, parseCommentedBody } from '../../../../lib/sys/code-cache.ts';
+import { BODY_MARKER, cacheFileName, formatCommentedBody, parseCommentedBody, SEEN_SUFFIX } from '../../../../lib/sys/code-cache.ts';
 import { formatCodeCachedBundle } from '../../../../scripts/build/code-cache.ts';
 
 const base = mkdtempSync(join(tmpdir(), 'weft-cc-test-'));
@@ -46,7 +46,7 @@ describe('cacheFileName', () => {
 });
 
 describe('a code-cached bundle', () => {
-  test('runs as a CommonJS main module, writes its cache on the first run and reuses it', async () => {
+  test('runs as a CommonJS main module, marks its first run, writes its cache on the second and reuses it', async () => {
     const body = 'const p=require("node:path");module.exports.x=1;process.stdout.write(JSON.stringify({base:p.basename(__filename),main:typeof module.exports,cmd:process.env.CNI_COMMAND}))\n';
     const file = join(base, 'tiny');
     writeFileSync(file, await formatCodeCachedBundle('tiny', '#!/usr/bin/env node\n// weft-bundle tiny 0.0.0\n', body), { mode: 0o755 });
@@ -62,6 +62,11 @@ describe('a code-cached bundle', () => {
     const dirs = ['/run/weft', join(tmp, `weft-${process.getuid?.() ?? 0}`)];
     const find = (): string[] => dirs.flatMap((d) => { try { return readdirSync(d).filter((f) => f.startsWith('weft-cc-') && f.endsWith('-ADD.bin')).map((f) => join(d, f)); } catch { return []; } });
     const sha = (await import('node:crypto')).createHash('sha256').update(body).digest('hex').slice(0, 16);
+    const marks = (): string[] => dirs.flatMap((d) => { try { return readdirSync(d).filter((f) => f.includes(sha) && f.endsWith(`-ADD.bin${SEEN_SUFFIX}`)); } catch { return []; } });
+    assert.equal(find().filter((f) => f.includes(sha)).length, 0, 'no cache from the first run');
+    assert.equal(marks().length, 1, 'the first run leaves its mark');
+    assert.deepEqual(JSON.parse(run()), { base: 'tiny', main: 'object', cmd: 'ADD' });
+    assert.equal(marks().length, 0, 'the second run removes the mark');
     const mine = find().filter((f) => f.includes(sha));
     assert.equal(mine.length, 1, 'one cache file for this body');
     const first = mine[0] ?? '';
@@ -77,7 +82,8 @@ describe('a code-cached bundle', () => {
     // A cache of yet another build written recently (both in use during an upgrade) is kept.
     const recent = join(dirname(first), `weft-cc-tiny-${'c'.repeat(16)}-${process.version}-${process.arch}-ADD.bin`);
     writeFileSync(recent, 'x', { mode: 0o400 });
-    run();
+    run(); // the new build's first run: a mark, and the old build's caches are cleaned
+    run(); // its second: its cache
     const after = find().filter((f) => f.includes('weft-cc-tiny-'));
     assert.equal(after.length, 2, after.join(', '));
     assert.ok(!after.includes(first), 'the old cache is gone');
