@@ -47,7 +47,8 @@ describe('cacheFileName', () => {
 
 describe('a code-cached bundle', () => {
   test('a failed run leaves neither mark nor cache: only successful runs make the cache', async () => {
-    const body = 'if(process.env.FAIL){process.exitCode=1}else{process.stdout.write("ok")}\n';
+    // A body of its own per test run: as root the caches live in the machine's /run/weft, shared by every run.
+    const body = `/* ${String(process.pid)} ${String(Date.now())} */if(process.env.FAIL){process.exitCode=1}else{process.stdout.write("ok")}\n`;
     const file = join(base, 'failing');
     writeFileSync(file, await formatCodeCachedBundle('failing', '#!/usr/bin/env node\n// weft-bundle failing 0.0.0\n', body), { mode: 0o755 });
     const tmp = join(base, 'tmp-failing');
@@ -56,6 +57,8 @@ describe('a code-cached bundle', () => {
     const sha = (await import('node:crypto')).createHash('sha256').update(body).digest('hex').slice(0, 16);
     const dirs = ['/run/weft', join(tmp, `weft-${process.getuid?.() ?? 0}`)];
     const mine = (suffix: string): string[] => dirs.flatMap((d) => { try { return readdirSync(d).filter((f) => f.includes(sha) && f.endsWith(`-ADD.bin${suffix}`)); } catch { return []; } });
+    const cleanup = (): void => { for (const d of dirs) for (const f of (() => { try { return readdirSync(d); } catch { return []; } })()) if (f.includes(sha)) rmSync(join(d, f), { force: true }); };
+    after(cleanup);
     assert.equal(run(true), 1);
     assert.equal(run(true), 1);
     assert.deepEqual([mine(SEEN_SUFFIX).length, mine('').length], [0, 0], 'two failed runs: no mark, no cache');
@@ -65,7 +68,6 @@ describe('a code-cached bundle', () => {
     assert.deepEqual([mine(SEEN_SUFFIX).length, mine('').length], [1, 0], 'a failed run after it writes no cache');
     assert.equal(run(false), 0);
     assert.deepEqual([mine(SEEN_SUFFIX).length, mine('').length], [0, 1], 'the second successful run writes it');
-    for (const d of dirs) for (const f of (() => { try { return readdirSync(d); } catch { return []; } })()) if (f.includes(sha)) rmSync(join(d, f), { force: true });
   });
 
   test('runs as a CommonJS main module, marks its first run, writes its cache on the second and reuses it', async () => {
