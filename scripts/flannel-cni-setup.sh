@@ -20,10 +20,7 @@ go_cache_env
 export GOTOOLCHAIN=local CGO_ENABLED=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-src=$(cd "$work" && go mod download -json "github.com/containernetworking/plugins@$PLUGINS_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-[ -n "$src" ] || { echo "weft: go mod download of containernetworking/plugins $PLUGINS_VERSION failed" >&2; exit 1; }
-cp -r "$src" "$work/plugins"
-chmod -R u+w "$work/plugins"
+module_src "github.com/containernetworking/plugins@$PLUGINS_VERSION" "$work/plugins"
 rm -rf "$work/plugins/vendor"
 mkdir -p "$DIR.tmp"
 (cd "$work/plugins" && GOFLAGS="$GOFLAGS -mod=mod" go build -o "$DIR.tmp/flannel" ./plugins/meta/flannel) >&2

@@ -22,10 +22,7 @@ go_cache_env
 export CGO_ENABLED=1 GOTOOLCHAIN=local
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-src=$(cd "$work" && go mod download -json "github.com/flannel-io/flannel@$FLANNEL_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
-[ -n "$src" ] || { echo "weft: go mod download of flannel $FLANNEL_VERSION failed" >&2; exit 1; }
-cp -r "$src" "$work/flannel"
-chmod -R u+w "$work/flannel"
+module_src "github.com/flannel-io/flannel@$FLANNEL_VERSION" "$work/flannel"
 sed -i '/pkg\/backend\/tencentvpc"/d' "$work/flannel/main.go"
 mkdir -p "$FLANNEL_DIR.tmp"
 (cd "$work/flannel" && go build -o "$FLANNEL_DIR.tmp/flannel" .) >&2

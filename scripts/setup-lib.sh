@@ -32,6 +32,16 @@ publish_dir() {
   mv "$1" "$2"
 }
 
+# module_src MODULE@VERSION DEST: a writable copy of the module's source at DEST (go mod download
+# through the proxy into the module cache, then copied: the cache's files are read-only to go build).
+module_src() {
+  local src
+  src=$(cd "$(dirname "$2")" && go mod download -json "$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
+  [ -n "$src" ] || { echo "weft: go mod download of $1 failed" >&2; exit 1; }
+  cp -r "$src" "$2"
+  chmod -R u+w "$2"
+}
+
 # built WHAT T0: says how long building WHAT took since T0 (date +%s).
 built() {
   echo "weft: $1 built in $(($(date +%s) - $2)) s" >&2
