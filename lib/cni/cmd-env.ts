@@ -36,11 +36,6 @@ export interface CmdEnv {
   path: string[];
 }
 
-// The last values that passed their checks: the skeleton and each in-process delegate read the
-// same CNI_* values, and a check's regular expressions are compiled a second time (to machine code)
-// when they run a second time, for nothing.
-const valid = { containerId: '', ifName: '' };
-
 /** Check the variables `command` needs (code 4 naming all missing ones) and validate IDs and names. */
 export function readCmdEnv(command: Command, env: Env): CmdEnv {
   const missing = REQUIRED[command].filter((k) => !env[k]);
@@ -49,8 +44,8 @@ export function readCmdEnv(command: Command, env: Env): CmdEnv {
   const ifName = env['CNI_IFNAME'] ?? '';
   const netns = env['CNI_NETNS'] ?? '';
   // Validate whenever present, not only when required: they become paths and kernel names.
-  if (containerId !== '' && containerId !== valid.containerId) valid.containerId = validateContainerId(containerId);
-  if (ifName !== '' && ifName !== valid.ifName) valid.ifName = validateIfName(ifName);
+  if (containerId !== '') validateContainerId(containerId);
+  if (ifName !== '') validateIfName(ifName);
   if (netns.includes('\0')) throw invalidEnv('invalid CNI_NETNS', 'contains a NUL character');
   const path = (env['CNI_PATH'] ?? '').split(':').filter((p) => p !== '');
   return { containerId, netns, ifName, args: env['CNI_ARGS'] ?? '', path };
