@@ -1,6 +1,7 @@
 // The etcd lease store's pieces that need no connection, and the choice of client: flannel's key
 // layout, the TLS/auth flags, a key-value turned into a Lease, the net-conf read, and which etcd
 // client a set of flags gets (the JSON gateway unless a client certificate meets password auth).
+import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
 import type { EtcdApi } from './etcd-api.ts';
 import { parseLeaseAttrs, parseLeaseKey } from './lease-json.ts';
@@ -21,6 +22,22 @@ export interface EtcdSecurity {
   keyfile?: string;
   username?: string;
   password?: string;
+}
+
+/** The TLS files `sec` names, read once (both clients take them as bytes); a file that cannot be read is named by its flag. */
+export function readEtcdTlsFiles(sec: EtcdSecurity): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const read = (flag: string, path: string): Buffer => {
+    try {
+      return readFileSync(path);
+    } catch (e) {
+      throw new Error(`${flag} ${JSON.stringify(path)}: ${(e as Error).message}`, { cause: e });
+    }
+  };
+  return {
+    ...(sec.cafile !== undefined ? { ca: read('--etcd-cafile', sec.cafile) } : {}),
+    ...(sec.certfile !== undefined ? { cert: read('--etcd-certfile', sec.certfile) } : {}),
+    ...(sec.keyfile !== undefined ? { key: read('--etcd-keyfile', sec.keyfile) } : {}),
+  };
 }
 
 /**

@@ -6,28 +6,11 @@
 // The transport of weftd's etcd store (etcd-gateway-kv.ts, etcd-gateway-watch.ts; the wire format
 // in etcd-gateway-json.ts) and `weft doctor`'s reader (EtcdGateway below, also weftd's early look
 // at the lease table).
-import { readFileSync } from 'node:fs';
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
-import type { EtcdSecurity } from './etcd-client.ts';
+import { type EtcdSecurity, readEtcdTlsFiles } from './etcd-client.ts';
 import { type GatewayJson, b64, isInvalidTokenError, parseGatewayError, prefixRangeEnd, unb64 } from './etcd-gateway-json.ts';
 
 export { prefixRangeEnd } from './etcd-gateway-json.ts';
-
-/** The TLS material of `sec`, read once; a file that cannot be read is named by its flag. */
-export function gatewayTlsOptions(sec: EtcdSecurity): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
-  const read = (flag: string, path: string): Buffer => {
-    try {
-      return readFileSync(path);
-    } catch (e) {
-      throw new Error(`${flag} ${JSON.stringify(path)}: ${(e as Error).message}`, { cause: e });
-    }
-  };
-  return {
-    ...(sec.cafile !== undefined ? { ca: read('--etcd-cafile', sec.cafile) } : {}),
-    ...(sec.certfile !== undefined ? { cert: read('--etcd-certfile', sec.certfile) } : {}),
-    ...(sec.keyfile !== undefined ? { key: read('--etcd-keyfile', sec.keyfile) } : {}),
-  };
-}
 
 /** One line for a connection failure; OpenSSL's multi-part text becomes its reason, and a refused handshake says what etcd wants. */
 export function networkErrorText(e: Error & { reason?: unknown; code?: unknown }): string {
@@ -64,7 +47,7 @@ export class GatewayTransport {
     for (const e of endpoints) {
       if (!/^https?:\/\/[^/]+\/?$/.test(e)) throw new Error(`--etcd-endpoints: ${JSON.stringify(e)} is not a URL such as http://127.0.0.1:2379`);
     }
-    this.tls = gatewayTlsOptions(sec);
+    this.tls = readEtcdTlsFiles(sec);
     // Idle connections close after 15 s on our side: a reused one that etcd closed meanwhile fails once.
     const agentOpts = { keepAlive: true, maxSockets: 4, timeout: 15_000 };
     // node:https (tls, and crypto's OpenSSL state) is loaded only for https endpoints: ~1 MiB of RSS.

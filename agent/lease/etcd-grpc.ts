@@ -3,10 +3,9 @@
 // cannot do: a client certificate together with password auth (etcd refuses gateway requests that
 // carry a client certificate while auth is on). Loaded through etcd-grpc-chunk.ts, so that a weftd
 // on the gateway never parses it.
-import { readFileSync } from 'node:fs';
 import { Etcd3, type IKeyValue, type IOptions } from 'etcd3';
 import type { EtcdApi, EtcdKeyValue, EtcdWatch, EtcdWatchHandlers } from './etcd-api.ts';
-import type { EtcdSecurity } from './etcd-client.ts';
+import { type EtcdSecurity, readEtcdTlsFiles } from './etcd-client.ts';
 
 type Backoff = NonNullable<NonNullable<IOptions['faultHandling']>['watchBackoff']>;
 
@@ -17,20 +16,14 @@ function cappedBackoff(ms: number, maxMs: number): Backoff {
 
 /** The etcd3 options for `sec`: TLS credentials when a CA or a client cert is named, auth when a username is. */
 export function etcdSecurityOptions(sec: EtcdSecurity): Pick<IOptions, 'credentials' | 'auth'> {
-  const read = (flag: string, path: string): Buffer => {
-    try {
-      return readFileSync(path);
-    } catch (e) {
-      throw new Error(`${flag} ${JSON.stringify(path)}: ${(e as Error).message}`, { cause: e });
-    }
-  };
   const out: Pick<IOptions, 'credentials' | 'auth'> = {};
   if (sec.cafile !== undefined || sec.certfile !== undefined) {
+    const tls = readEtcdTlsFiles(sec);
     // grpc's createSsl takes a null root certificate as "the system's roots"; etcd3 types it as a Buffer.
     out.credentials = {
-      rootCertificate: (sec.cafile !== undefined ? read('--etcd-cafile', sec.cafile) : null) as Buffer,
-      ...(sec.certfile !== undefined ? { certChain: read('--etcd-certfile', sec.certfile) } : {}),
-      ...(sec.keyfile !== undefined ? { privateKey: read('--etcd-keyfile', sec.keyfile) } : {}),
+      rootCertificate: (tls.ca ?? null) as Buffer,
+      ...(tls.cert !== undefined ? { certChain: tls.cert } : {}),
+      ...(tls.key !== undefined ? { privateKey: tls.key } : {}),
     };
   }
   if (sec.username !== undefined) out.auth = { username: sec.username, password: sec.password ?? '' };
