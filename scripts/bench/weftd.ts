@@ -7,8 +7,7 @@
 // kernel's RTM_NEWROUTE notification for the lease's subnet in each node namespace (the route is the
 // last of neighbour, FDB, route), so the figure is kernel state, not a log line.
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { formatLeaseFile, leasePath } from '../../agent/lease/file-lease-io.ts';
@@ -21,6 +20,7 @@ import { vtepMac } from '../../lib/flannel/vtep.ts';
 import { Cluster, waitFor } from '../../testkit/cluster.ts';
 import { kubeBinariesPresent } from '../../testkit/kube-apiserver.ts';
 import { inNetns } from '../../testkit/netns.ts';
+import { SEA_WEFT, standaloneBinDir } from '../../testkit/standalone.ts';
 import { ROOT, loadAverage, quantile, median, round, type BenchResult } from './util.ts';
 
 const JOINS = 50;
@@ -200,17 +200,14 @@ async function benchStore(store: 'file' | 'etcd' | 'kube'): Promise<BenchResult[
   }
 }
 
-const SEA = join(ROOT, 'dist', 'sea', 'weft');
-
 /**
  * Idle RSS of weftd run from the standalone file (what deploy/weft.yaml and `weft install
- * --standalone` run): a bin dir of hard links to dist/sea/weft, the same 3-node cluster otherwise.
+ * --standalone` run): a standalone bin dir, the same 3-node cluster otherwise.
  */
 async function benchStandaloneIdle(store: 'file' | 'etcd' | 'kube'): Promise<BenchResult[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'weft-bench-sa-'));
+  const bin = standaloneBinDir();
   try {
-    for (const name of ['weftd', 'flannel-vxlan', 'bridge', 'host-local']) linkSync(SEA, join(dir, name));
-    const c = await Cluster.create({ backend: 'vxlan', store, nodes: 3, podsPerNode: 0, network: '10.0.0.0/8', binDir: dir, onProgress: (m) => process.stderr.write(`  ${m}\n`) });
+    const c = await Cluster.create({ backend: 'vxlan', store, nodes: 3, podsPerNode: 0, network: '10.0.0.0/8', binDir: bin.dir, onProgress: (m) => process.stderr.write(`  ${m}\n`) });
     try {
       const idle = await idleRss(c);
       return [{ name: `${store}: weftd idle RSS, standalone dist/sea/weft (2 peers, after 10 s, median of 3 nodes)`, value: round(idle, 1), unit: 'MiB', target: '<= 50 MiB', ok: idle <= 50 }];
@@ -218,7 +215,7 @@ async function benchStandaloneIdle(store: 'file' | 'etcd' | 'kube'): Promise<Ben
       c.destroy();
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    bin.remove();
   }
 }
 
@@ -232,7 +229,7 @@ export async function benchWeftd(stores: Array<'file' | 'etcd' | 'kube'> = ['fil
       continue;
     }
     rows.push(...(await benchStore(s)));
-    if (existsSync(SEA)) rows.push(...(await benchStandaloneIdle(s)));
+    if (existsSync(SEA_WEFT)) rows.push(...(await benchStandaloneIdle(s)));
   }
   return rows;
 }

@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { pingMatrix } from '../../../testkit/probe.ts';
-import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
+import { standaloneBinDir, standaloneSkipReason } from '../../../testkit/standalone.ts';
 import { allProbes, skipReason, vtepFdb, vtepLink, vtepNeighs, weftRoutes } from './helpers.ts';
 
 const combos = [

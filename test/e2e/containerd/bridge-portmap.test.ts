@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../../testkit/containerd.ts';
 import { Topology, type SimNode } from '../../../testkit/topology.ts';
-import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
+import { standaloneBinDir, standaloneSkipReason } from '../../../testkit/standalone.ts';
 import { CLEAN, failIfMissing, httpGet, leftovers, skipUnlessCi, waitUntil } from './helpers.ts';
 
 const CLIENT_IP = '192.0.2.200';

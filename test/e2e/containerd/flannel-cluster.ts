@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { ContainerdEnv, uniqueNetworkName, type PodInfo } from '../../../testkit/containerd.ts';
-import { standaloneBinDir } from '../standalone/helpers.ts';
+import { standaloneBinDir } from '../../../testkit/standalone.ts';
 import { failIfMissing, httpGet, leftovers, waitUntil, type NodeLeftovers } from './helpers.ts';
 
 const CLIENT_IP = '192.0.2.200';

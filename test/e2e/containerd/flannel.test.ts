@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { standaloneSkipReason } from '../standalone/helpers.ts';
+import { standaloneSkipReason } from '../../../testkit/standalone.ts';
 import { useFlannelCluster, type NodeEnv } from './flannel-cluster.ts';
 import { CLEAN, skipUnlessCi, type NodeLeftovers } from './helpers.ts';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Cluster, type ClusterNode } from '../../../testkit/cluster.ts';
 import { loudSkip, PodmanEnv, podmanSkipReason, uniqueNetworkName } from '../../../testkit/podman.ts';
-import { standaloneBinDir, standaloneSkipReason } from '../standalone/helpers.ts';
+import { standaloneBinDir, standaloneSkipReason } from '../../../testkit/standalone.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const reason = await podmanSkipReason();

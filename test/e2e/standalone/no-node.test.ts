@@ -14,7 +14,7 @@ import { CniRunner, execPlugin, type ConfList } from '../../../testkit/cni-runne
 import { canPing } from '../../../testkit/probe.ts';
 import { nsExec, Topology } from '../../../testkit/topology.ts';
 import { runCmd } from '../install/helpers.ts';
-import { noNodeWrapper, standaloneBinDir, standaloneSkipReason } from './helpers.ts';
+import { noNodeWrapper, standaloneBinDir, standaloneSkipReason } from '../../../testkit/standalone.ts';
 
 const skip = standaloneSkipReason();
 

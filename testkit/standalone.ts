@@ -4,10 +4,10 @@
 import { copyFileSync, existsSync, linkSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ENTRIES } from '../../../scripts/build/entries.ts';
-import { inPrivateMounts } from '../../../testkit/netns.ts';
+import { ENTRIES } from '../scripts/build/entries.ts';
+import { inPrivateMounts } from './netns.ts';
 
-export const ROOT = join(import.meta.dirname, '..', '..', '..');
+export const ROOT = join(import.meta.dirname, '..');
 export const SEA_WEFT = join(ROOT, 'dist', 'sea', 'weft');
 /** The PATH every wrapped command gets: system dirs only. */
 export const CLEAN_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
@@ -59,7 +59,7 @@ export function noNodeWrapper(dir: string): string[] {
   const script = join(dir, 'no-node');
   writeFileSync(script, [
     '#!/bin/sh',
-    '# Runs "$@" where no Node.js can run (see test/e2e/standalone/helpers.ts).',
+    '# Runs "$@" where no Node.js can run (see testkit/standalone.ts).',
     `export PATH=${CLEAN_PATH}`,
     `exec ${wrap.map(quote).join(' ')} "$@"`,
     '',
