@@ -6,6 +6,7 @@ import { isAbsolute } from 'node:path';
 import type { EtcdSecurity } from '../../agent/lease/etcd-client.ts';
 import { leaseSourceFlags, type RawLeaseSourceFlags } from '../../agent/flags.ts';
 import { normalizeStoreFlags } from '../../agent/lease/store-flags.ts';
+import { DEFAULT_DATA_DIR } from '../../lib/attach/host-local-files.ts';
 
 /** Everything the checks read, normalised. */
 export interface DoctorOptions {
@@ -37,7 +38,7 @@ export const DOCTOR_DEFAULTS = {
   netConf: '/etc/weft/net-conf.json',
   cniConfDir: '/etc/cni/net.d',
   cniBinDir: '/opt/cni/bin',
-  ipamDataDir: '/var/lib/cni/networks',
+  ipamDataDir: DEFAULT_DATA_DIR,
   bridge: 'cni0',
 } as const;
 

@@ -11,7 +11,7 @@ import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac, removeG
 import { ipamAdd, ipamDel, ipamValidate } from './ipam.ts';
 import { setupMacSpoof, teardownMacSpoof } from './macspoof.ts';
 import { setupMasq, teardownMasq } from './masquerade.ts';
-import { openPodNs } from './netns.ts';
+import { openPodNs } from '../../lib/pod/netns.ts';
 import { configurePodIface } from './pod-iface.ts';
 import { waitPortUp } from './port-wait.ts';
 import { buildResult, defaultRoutes } from './result.ts';
