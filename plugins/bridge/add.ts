@@ -15,7 +15,7 @@ import { openPodNs } from '../../lib/pod/netns.ts';
 import { configurePodIface } from './pod-iface.ts';
 import { waitPortUp } from './port-wait.ts';
 import { buildResult, defaultRoutes } from './result.ts';
-import { Rollback } from './rollback.ts';
+import { Rollback } from '../../lib/cni/rollback.ts';
 import { setupVeth, teardownLinkByName } from './veth.ts';
 
 /** Refuses what this build cannot do yet, before any change (code 2). */

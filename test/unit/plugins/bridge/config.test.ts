@@ -1,4 +1,4 @@
-// Bridge config normalisation, derived names and the rollback stack (no root needed).
+// Bridge config normalisation and derived names (no root needed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cniCode } from '../../lib/cni/helpers.ts';
@@ -6,7 +6,6 @@ import { parseBridgeConfig } from '../../../../plugins/bridge/config.ts';
 import { fnv1a32 } from '../../../../lib/hash/fnv.ts';
 import { elementComment, masqNames } from '../../../../plugins/bridge/names.ts';
 import { broadcastOf, subnetOf } from '../../../../lib/ip/cidr.ts';
-import { Rollback } from '../../../../plugins/bridge/rollback.ts';
 import { normalizeKeys } from '../../../../lib/cni/decode.ts';
 import { parseValidAttachments } from '../../../../plugins/bridge/gc.ts';
 import { validate as bridgeValidate } from '../../../../gen/validators/bridge.js';
@@ -63,22 +62,6 @@ test('address helpers: subnet and broadcast', () => {
   assert.equal(broadcastOf('10.88.3.7/24'), '10.88.3.255');
   assert.equal(broadcastOf('10.88.3.7/31'), undefined);
   assert.equal(broadcastOf('fd00::1/64'), undefined);
-});
-
-test('rollback runs undo actions newest first, keeps going past a failing one, rethrows the original error', async () => {
-  const order: string[] = [];
-  const boom = new Error('step failed');
-  await assert.rejects(
-    new Rollback().run(async (rb) => {
-      rb.push('a', () => { order.push('a'); });
-      rb.push('b', () => { throw new Error('undo b failed'); });
-      rb.push('c', async () => { order.push('c'); });
-      await Promise.resolve();
-      throw boom;
-    }),
-    (e) => e === boom,
-  );
-  assert.deepEqual(order, ['c', 'a']);
 });
 
 test('GC reads cni.dev/valid-attachments with Go-style keys (ContainerID, IfName)', () => {
