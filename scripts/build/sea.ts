@@ -1,4 +1,4 @@
-// Build step for the standalone executable dist/sea/weft: every entry of scripts/build/entries.ts in
+// Build step for the standalone executable dist/sea/weft: every entry of cli/entries.ts in
 // one Node single executable application (`node --experimental-sea-config`, then postject into a copy
 // of this node), in one of three start-up modes (SeaStartup; docs/standalone.md has them measured).
 // The file carries the build machine's node binary; it is rebuilt only when its inputs change.
@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { embedAddonPlugin } from './addon.ts';
 import { bundleBody } from './bundle.ts';
-import { ENTRIES } from './entries.ts';
+import { ENTRIES } from '../../cli/entries.ts';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 import { etcd3ProtosPlugin } from './etcd3-protos.ts';
 import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
