@@ -5,7 +5,7 @@ import { FLANNELD_DEFAULT_ETCD_ENDPOINTS } from './flanneld-argv.ts';
 import { normalizeStoreFlags, type StoreFlags } from './lease/store-flags.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
-import type { EtcdSecurity } from './lease/etcd-client.ts';
+import type { EtcdSecurity } from './lease/etcd/client.ts';
 import type { WeftdOptions } from './weftd.ts';
 
 /** The lease-source flags weftd and `weft doctor` share, as commander hands them over. */

@@ -4,9 +4,9 @@
 // takes the store's lock.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../../agent/config/net-conf.ts';
-import { LeaseDirReader } from '../../agent/lease/file-lease-io.ts';
-import { EtcdGateway } from '../../agent/lease/etcd-gateway.ts';
-import { readGatewayLeases, readGatewayNetConf } from '../../agent/lease/gateway-leases.ts';
+import { LeaseDirReader } from '../../agent/lease/file/lease-io.ts';
+import { EtcdGateway } from '../../agent/lease/etcd/gateway.ts';
+import { readGatewayLeases, readGatewayNetConf } from '../../agent/lease/etcd/gateway-leases.ts';
 import type { Lease } from '../../agent/lease/store.ts';
 import type { DoctorOptions } from './options.ts';
 

@@ -3,7 +3,7 @@
 // then the paths `weft install` writes as defaults, plus the CNI directories and weftd's
 // --metrics-addr. One normalisation entry point.
 import { isAbsolute } from 'node:path';
-import type { EtcdSecurity } from '../../agent/lease/etcd-client.ts';
+import type { EtcdSecurity } from '../../agent/lease/etcd/client.ts';
 import { leaseSourceFlags, type RawLeaseSourceFlags } from '../../agent/flags.ts';
 import { normalizeStoreFlags } from '../../agent/lease/store-flags.ts';
 
