@@ -1,12 +1,12 @@
 // The etcd store's operations over the JSON gateway (EtcdApi): range, put/delete in a txn, lease
-// grant/keep-alive/revoke, and the watch (etcd-gateway-watch.ts). Runs in weftd's netns. The
+// grant/keep-alive/revoke, and the watch (gateway-watch.ts). Runs in weftd's netns. The
 // gateway marshals protobuf with default values left out, so an absent field is its zero: no
 // `succeeded` is false, no `kvs` is none, no `TTL` is 0, no `lease` is "0".
-import type { EtcdApi, EtcdKeyValue, EtcdWatch, EtcdWatchHandlers } from './etcd-api.ts';
-import type { EtcdSecurity } from './etcd-client.ts';
-import { GatewayHttpError, GatewayTransport } from './etcd-gateway.ts';
-import { type GatewayJson, b64, formatTxn, headerRevision, int64, isInvalidTokenError, parseGatewayKv, prefixRangeEnd } from './etcd-gateway-json.ts';
-import { GatewayWatch, openGatewayStream, streamError } from './etcd-gateway-watch.ts';
+import type { EtcdApi, EtcdKeyValue, EtcdWatch, EtcdWatchHandlers } from './api.ts';
+import type { EtcdSecurity } from './client.ts';
+import { GatewayHttpError, GatewayTransport } from './gateway.ts';
+import { type GatewayJson, b64, formatTxn, headerRevision, int64, isInvalidTokenError, parseGatewayKv, prefixRangeEnd } from './gateway-json.ts';
+import { GatewayWatch, openGatewayStream, streamError } from './gateway-watch.ts';
 
 /** EtcdApi over etcd's JSON gateway. */
 export class GatewayEtcdApi implements EtcdApi {

@@ -4,10 +4,10 @@
 // exclusively (temp + link), so a reader never sees a half-written lease.
 import { linkSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicSync, writeTempFileSync } from '../../lib/fs/atomic-write.ts';
-import { type LeaseKey, formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseLeaseKey } from './lease-json.ts';
-import type { Lease } from './store.ts';
-import { formatIsoTime } from '../../lib/time/format.ts';
+import { writeFileAtomicSync, writeTempFileSync } from '../../../lib/fs/atomic-write.ts';
+import { type LeaseKey, formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseLeaseKey } from '../lease-json.ts';
+import type { Lease } from '../store.ts';
+import { formatIsoTime } from '../../../lib/time/format.ts';
 
 /** Renders a lease file: flannel's lease JSON with an added "Expiration". */
 export function formatLeaseFile(lease: Lease): string {

@@ -5,9 +5,9 @@
 // to 2 s), then tells the store to re-list; etcd canceling it (compaction) ends it.
 import type { ClientRequest } from 'node:http';
 import type { Socket } from 'node:net';
-import type { EtcdWatch, EtcdWatchHandlers } from './etcd-api.ts';
-import { GatewayHttpError, type GatewayTransport, networkErrorText } from './etcd-gateway.ts';
-import { type GatewayJson, b64, int64, isInvalidTokenError, parseGatewayError, parseGatewayKv, prefixRangeEnd } from './etcd-gateway-json.ts';
+import type { EtcdWatch, EtcdWatchHandlers } from './api.ts';
+import { GatewayHttpError, type GatewayTransport, networkErrorText } from './gateway.ts';
+import { type GatewayJson, b64, int64, isInvalidTokenError, parseGatewayError, parseGatewayKv, prefixRangeEnd } from './gateway-json.ts';
 
 /** Splits a stream of concatenated JSON objects (whitespace between them allowed) at any chunk boundary. */
 export class JsonObjectSplitter {

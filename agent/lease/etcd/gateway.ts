@@ -3,14 +3,14 @@
 // when one fails), keep-alive connections, a deadline on every unary call, and the auth token
 // (POST /v3/auth/authenticate, sent as the Authorization header) asked again once when etcd says
 // it is invalid (simple tokens expire after --auth-token-ttl, 300 s by default, without use).
-// The transport of weftd's etcd store (etcd-gateway-kv.ts, etcd-gateway-watch.ts; the wire format
-// in etcd-gateway-json.ts) and `weft doctor`'s reader (EtcdGateway below, also weftd's early look
+// The transport of weftd's etcd store (gateway-kv.ts, gateway-watch.ts; the wire format
+// in gateway-json.ts) and `weft doctor`'s reader (EtcdGateway below, also weftd's early look
 // at the lease table).
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
-import { type EtcdSecurity, readEtcdTlsFiles } from './etcd-client.ts';
-import { type GatewayJson, b64, isInvalidTokenError, parseGatewayError, prefixRangeEnd, unb64 } from './etcd-gateway-json.ts';
+import { type EtcdSecurity, readEtcdTlsFiles } from './client.ts';
+import { type GatewayJson, b64, isInvalidTokenError, parseGatewayError, prefixRangeEnd, unb64 } from './gateway-json.ts';
 
-export { prefixRangeEnd } from './etcd-gateway-json.ts';
+export { prefixRangeEnd } from './gateway-json.ts';
 
 /** One line for a connection failure; OpenSSL's multi-part text becomes its reason, and a refused handshake says what etcd wants. */
 export function networkErrorText(e: Error & { reason?: unknown; code?: unknown }): string {

@@ -2,9 +2,9 @@
 // annotations flanneld writes under the prefix (default flannel.alpha.coreos.com/): backend-type,
 // backend-data (compact JSON), public-ip and kube-subnet-manager="true"; dual stack adds
 // public-ipv6 and backend-v6-data beside the IPv6 entry of spec.podCIDRs. Pure (no I/O).
-import { canonicalCidr, cidrContains, formatCidr, parseCidr } from '../../lib/ip/cidr.ts';
-import { parseIp } from '../../lib/ip/addr.ts';
-import type { BackendData, Lease } from '../lease/store.ts';
+import { canonicalCidr, cidrContains, formatCidr, parseCidr } from '../../../lib/ip/cidr.ts';
+import { parseIp } from '../../../lib/ip/addr.ts';
+import type { BackendData, Lease } from '../store.ts';
 
 /** flanneld's default --kube-annotation-prefix. */
 export const DEFAULT_ANNOTATION_PREFIX = 'flannel.alpha.coreos.com';

@@ -1,4 +1,4 @@
-// agent/udp/early: the early udp start declines (opening nothing, never throwing) whenever it cannot
+// agent/backend/udp-early: the early udp start declines (opening nothing, never throwing) whenever it cannot
 // be sure: the knob off, a kube store, another backend, no subnet.env, a lease that is not this
 // node's; the path that opens flannel0 needs root and is covered by test/e2e/cluster/udp-migration.
 import { after, describe, it } from 'node:test';
@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseNetConf } from '../../../../agent/config/net-conf.ts';
-import { earlyStillFits, startUdpEarly, type EarlyUdp } from '../../../../agent/udp/early.ts';
+import { earlyStillFits, startUdpEarly, type EarlyUdp } from '../../../../agent/backend/udp-early.ts';
 import { createAgentLog } from '../../../../agent/log.ts';
-import { formatLeaseFile, leasePath } from '../../../../agent/lease/file-lease-io.ts';
+import { formatLeaseFile, leasePath } from '../../../../agent/lease/file/lease-io.ts';
 import type { Rtnl } from '../../../../lib/netlink/index.ts';
 import type { Uplink } from '../../../../agent/uplink.ts';
 

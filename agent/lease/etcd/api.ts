@@ -1,5 +1,5 @@
 // The few etcd v3 operations the etcd lease store uses, as one small interface: the JSON gateway
-// client (etcd-gateway-kv.ts, the default) and the gRPC one (etcd-grpc.ts, only for a client
+// client (gateway-kv.ts, the default) and the gRPC one (grpc.ts, only for a client
 // certificate with password auth, which etcd's gateway refuses) both implement it, so the store's
 // logic exists once. Revisions and lease IDs are decimal strings (etcd's int64).
 

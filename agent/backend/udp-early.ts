@@ -11,9 +11,9 @@ import { readFileSync } from 'node:fs';
 import type { Rtnl } from '../../lib/netlink/index.ts';
 import { networkForm, parseSubnetEnv } from '../../lib/flannel/subnet-env.ts';
 import type { NetConf } from '../config/net-conf.ts';
-import { UdpBackend } from '../backend/udp.ts';
-import { LeaseDirReader } from '../lease/file-lease-io.ts';
-import { readGatewayLeases, readGatewayNetConf } from '../lease/gateway-leases.ts';
+import { UdpBackend } from './udp.ts';
+import { LeaseDirReader } from '../lease/file/lease-io.ts';
+import { readGatewayLeases, readGatewayNetConf } from '../lease/etcd/gateway-leases.ts';
 import { readNetConfFile } from '../lease/open-store.ts';
 import type { Lease } from '../lease/store.ts';
 import { normalizeStoreFlags, type StoreFlags } from '../lease/store-flags.ts';
@@ -56,7 +56,7 @@ async function readCheaply(store: StoreFlags): Promise<{ netConf: NetConf; lease
   }
   // Imported here, not at the top: it loads node:http and node:https (TLS, OpenSSL), about 1 MB of
   // resident memory that a weftd on the file or kube store would otherwise carry for nothing.
-  const { EtcdGateway } = await import('../lease/etcd-gateway.ts');
+  const { EtcdGateway } = await import('../lease/etcd/gateway.ts');
   const gw = new EtcdGateway(sel.endpoints, store.etcdSecurity ?? {}, GATEWAY_TIMEOUT_MS);
   const netConf = readNetConfFile(store.netConfPath) ?? await readGatewayNetConf(gw, sel.prefix);
   if (netConf === null || netConf.backend.type !== 'udp') return null;

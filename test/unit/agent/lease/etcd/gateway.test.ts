@@ -5,10 +5,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
-import type { EtcdKeyValue } from '../../../../agent/lease/etcd-api.ts';
-import { GatewayEtcdApi } from '../../../../agent/lease/etcd-gateway-kv.ts';
-import { JsonObjectSplitter } from '../../../../agent/lease/etcd-gateway-watch.ts';
-import { formatTxn, headerRevision, int64, isInvalidTokenError, parseGatewayError, parseGatewayKv } from '../../../../agent/lease/etcd-gateway-json.ts';
+import type { EtcdKeyValue } from '../../../../../agent/lease/etcd/api.ts';
+import { GatewayEtcdApi } from '../../../../../agent/lease/etcd/gateway-kv.ts';
+import { JsonObjectSplitter } from '../../../../../agent/lease/etcd/gateway-watch.ts';
+import { formatTxn, headerRevision, int64, isInvalidTokenError, parseGatewayError, parseGatewayKv } from '../../../../../agent/lease/etcd/gateway-json.ts';
 
 const b64 = (s: string): string => Buffer.from(s).toString('base64');
 

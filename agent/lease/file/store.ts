@@ -3,13 +3,13 @@
 // replaced atomically). Changes are seen through fs.watch plus a periodic re-scan (fs.watch can
 // drop events, e.g. on overflow), and expired leases count as gone and may be reclaimed.
 import { mkdirSync, watch as fsWatch, type FSWatcher } from 'node:fs';
-import type { NetConf } from '../config/net-conf.ts';
-import { checkAcquireFamilies, leaseFromPlan, planAcquire } from './allocate.ts';
+import type { NetConf } from '../../config/net-conf.ts';
+import { checkAcquireFamilies, leaseFromPlan, planAcquire } from '../allocate.ts';
 import { withDirLock } from './dir-lock.ts';
-import { LeaseDirReader, createLeaseFile, removeLeaseFile, replaceLeaseFile } from './file-lease-io.ts';
-import { LeaseTable } from './lease-table.ts';
-import { OwnLeaseKeeper } from './own-lease.ts';
-import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from './store.ts';
+import { LeaseDirReader, createLeaseFile, removeLeaseFile, replaceLeaseFile } from './lease-io.ts';
+import { LeaseTable } from '../lease-table.ts';
+import { OwnLeaseKeeper } from '../own-lease.ts';
+import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from '../store.ts';
 
 /** Options of the file store; ttlMs defaults to 24 h like flannel, rescanMs to 1 s. */
 export interface FileStoreOptions {

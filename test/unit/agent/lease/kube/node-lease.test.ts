@@ -1,7 +1,7 @@
 // flannel's node annotation format: node -> lease, lease -> annotations, podCIDR choice.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { annotationKeys, leaseAnnotations, nodePodCidr, nodePodCidr4, nodeToLease, subnetInNetwork, type KubeNode } from '../../../../agent/kube/node-lease.ts';
+import { annotationKeys, leaseAnnotations, nodePodCidr, nodePodCidr4, nodeToLease, subnetInNetwork, type KubeNode } from '../../../../../agent/lease/kube/node-lease.ts';
 
 const P = 'flannel.alpha.coreos.com';
 const node = (annotations: Record<string, string>, spec: KubeNode['spec'] = { podCIDR: '10.244.3.0/24' }): KubeNode => ({ metadata: { name: 'n1', annotations }, spec });

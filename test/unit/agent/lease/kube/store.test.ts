@@ -4,8 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeLeaseStore, type KubeStoreOptions } from '../../../../agent/lease/kube-store.ts';
-import { parseNetConf } from '../../../../agent/config/net-conf.ts';
+import { KubeLeaseStore, type KubeStoreOptions } from '../../../../../agent/lease/kube/store.ts';
+import { parseNetConf } from '../../../../../agent/config/net-conf.ts';
 
 const P = 'flannel.alpha.coreos.com';
 interface Call { method: string; path: string; body: unknown }

@@ -2,12 +2,12 @@
 // layout, the TLS/auth flags, a key-value turned into a Lease, the net-conf read, and which etcd
 // client a set of flags gets (the JSON gateway unless a client certificate meets password auth).
 import { readFileSync } from 'node:fs';
-import { type NetConf, parseNetConf } from '../config/net-conf.ts';
-import type { EtcdApi } from './etcd-api.ts';
-import { parseLeaseAttrs, parseLeaseKey } from './lease-json.ts';
-import type { Lease } from './store.ts';
+import { type NetConf, parseNetConf } from '../../config/net-conf.ts';
+import type { EtcdApi } from './api.ts';
+import { parseLeaseAttrs, parseLeaseKey } from '../lease-json.ts';
+import type { Lease } from '../store.ts';
 
-export { DEFAULT_ETCD_PREFIX } from './lease-json.ts';
+export { DEFAULT_ETCD_PREFIX } from '../lease-json.ts';
 
 /** Key names under a prefix: <prefix>/config and <prefix>/subnets/<10.244.3.0-24>. */
 export function etcdKeys(prefix: string): { config: string; subnets: string } {

@@ -1,7 +1,7 @@
 // weftd's --kube-subnet-mgr flags: NODE_NAME, prefix check, exclusivity, flanneld's --net-config-path.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizeWeftdFlags, weftdCommand, type RawFlags } from '../../../../agent/flags.ts';
+import { normalizeWeftdFlags, weftdCommand, type RawFlags } from '../../../agent/flags.ts';
 
 const parse = (args: string[]): RawFlags => weftdCommand('0').parse(['node', 'weftd', ...args]).opts<RawFlags>();
 

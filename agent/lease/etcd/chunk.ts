@@ -4,6 +4,6 @@
 // compressed, and compiles it on first use, so that a weftd on the file or kube store never parses it.
 
 /** The etcd store module, loaded on first call. */
-export function loadEtcdStore(): Promise<typeof import('./etcd-store.ts')> {
-  return import('./etcd-store.ts');
+export function loadEtcdStore(): Promise<typeof import('./store.ts')> {
+  return import('./store.ts');
 }

@@ -6,14 +6,14 @@
 // Peers come from one list of all nodes, then a watch from the list's resourceVersion (bookmarks keep it fresh); the server ending the watch
 // resumes it, a 410 Gone (version too old), a broken connection or one silent for 150 s (no
 // bookmark: a dead peer) re-lists and diffs. No polling.
-import type { NetConf } from '../config/net-conf.ts';
-import { KubeClient } from '../kube/client.ts';
-import type { KubeConn } from '../kube/config.ts';
-import { type KubeNode, leaseAnnotations, nodePodCidr, nodeToLease, subnetInNetwork } from '../kube/node-lease.ts';
-import { type NodeNameSource, resolveNodeName } from '../kube/node-name.ts';
-import { LeaseTable } from './lease-table.ts';
-import type { AcquireOptions, Lease, LeaseEvent, LeaseStore, Watch } from './store.ts';
-import { isoNow } from '../../lib/time/format.ts';
+import type { NetConf } from '../../config/net-conf.ts';
+import { KubeClient } from '../../kube/client.ts';
+import type { KubeConn } from '../../kube/config.ts';
+import { type KubeNode, leaseAnnotations, nodePodCidr, nodeToLease, subnetInNetwork } from './node-lease.ts';
+import { type NodeNameSource, resolveNodeName } from '../../kube/node-name.ts';
+import { LeaseTable } from '../lease-table.ts';
+import type { AcquireOptions, Lease, LeaseEvent, LeaseStore, Watch } from '../store.ts';
+import { isoNow } from '../../../lib/time/format.ts';
 
 /** Options of the kube store. */
 export interface KubeStoreOptions extends NodeNameSource {

@@ -2,11 +2,11 @@
 // one (a lazy chunk) for a client certificate with password auth, or when etcd's gateway cannot
 // serve a client certificate (gatewayCannotServe); then the first read, which proves TLS and
 // credentials before anything is written.
-import type { NetConf } from '../config/net-conf.ts';
-import type { EtcdApi } from './etcd-api.ts';
-import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, etcdTransportFor, readEtcdNetConf } from './etcd-client.ts';
-import { GatewayHttpError } from './etcd-gateway.ts';
-import { GatewayEtcdApi } from './etcd-gateway-kv.ts';
+import type { NetConf } from '../../config/net-conf.ts';
+import type { EtcdApi } from './api.ts';
+import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, etcdTransportFor, readEtcdNetConf } from './client.ts';
+import { GatewayHttpError } from './gateway.ts';
+import { GatewayEtcdApi } from './gateway-kv.ts';
 
 /** What connecting needs (a part of the store's options). */
 export interface EtcdConnectOptions {
@@ -15,11 +15,11 @@ export interface EtcdConnectOptions {
   netConf?: NetConf;
   security?: EtcdSecurity;
   /**
-   * Loads the gRPC client (open-store.ts passes etcd-grpc-chunk.ts's loader). Given by the caller so
+   * Loads the gRPC client (open-store.ts passes grpc-chunk.ts's loader). Given by the caller so
    * that in dist/bin/weftd the gRPC chunk sits beside the etcd store's chunk, not inside it, where
    * its text would stay in the heap of every weftd on etcd.
    */
-  loadGrpc?: () => Promise<typeof import('./etcd-grpc.ts')>;
+  loadGrpc?: () => Promise<typeof import('./grpc.ts')>;
 }
 
 /** The etcd client for `opts`: the JSON gateway, or gRPC for a client certificate with password auth (etcdTransportFor). */

@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { normalizeNetConf } from '../../../../agent/config/net-conf.ts';
-import { FileLeaseStore } from '../../../../agent/lease/file-store.ts';
-import type { LeaseEvent, LeaseLostEvent } from '../../../../agent/lease/store.ts';
+import { normalizeNetConf } from '../../../../../agent/config/net-conf.ts';
+import { FileLeaseStore } from '../../../../../agent/lease/file/store.ts';
+import type { LeaseEvent, LeaseLostEvent } from '../../../../../agent/lease/store.ts';
 
 const run = promisify(execFile);
 const dirs: string[] = [];

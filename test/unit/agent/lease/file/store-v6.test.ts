@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { normalizeNetConf } from '../../../../agent/config/net-conf.ts';
-import { FileLeaseStore } from '../../../../agent/lease/file-store.ts';
-import type { AcquireOptions, LeaseEvent, LeaseLostEvent } from '../../../../agent/lease/store.ts';
+import { normalizeNetConf } from '../../../../../agent/config/net-conf.ts';
+import { FileLeaseStore } from '../../../../../agent/lease/file/store.ts';
+import type { AcquireOptions, LeaseEvent, LeaseLostEvent } from '../../../../../agent/lease/store.ts';
 
 const dirs: string[] = [];
 const stores: FileLeaseStore[] = [];

@@ -5,15 +5,15 @@
 // errors lead to a re-list and diff, reconnects and a periodic timer re-list too (that also notices
 // etcd having lost its data: our own key then gets re-created and onLost fires). etcd is reached
 // through an EtcdApi: the JSON gateway client, or the gRPC one where the gateway cannot serve.
-import type { NetConf } from '../config/net-conf.ts';
-import { checkAcquireFamilies, leaseFromPlan, planAcquire } from './allocate.ts';
-import type { EtcdApi, EtcdKeyValue, EtcdWatch } from './etcd-api.ts';
-import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, kvToLease } from './etcd-client.ts';
-import { type EtcdConnectOptions, connectEtcd } from './etcd-connect.ts';
-import { formatLeaseAttrs, formatSubnetKey, parseLeaseKey } from './lease-json.ts';
-import { LeaseTable } from './lease-table.ts';
-import { OwnLeaseKeeper } from './own-lease.ts';
-import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from './store.ts';
+import type { NetConf } from '../../config/net-conf.ts';
+import { checkAcquireFamilies, leaseFromPlan, planAcquire } from '../allocate.ts';
+import type { EtcdApi, EtcdKeyValue, EtcdWatch } from './api.ts';
+import { DEFAULT_ETCD_PREFIX, type EtcdSecurity, etcdKeys, kvToLease } from './client.ts';
+import { type EtcdConnectOptions, connectEtcd } from './connect.ts';
+import { formatLeaseAttrs, formatSubnetKey, parseLeaseKey } from '../lease-json.ts';
+import { LeaseTable } from '../lease-table.ts';
+import { OwnLeaseKeeper } from '../own-lease.ts';
+import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from '../store.ts';
 
 /** Options of the etcd store. Without netConf, <prefix>/config is read (flannel's behaviour). */
 export interface EtcdStoreOptions {

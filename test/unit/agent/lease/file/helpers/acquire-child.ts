@@ -1,6 +1,6 @@
 // Child process for the file-store concurrency test: acquires one lease in DIR for PUBLIC_IP and prints it.
-import { normalizeNetConf } from '../../../../../agent/config/net-conf.ts';
-import { FileLeaseStore } from '../../../../../agent/lease/file-store.ts';
+import { normalizeNetConf } from '../../../../../../agent/config/net-conf.ts';
+import { FileLeaseStore } from '../../../../../../agent/lease/file/store.ts';
 
 const [dir, publicIp, confJson] = process.argv.slice(2);
 if (!dir || !publicIp || !confJson) throw new Error('usage: acquire-child DIR PUBLIC_IP NETCONF_JSON');

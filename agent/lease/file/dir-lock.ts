@@ -3,7 +3,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sys } from '../../lib/sys/index.ts';
+import { sys } from '../../../lib/sys/index.ts';
 
 /** Name of the lock file inside the store directory. */
 export const LOCK_FILE = '.lock';

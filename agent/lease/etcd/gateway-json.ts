@@ -1,7 +1,7 @@
 // etcd's JSON gateway wire format (grpc-gateway over etcd's protobuf, etcd 3.4+): keys and values
 // in base64, int64 fields as decimal strings, enums by name, and fields at their default value left
 // out (no `succeeded` is false, no `kvs` is none, no `TTL` is 0, no event `type` is PUT). Pure.
-import type { EtcdKeyValue } from './etcd-api.ts';
+import type { EtcdKeyValue } from './api.ts';
 
 /** A decoded gateway answer (int64 fields are JSON strings; fields at their default are absent). */
 export type GatewayJson = Record<string, unknown>;

@@ -1,11 +1,11 @@
 // The etcd store's operations over etcd's gRPC API with the npm `etcd3` client (grpc-js, http2,
 // protobufjs: 10-17 MiB of weftd once loaded), in weftd's netns. Only for what the JSON gateway
 // cannot do: a client certificate together with password auth (etcd refuses gateway requests that
-// carry a client certificate while auth is on). Loaded through etcd-grpc-chunk.ts, so that a weftd
+// carry a client certificate while auth is on). Loaded through grpc-chunk.ts, so that a weftd
 // on the gateway never parses it.
 import { Etcd3, type IKeyValue, type IOptions } from 'etcd3';
-import type { EtcdApi, EtcdKeyValue, EtcdWatch, EtcdWatchHandlers } from './etcd-api.ts';
-import { type EtcdSecurity, readEtcdTlsFiles } from './etcd-client.ts';
+import type { EtcdApi, EtcdKeyValue, EtcdWatch, EtcdWatchHandlers } from './api.ts';
+import { type EtcdSecurity, readEtcdTlsFiles } from './client.ts';
 
 type Backoff = NonNullable<NonNullable<IOptions['faultHandling']>['watchBackoff']>;
 

@@ -1,10 +1,10 @@
-// The lease table and net-conf read through etcd's JSON gateway (agent/lease/etcd-gateway.ts), the
+// The lease table and net-conf read through etcd's JSON gateway (gateway.ts), the
 // way the etcd store would decode them, in the calling process's netns. Read-only: used where the
 // gRPC store is not (yet) loaded, by `weft doctor` and by weftd's early udp data plane.
-import { type NetConf, parseNetConf } from '../config/net-conf.ts';
-import type { EtcdGateway } from './etcd-gateway.ts';
-import { parseLeaseAttrs, parseSubnetKey } from './lease-json.ts';
-import type { Lease } from './store.ts';
+import { type NetConf, parseNetConf } from '../../config/net-conf.ts';
+import type { EtcdGateway } from './gateway.ts';
+import { parseLeaseAttrs, parseSubnetKey } from '../lease-json.ts';
+import type { Lease } from '../store.ts';
 
 /** <prefix>/config parsed, or null when the key is absent (throws when it does not parse). */
 export async function readGatewayNetConf(etcd: EtcdGateway, prefix: string): Promise<NetConf | null> {
