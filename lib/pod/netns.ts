@@ -53,14 +53,19 @@ export function openPodNs(path: string): PodNs {
  * opened and closed here, code 3 when gone), with a route socket opened there and closed afterwards.
  */
 export function inPodNetns<T>(pod: NetnsHandle | string, fn: (rtnl: Rtnl) => T): T {
+  return inPodNetnsWith(pod, () => Rtnl.open(), fn);
+}
+
+/** inPodNetns with the socket `open` makes inside the pod netns (RtnlLinks.open: a bundle that only reads links and addresses). */
+export function inPodNetnsWith<S extends { close(): void }, T>(pod: NetnsHandle | string, open: () => S, fn: (sock: S) => T): T {
   const ns = typeof pod === 'string' ? openPodNetns(pod) : pod;
   try {
     return withNetns(ns, () => {
-      const rtnl = Rtnl.open();
+      const sock = open();
       try {
-        return fn(rtnl);
+        return fn(sock);
       } finally {
-        rtnl.close();
+        sock.close();
       }
     });
   } finally {

@@ -1,9 +1,9 @@
 // The flannel CNI config as flannel's own plugin reads it: subnetFile, dataDir, delegate, ipam.
 // Runtime-injected keys (runtimeConfig, args, prevResult) are passed on to the delegate untouched.
-import { normalizeKeys, type FieldTree } from '../../lib/cni/decode.ts';
-import { invalidConfig } from '../../lib/cni/errors.ts';
-import { validateContainerId } from '../../lib/cni/ids.ts';
-import type { NetConf } from '../../lib/cni/types.ts';
+import { normalizeKeys, type FieldTree } from '../cni/decode.ts';
+import { invalidConfig } from '../cni/errors.ts';
+import { validateContainerId } from '../cni/ids.ts';
+import type { NetConf } from '../cni/types.ts';
 
 /** Where weftd writes subnet.env (flannel's default path). */
 export const DEFAULT_SUBNET_FILE = '/run/flannel/subnet.env';

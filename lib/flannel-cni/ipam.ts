@@ -1,10 +1,10 @@
 // The delegate's IPAM section as flannel's CNI plugin assembles it: the configured `ipam` object
 // (type defaulting to host-local), `ranges` replaced by one range set per family of the node
 // subnet(s), and a route to every cluster network appended to the configured routes.
-import { invalidConfig } from '../../lib/cni/errors.ts';
-import { networkForm } from '../../lib/flannel/subnet-env.ts';
+import { invalidConfig } from '../cni/errors.ts';
+import { networkForm } from '../flannel/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
-import type { FlannelEnv } from '../../lib/flannel/subnet-file.ts';
+import type { FlannelEnv } from '../flannel/subnet-file.ts';
 
 /** "10.244.3.1/24" (subnet.env's gateway form) -> "10.244.3.0/24"; null when it is not a prefix. */
 export const subnetNetwork = networkForm;

@@ -2,10 +2,10 @@
 // layout): DEL replays exactly what ADD used even when subnet.env changed or is gone since.
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ioFailure } from '../../lib/cni/errors.ts';
-import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
+import { ioFailure } from '../cni/errors.ts';
+import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { scratchName } from './config.ts';
-import { errnoCode } from '../../lib/sys/errno.ts';
+import { errnoCode } from '../sys/errno.ts';
 
 /** Path of the stored delegate config for a container. */
 export function scratchPath(dataDir: string, containerId: string): string {

@@ -1,17 +1,17 @@
-// ADD/DEL/CHECK of the flannel plugins (flannel-vxlan, host-gw, flannel-udp): read subnet.env, render
+// ADD/DEL/CHECK of the flannel plugins (flannel, flannel-vxlan, host-gw, flannel-udp in plugins/): read subnet.env, render
 // and store the delegate config, delegate to it (in-process when main.ts registered it and CNI_PATH
 // holds our bundle of it); DEL replays the stored one.
 // Runs in the runtime's (node's) netns; the pod netns is only touched by the delegate.
-import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd } from '../../lib/cni/delegate.ts';
-import { CniError, ErrorCode, unknownContainer } from '../../lib/cni/errors.ts';
-import { log } from '../../lib/cni/log.ts';
-import type { CmdArgs, Plugin } from '../../lib/cni/plugin.ts';
-import type { NetConf, Result } from '../../lib/cni/types.ts';
-import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
+import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd } from '../cni/delegate.ts';
+import { CniError, ErrorCode, unknownContainer } from '../cni/errors.ts';
+import { log } from '../cni/log.ts';
+import type { CmdArgs, Plugin } from '../cni/plugin.ts';
+import type { NetConf, Result } from '../cni/types.ts';
+import { SUPPORTED_VERSIONS } from '../cni/types.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
-import { readFlannelSubnetFile, type FlannelEnv } from '../../lib/flannel/subnet-file.ts';
+import { readFlannelSubnetFile, type FlannelEnv } from '../flannel/subnet-file.ts';
 
 /** Backend-specific work before the delegate runs (flannel-vxlan: make sure the VTEP exists). */
 export interface FlannelHooks {

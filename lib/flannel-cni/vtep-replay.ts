@@ -1,10 +1,10 @@
 // Replays the VTEP specs weftd left next to subnet.env (flannel.<VNI>, and flannel-v6.<VNI> on a
 // dual-stack node), for the plugins that delegate on a vxlan node (flannel-vxlan always, flannel
 // when subnet.env says the node runs vxlan). Runs in the runtime's (node's) netns.
-import { Rtnl } from '../../lib/netlink/index.ts';
+import { Rtnl } from '../netlink/index.ts';
 import { subnetNetwork } from './ipam.ts';
-import type { FlannelEnv } from '../../lib/flannel/subnet-file.ts';
-import { ensureVtep, readVtepSpec, vtepSpecPath, type VtepSpec } from '../../lib/flannel/vtep.ts';
+import type { FlannelEnv } from '../flannel/subnet-file.ts';
+import { ensureVtep, readVtepSpec, vtepSpecPath, type VtepSpec } from '../flannel/vtep.ts';
 
 /** An IPv6 outer header is 20 bytes longer than an IPv4 one (VXLAN overhead 70 against 50). */
 const V6_EXTRA_OVERHEAD = 20;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizeFlannelConfig } from '../../../../plugins/flannel/config.ts';
-import { nodeSubnet, renderDelegate } from '../../../../plugins/flannel/render.ts';
+import { normalizeFlannelConfig } from '../../../../lib/flannel-cni/config.ts';
+import { nodeSubnet, renderDelegate } from '../../../../lib/flannel-cni/render.ts';
 import type { SubnetEnv } from '../../../../lib/flannel/subnet-env.ts';
 import type { NetConf } from '../../../../lib/cni/types.ts';
 import { CniError } from '../../../../lib/cni/errors.ts';

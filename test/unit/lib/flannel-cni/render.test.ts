@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CniError } from '../../../../lib/cni/errors.ts';
 import type { NetConf } from '../../../../lib/cni/types.ts';
-import { delDataDir, normalizeFlannelConfig } from '../../../../plugins/flannel/config.ts';
-import { renderDelegate } from '../../../../plugins/flannel/render.ts';
+import { delDataDir, normalizeFlannelConfig } from '../../../../lib/flannel-cni/config.ts';
+import { renderDelegate } from '../../../../lib/flannel-cni/render.ts';
 import { parseFlannelSubnetFile } from '../../../../lib/flannel/subnet-file.ts';
-import { specIsCurrent } from '../../../../plugins/flannel/vtep-replay.ts';
+import { specIsCurrent } from '../../../../lib/flannel-cni/vtep-replay.ts';
 
 const V4 = parseFlannelSubnetFile('FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.3.1/24\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=true\n', 'f');
 const DUAL = parseFlannelSubnetFile('FLANNEL_NETWORK=10.42.0.0/16\nFLANNEL_SUBNET=10.42.1.1/24\nFLANNEL_IPV6_NETWORK=2001:cafe:42::/56\n' +

@@ -2,10 +2,10 @@
 // isGateway, ipMasq = !FLANNEL_IPMASQ (weftd masquerades when it is true), mtu = FLANNEL_MTU,
 // the node subnet as the only range and a route to the cluster Network. Unlike flannel, a bridge
 // delegate also gets weftMasqExempt = the cluster Network(s): pod-to-pod traffic is never masqueraded.
-import { networkForm, type SubnetEnv } from '../../lib/flannel/subnet-env.ts';
+import { networkForm, type SubnetEnv } from '../flannel/subnet-env.ts';
 import type { FlannelConfig } from './config.ts';
 import { clusterNetworks, renderIpam } from './ipam.ts';
-import type { FlannelEnv } from '../../lib/flannel/subnet-file.ts';
+import type { FlannelEnv } from '../flannel/subnet-file.ts';
 
 /** The delegate's type when the config names none (flannel's default). */
 export const DEFAULT_DELEGATE = 'bridge';
