@@ -5,6 +5,7 @@
 import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd } from '../cni/delegate.ts';
 import { CniError, ErrorCode, unknownContainer } from '../cni/errors.ts';
 import { log } from '../cni/log.ts';
+import { Rollback } from '../cni/rollback.ts';
 import type { CmdArgs, Plugin } from '../cni/plugin.ts';
 import type { NetConf, Result } from '../cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../cni/types.ts';
@@ -41,16 +42,16 @@ async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
   // The delegate's (and its IPAM's) own checks, before the VTEP, the stored config or the bridge exist.
   await delegateValidateAdd(type, bytes, a.env, { config: conf as NetConf, cniVersion: cfg.cniVersion });
   hooks.beforeAdd?.(cfg, env);
-  // Stored before ADD so that a DEL after a crash mid-ADD still finds what to undo.
-  saveDelegateConf(cfg.dataDir, a.containerId, conf);
-  try {
+  // ADD leaves nothing behind: the delegate's partial work is undone, then the config forgotten.
+  return new Rollback().run(async (rb) => {
+    // Stored before ADD so that a DEL after a crash mid-ADD still finds what to undo.
+    saveDelegateConf(cfg.dataDir, a.containerId, conf);
+    rb.push('stored delegate config', () => removeDelegateConf(cfg.dataDir, a.containerId));
+    rb.push(`${type} ADD`, async () => {
+      try { await delegateDel(type, bytes, a.env); } catch { /* the delegate's own rollback ran already */ }
+    });
     return await delegateAdd(type, bytes, a.env);
-  } catch (e) {
-    // ADD leaves nothing behind: undo the delegate's partial work, then forget the config.
-    try { await delegateDel(type, bytes, a.env); } catch { /* the delegate's own rollback ran already */ }
-    removeDelegateConf(cfg.dataDir, a.containerId);
-    throw e;
-  }
+  });
 }
 
 async function cmdDel(a: CmdArgs): Promise<void> {
