@@ -189,6 +189,7 @@ export class Weftd {
           this.o.log.warn('change failed', { change: describeOp(x.op), error: x.error });
         }
         for (const c of plan.conflicts) this.o.log.warn('route exists and is not ours: left alone', c);
+        if (plan.adopted.length > 0) this.o.log.info('took over peer routes flanneld programmed (proto boot, exactly as the leases want them)', { routes: plan.adopted.map((a) => `${a.dst} via ${a.gw}`) });
         const failedAdds = (kind: Op['kind']) => out.failed.filter((x) => x.op.kind === kind).length;
         sums.route += desired.routes.length - plan.conflicts.length - failedAdds('add-route');
         sums.neigh += desired.neighs.length - failedAdds('add-neigh');
