@@ -89,7 +89,9 @@ export class Weftd {
       if (!reuse) early?.backend.stop();
       const backend: Backend = reuse ? early.backend : createBackend(store.netConf.backend, uplink, {
         subnetFile: o.subnetFile, log: o.log, network: store.netConf.network, ...(uplink6 !== undefined ? { ipv6: uplink6 } : {}),
+        ...(store.netConf.ipv6Network !== undefined ? { ipv6Network: store.netConf.ipv6Network } : {}),
       });
+      backend.adoptLocal?.(rtnl);
       const preferred = previousSubnet(o.subnetFile, store.netConf.network);
       const v6Data = backend.backendV6Data?.();
       const own = await store.acquire({
