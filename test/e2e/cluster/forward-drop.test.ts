@@ -12,6 +12,7 @@ import { pingMatrix, type Probe } from '../../../testkit/probe.ts';
 import { nsRun } from '../../../testkit/topology.ts';
 import { FORWARD_RESYNC_MS, FORWARD_TAG } from '../../../agent/forward-rules.ts';
 import { pingOnce, skipReason } from './helpers.ts';
+import { doctor, problemsOf } from '../doctor/helpers.ts';
 
 /** weftd's accepts in node 1's `ip filter FORWARD` (iptables' view) and node 2's `inet host forward` (nft's). */
 async function weftdRules(c: Cluster): Promise<{ ipt: number; nft: number }> {
@@ -56,6 +57,10 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
       t.diagnostic(`accepts present ${ms.toFixed(0)} ms after the drops were set`);
       assert.deepEqual(await failing(c), []);
       for (const n of c.nodes) assert.doesNotMatch(c.weftdLog(n), /"level":"(warn|error)"/, `${n.netns}: weftd warnings`);
+      for (const n of c.nodes.slice(0, 2)) {
+        const r = await doctor(c, n);
+        assert.equal(r.checks.find((x) => x.check === 'forward')?.status, 'ok', `${n.netns}: doctor forward check`);
+      }
     });
 
     it('the number of accepts stays constant over resyncs, and they come back after iptables -F / nft flush chain', async () => {
@@ -75,6 +80,8 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
       const [n1, n2, n3] = c.nodes as [ClusterNode, ClusterNode, ClusterNode];
       await restartWeftd(c, [n1, n2], ['--iptables-forward-rules=false']);
       assert.deepEqual(await weftdRules(c), { ipt: 0, nft: 0 });
+      assert.match(problemsOf(await doctor(c, n1), 'forward').map((p) => p.detail).join('\n'), /^ip filter FORWARD has policy drop/);
+      assert.match(problemsOf(await doctor(c, n2), 'forward').map((p) => p.detail).join('\n'), /^inet host forward has policy drop/);
       const pod = (n: ClusterNode): ClusterPod => c.pods.find((p) => p.node === n) as ClusterPod;
       for (const [a, b] of [[n3, n1], [n3, n2], [n1, n3], [n2, n3]] as const) {
         assert.equal(await pingOnce(pod(a).netns, pod(b).ip) || await pingOnce(pod(a).netns, pod(b).ip), false, `${pod(a).name} -> ${pod(b).name} must be dropped`);
