@@ -3,7 +3,7 @@
 // unless it accepts the cluster Network. weftd --iptables-forward-rules (the default) appends such
 // accepts, tagged "weftd forward: ..."; flanneld's are tagged "flanneld forward". Reads the node's
 // netns over netlink (nothing changes); the judgement is pure.
-import { FORWARD_TAG, isForeignForwardChain, listForwardChainRules, wantedForwardRules, type ForwardChainRules, type ForwardNets } from '../../agent/forward-rules.ts';
+import { FORWARD_TAG, isForeignForwardChain, listForwardChainRules, wantedForwardRules, type ForwardChainRules, type ForwardNets } from '../../agent/inspect.ts';
 import { keptNfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import type { CheckResult, Problem } from './problem.ts';
 
