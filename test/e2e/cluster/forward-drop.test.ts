@@ -4,11 +4,12 @@
 // each other because weftd appends its tagged accepts to those chains; with
 // --iptables-forward-rules=false weftd removes them and cross-node pod traffic through those nodes
 // is dropped (the test can fail); the accepts come back after an `iptables -F` / `nft flush chain`,
-// and their number stays constant over resyncs.
+// and their number stays constant over resyncs. On a dual-stack cluster the IPv6Network gets the
+// same accepts (ip6tables' `ip6 filter FORWARD`, the inet chain's ip6 pair).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Cluster, waitFor, type ClusterNode, type ClusterPod } from '../../../testkit/cluster.ts';
-import { pingMatrix, type Probe } from '../../../testkit/probe.ts';
+import { canPing, pingMatrix, type Probe } from '../../../testkit/probe.ts';
 import { nsRun } from '../../../testkit/topology.ts';
 import { FORWARD_RESYNC_MS, FORWARD_TAG } from '../../../agent/forward-rules.ts';
 import { pingOnce, skipReason } from './helpers.ts';
@@ -93,3 +94,28 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
     });
   });
 }
+
+void describe('FORWARD policy drop, dual stack (vxlan): iptables and ip6tables on node 1, native inet chain on node 2', { skip: skipReason(), timeout: 240_000 }, () => {
+  let c: Cluster;
+  before(async () => {
+    c = await Cluster.create({ backend: 'vxlan', store: 'file', nodes: 3, podsPerNode: 1, ipv6Network: 'fd00:10:244::/56', delegate: { ipMasq: false } });
+    const [n1, n2] = c.nodes as [ClusterNode, ClusterNode];
+    await nsRun(n1.netns, ['iptables', '-P', 'FORWARD', 'DROP']);
+    await nsRun(n1.netns, ['ip6tables', '-P', 'FORWARD', 'DROP']);
+    await nsRun(n2.netns, ['nft', 'add', 'table', 'inet', 'host']);
+    await nsRun(n2.netns, ['nft', 'add', 'chain', 'inet', 'host', 'forward', '{ type filter hook forward priority 0; policy drop; }']);
+  });
+  after(() => c?.destroy());
+
+  it('accepts for the IPv6Network too (ip6 filter FORWARD, inet chain); pods reach each other over both families', async () => {
+    const [n1] = c.nodes as [ClusterNode];
+    const ip6t = async (): Promise<number> => (await nsRun(n1.netns, ['ip6tables', '-S', 'FORWARD'])).split('\n').filter((l) => l.includes(`"${FORWARD_TAG}: `) && l.includes('fd00:10:244::/56')).length;
+    await waitFor('accepts of both families', async () => { const r = await weftdRules(c); return r.ipt === 2 && r.nft === 4 && (await ip6t()) === 2; }, 3 * FORWARD_RESYNC_MS, 200);
+    assert.deepEqual(await failing(c), []);
+    const bad6: string[] = [];
+    for (const a of c.pods) for (const b of c.pods) {
+      if (a.node !== b.node && b.ip6 !== undefined && !(await canPing(a.netns, b.ip6))) bad6.push(`${a.name}->${b.name} (${b.ip6})`);
+    }
+    assert.deepEqual(bad6, []);
+  });
+});
