@@ -30,6 +30,7 @@ export interface RawFlags extends RawLeaseSourceFlags {
   kubeconfigFile?: string;
   kubeApiUrl?: string;
   kubeAnnotationPrefix?: string;
+  iptablesForwardRules?: boolean;
 }
 
 /** Builds the commander program (no parsing yet). */
@@ -61,6 +62,8 @@ export function weftdCommand(version: string): Command {
     .option('--kubeconfig-file <path>', 'kubeconfig for --kube-subnet-mgr (default: in-cluster service account)')
     .option('--kube-api-url <url>', 'Kubernetes API server URL (overrides the kubeconfig\'s server)')
     .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
+    .option('--iptables-forward-rules', 'accept traffic from/to the Network in other tables\' forward chains whose policy is drop (default)')
+    .option('--no-iptables-forward-rules', 'add no such accepts (and remove those weftd added earlier)')
     .addHelpText('after', NET_CONF_HELP);
 }
 
@@ -129,6 +132,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     ...(publicIpv6 !== undefined ? { publicIpv6 } : {}),
     subnetFile: f.subnetFile,
     ipMasq: f.ipMasq === true,
+    forwardRules: f.iptablesForwardRules !== false,
     ...(metricsAddr !== undefined ? { metricsAddr } : {}),
     resyncMs,
     // Coalesces a burst of notifications (our own writes echo back too) into one pass.

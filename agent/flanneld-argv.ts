@@ -12,13 +12,22 @@ export const FLANNELD_FLAGS: Readonly<Record<string, 'string' | 'bool' | 'list'>
   'public-ip': 'string', 'public-ipv6': 'string', 'subnet-file': 'string', 'net-config-path': 'string',
   'ip-masq': 'bool', 'subnet-lease-renew-margin': 'string', 'healthz-ip': 'string', 'healthz-port': 'string',
   v: 'string', 'kube-subnet-mgr': 'bool', 'kube-api-url': 'string', 'kubeconfig-file': 'string', 'kube-annotation-prefix': 'string',
+  'iptables-forward-rules': 'bool',
 };
+
+/** Boolean flanneld flags that default to true: off is passed on as commander's `--no-<name>`. */
+const DEFAULT_TRUE = new Set(['iptables-forward-rules']);
+
+/** commander's spelling of a boolean flanneld flag's value; null when the value is commander's default (nothing to pass). */
+function boolArg(name: string, on: boolean): string | null {
+  if (DEFAULT_TRUE.has(name)) return on ? null : `--no-${name}`;
+  return on ? `--${name}` : null;
+}
 
 /** flanneld flags weftd does not implement: their flanneld default (accepted, it changes nothing) and why. */
 export const FLANNELD_REFUSED: Readonly<Record<string, { kind: 'string' | 'bool'; dflt: string; why: string }>> = {
   'set-node-network-unavailable': { kind: 'bool', dflt: 'true', why: 'weftd --kube-subnet-mgr always sets NetworkUnavailable=False on its node' },
   'iptables-resync': { kind: 'string', dflt: '5', why: 'weftd uses nftables and re-applies its rules on its own period (--resync-interval)' },
-  'iptables-forward-rules': { kind: 'bool', dflt: 'true', why: 'weftd adds no FORWARD accept rules (use the firewall plugin)' },
   'ip-masq-fully-random-disable': { kind: 'bool', dflt: 'false', why: "weftd's masquerade is always fully random" },
   'ip-blackhole-route': { kind: 'bool', dflt: 'false', why: 'weftd adds no blackhole route for its subnet' },
   vmodule: { kind: 'string', dflt: '', why: 'per-file log levels do not exist in weftd (use --log-level)' },
@@ -67,7 +76,8 @@ export function flanneldArgv(args: readonly string[], env: Readonly<Record<strin
     if (kind === 'bool') {
       const on = m[2] === undefined ? true : parseGoBool(name, m[2]);
       refuse(name, String(on));
-      if (on && FLANNELD_FLAGS[name]) out.push(`--${name}`);
+      const arg = FLANNELD_FLAGS[name] ? boolArg(name, on) : null;
+      if (arg !== null) out.push(arg);
       continue;
     }
     let value = m[2];
@@ -85,7 +95,8 @@ export function flanneldArgv(args: readonly string[], env: Readonly<Record<strin
     if (kind === 'bool') {
       const on = parseGoBool(name, value);
       refuse(name, String(on));
-      if (on && FLANNELD_FLAGS[name]) out.push(`--${name}`);
+      const arg = FLANNELD_FLAGS[name] ? boolArg(name, on) : null;
+      if (arg !== null) out.push(arg);
     } else {
       refuse(name, value);
       if (FLANNELD_FLAGS[name]) out.push(`--${name}=${value}`);

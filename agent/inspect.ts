@@ -31,6 +31,8 @@ export { chooseUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 export { desiredState } from './reconcile/desired.ts';
 export { planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
 export { udpPeerLeases, type PeerRow } from './udp/peer-table.ts';
+// Which foreign forward chains drop pod traffic and the accepts weftd puts there (pure, and a netlink read).
+export { FORWARD_TAG, isForeignForwardChain, listForwardChainRules, wantedForwardRules, type ForwardChainRules, type ForwardNets } from './forward-rules.ts';
 // The names weftd exports on /metrics.
 export { M as WEFTD_METRICS } from './agent-metrics.ts';
 export { UDP_METRICS } from './udp/counters.ts';

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { ensureIpMasq, masqNetworks } from './ip-masq.ts';
+import { ensureForwardRules, FORWARD_RESYNC_MS } from './forward-rules.ts';
 import { Rtnl, RtnlEvents, type RtnlEvent } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
 import { createBackend, type Backend, type UplinkV6 } from './backend/index.ts';
@@ -36,6 +37,8 @@ export interface WeftdOptions {
   publicIpv6?: string;
   subnetFile: string;
   ipMasq: boolean;
+  /** --iptables-forward-rules: accepts for the Network in foreign forward chains with policy drop (off: removes weftd's). */
+  forwardRules: boolean;
   metricsAddr?: string;
   /** Safety-net reconcile period; events normally act first. */
   resyncMs: number;
@@ -54,6 +57,7 @@ export class Weftd {
   private lastOk = 0;
   private lastError = '';
   private masqTimer: NodeJS.Timeout | undefined;
+  private forwardTimer: NodeJS.Timeout | undefined;
   /** Device indexes of the last pass, to tell our neighbour/FDB notifications from others. */
   private dev: DevIndexes | undefined;
 
@@ -89,7 +93,9 @@ export class Weftd {
       if (!reuse) early?.backend.stop();
       const backend: Backend = reuse ? early.backend : createBackend(store.netConf.backend, uplink, {
         subnetFile: o.subnetFile, log: o.log, network: store.netConf.network, ...(uplink6 !== undefined ? { ipv6: uplink6 } : {}),
+        ...(store.netConf.ipv6Network !== undefined ? { ipv6Network: store.netConf.ipv6Network } : {}),
       });
+      backend.adoptLocal?.(rtnl);
       const preferred = previousSubnet(o.subnetFile, store.netConf.network);
       const v6Data = backend.backendV6Data?.();
       const own = await store.acquire({
@@ -124,6 +130,10 @@ export class Weftd {
       // flush ruleset`) would otherwise leave pods NAT-less until a restart. One nft transaction.
       this.masqTimer = setInterval(() => this.ensureMasq(), IPMASQ_RESYNC_MS).unref();
     }
+    this.ensureForward();
+    // Re-checked now and then (over netlink; nft runs only to repair): Docker or an iptables-restore
+    // may set the policy to drop or flush the chain after weftd started.
+    if (o.forwardRules) this.forwardTimer = setInterval(() => this.ensureForward(), FORWARD_RESYNC_MS).unref();
     this.store.onLost(({ lost, current }) => {
       o.log.warn('own lease was lost and taken again', { lost: lost.subnet, current: current.subnet });
       this.own = current;
@@ -189,6 +199,7 @@ export class Weftd {
           this.o.log.warn('change failed', { change: describeOp(x.op), error: x.error });
         }
         for (const c of plan.conflicts) this.o.log.warn('route exists and is not ours: left alone', c);
+        if (plan.adopted.length > 0) this.o.log.info('took over peer routes flanneld programmed (proto boot, exactly as the leases want them)', { routes: plan.adopted.map((a) => `${a.dst} via ${a.gw}`) });
         const failedAdds = (kind: Op['kind']) => out.failed.filter((x) => x.op.kind === kind).length;
         sums.route += desired.routes.length - plan.conflicts.length - failedAdds('add-route');
         sums.neigh += desired.neighs.length - failedAdds('add-neigh');
@@ -225,6 +236,16 @@ export class Weftd {
     }
   }
 
+  private ensureForward(): void {
+    try {
+      const { lines } = ensureForwardRules(masqNetworks(this.store.netConf), this.o.forwardRules);
+      if (lines.length > 0) this.o.log.info(this.o.forwardRules ? 'forward accepts for the Network in chains with policy drop' : 'removed the forward accepts weftd had added', { changes: lines });
+    } catch (e) {
+      this.metrics.inc(M.errors, { source: 'forward-rules' });
+      this.o.log.warn('forward accept rules could not be applied', { error: e });
+    }
+  }
+
   private health(): { ok: boolean; detail: string } {
     const age = Date.now() - this.lastOk;
     const ok = this.lastOk > 0 && age < Math.max(3 * this.o.resyncMs, 5000);
@@ -243,6 +264,7 @@ export class Weftd {
   async stop(): Promise<void> {
     this.loop?.stop();
     if (this.masqTimer !== undefined) clearInterval(this.masqTimer);
+    if (this.forwardTimer !== undefined) clearInterval(this.forwardTimer);
     this.watch?.stop();
     this.events?.close();
     this.server?.close();

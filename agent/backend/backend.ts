@@ -22,6 +22,8 @@ export interface Backend {
   backendData(): BackendData;
   /** BackendV6Data for the IPv6 side of the lease (vxlan: VNI and the MAC of flannel-v6.<VNI>); undefined when IPv6 is off. */
   backendV6Data?(): BackendData | undefined;
+  /** Optional, before the lease is taken: keeps a matching device already on the node (vxlan: flanneld's VTEP and its MAC). */
+  adoptLocal?(rtnl: Rtnl): void;
   /** FLANNEL_MTU: the MTU pods must use on this backend. */
   podMtu(): number;
   /** Idempotent: makes the local device(s) exist for `own` (both families when it has an IPv6 subnet) and returns the indexes routes use. */

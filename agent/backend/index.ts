@@ -11,7 +11,7 @@ import { VxlanBackend } from './vxlan.ts';
 export type { Backend, UplinkV6 } from './backend.ts';
 
 /** Builds the backend the net-conf selects (`ipv6` set when it enables IPv6); throws when the node cannot run it. */
-export function createBackend(conf: BackendConf, uplink: Uplink, opts: { subnetFile: string; log: AgentLog; network?: string; ipv6?: UplinkV6 }): Backend {
+export function createBackend(conf: BackendConf, uplink: Uplink, opts: { subnetFile: string; log: AgentLog; network?: string; ipv6Network?: string; ipv6?: UplinkV6 }): Backend {
   switch (conf.type) {
     case 'vxlan': return new VxlanBackend(conf, uplink, opts);
     case 'host-gw': return new HostGwBackend(uplink, opts.ipv6);

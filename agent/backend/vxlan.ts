@@ -15,6 +15,7 @@ import type { DevIndexes } from '../reconcile/diff.ts';
 import type { Uplink } from '../uplink.ts';
 import type { Backend, UplinkV6 } from './backend.ts';
 import { applyChecksumOffload, decideChecksumOffload, type OffloadDecision } from './checksum-offload.ts';
+import { readAdoptableMac } from './vxlan-adopt.ts';
 
 /** VXLAN over IPv4: outer IP 20 + UDP 8 + VXLAN 8 + inner Ethernet 14 = 50 bytes (RFC 7348 section 5). */
 export const VXLAN_OVERHEAD = 50;
@@ -24,13 +25,17 @@ export const VXLAN6_OVERHEAD = 70;
 /** The vxlan backend (node netns). */
 export class VxlanBackend implements Backend {
   readonly type = 'vxlan' as const;
-  private readonly mac: string;
+  private mac: string;
   private readonly mtu: number;
   private readonly v6: { uplink: UplinkV6; mac: string; mtu: number } | undefined;
   private readonly offloadDoneFor = new Map<string, number>();
   private readonly offload: OffloadDecision;
 
-  constructor(private readonly conf: BackendConf, private readonly uplink: Uplink, private readonly opts: { subnetFile: string; log: AgentLog; ipv6?: UplinkV6 }) {
+  constructor(
+    private readonly conf: BackendConf,
+    private readonly uplink: Uplink,
+    private readonly opts: { subnetFile: string; log: AgentLog; ipv6?: UplinkV6; network?: string; ipv6Network?: string },
+  ) {
     this.mac = vtepMac(uplink.publicIp, conf.vni);
     this.mtu = conf.mtu ?? uplink.mtu - VXLAN_OVERHEAD;
     if (opts.ipv6 !== undefined) {
@@ -42,6 +47,28 @@ export class VxlanBackend implements Backend {
       this.v6 = { uplink: { ...opts.ipv6, publicIp }, mac: vtepMac(publicIp, conf.vni), mtu: conf.mtu ?? uplink.mtu - VXLAN6_OVERHEAD };
     }
     this.offload = decideChecksumOffload(conf.checksumOffload);
+  }
+
+  /**
+   * Before the lease is taken: keeps the MAC of a VTEP already on the node with our parameters and an
+   * address in the cluster network (flanneld's random one after a switch), so the lease advertises
+   * what peers already hold and ensureLocal keeps the device instead of re-creating it.
+   */
+  adoptLocal(rtnl: Rtnl): void {
+    const up = rtnl.getLink(this.uplink.name);
+    const base = { vni: this.conf.vni, port: this.conf.port, ...(up ? { uplinkIndex: up.index } : {}) };
+    const mac4 = this.opts.network === undefined || this.opts.network === '' ? null
+      : readAdoptableMac(rtnl, vtepName(this.conf.vni), 4, { ...base, local: this.uplink.publicIp, network: this.opts.network });
+    if (mac4 !== null && mac4 !== this.mac) {
+      this.opts.log.info('kept the existing VTEP and its MAC (flanneld\'s or an earlier one): peers keep their entries', { dev: vtepName(this.conf.vni), mac: mac4 });
+      this.mac = mac4;
+    }
+    if (this.v6 === undefined || this.opts.ipv6Network === undefined) return;
+    const mac6 = readAdoptableMac(rtnl, vtep6Name(this.conf.vni), 6, { ...base, local: this.v6.uplink.publicIp, network: this.opts.ipv6Network });
+    if (mac6 !== null && mac6 !== this.v6.mac) {
+      this.opts.log.info('kept the existing VTEP and its MAC (flanneld\'s or an earlier one): peers keep their entries', { dev: vtep6Name(this.conf.vni), mac: mac6 });
+      this.v6.mac = mac6;
+    }
   }
 
   /** VNI and the stable VtepMAC. */

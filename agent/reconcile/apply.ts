@@ -74,6 +74,6 @@ export function describeOp(op: Op): string {
     case 'del-neigh': return `del neigh ${op.neigh.ip}`;
     case 'add-neigh': return `add neigh ${op.want.ip} lladdr ${op.want.mac}`;
     case 'add-fdb': return `add fdb ${op.want.mac} dst ${op.want.dst}`;
-    case 'add-route': return `add route ${op.want.dst} via ${op.want.gw} dev ${op.want.dev}${op.want.onlink ? ' onlink' : ''}`;
+    case 'add-route': return `${op.adopt === true ? 'adopt' : 'add'} route ${op.want.dst} via ${op.want.gw} dev ${op.want.dev}${op.want.onlink ? ' onlink' : ''}`;
   }
 }

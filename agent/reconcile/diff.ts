@@ -1,6 +1,8 @@
 // Diff between the desired state and what the kernel holds (pure): the operations that converge
 // them, touching only entries weftd owns (routes with RTPROT_WEFT; permanent neighbour/FDB entries
-// on its own VTEP). Healthy entries produce no operation, so a restart never re-adds them.
+// on its own VTEP) and adopting a route flanneld made that is exactly the one a lease wants (so a
+// node switched from flanneld keeps following its peers). Healthy entries produce no operation, so
+// a restart never re-adds them.
 import { canonicalCidr, cidrContains, parseCidr, parseIp, type Cidr } from '../../lib/ip/index.ts';
 import type { Fdb, Neigh, Route } from '../../lib/netlink/index.ts';
 import { RTPROT_WEFT, type DesiredState, type WantFdb, type WantNeigh, type WantRoute } from './desired.ts';
@@ -25,20 +27,31 @@ export function familyDev(dev: DevIndexes, family: 4 | 6): DevIndexes {
   return vtep === undefined ? { uplink: dev.uplink } : { uplink: dev.uplink, vtep };
 }
 
-/** One change to apply; `replace` means an entry of ours exists with other values. */
+/**
+ * rtm_protocol of a route added without one (RTPROT_BOOT): what flanneld's netlink.RouteReplace
+ * leaves on every peer route it programs, and also what a plain `ip route add` gets.
+ */
+export const RTPROT_BOOT = 3;
+
+/**
+ * One change to apply; `replace` means an entry exists with other values (ours) or, with `adopt`,
+ * a foreign route equal to the wanted one that the replace takes over under RTPROT_WEFT.
+ */
 export type Op =
   | { kind: 'del-route'; route: Route }
   | { kind: 'del-fdb'; fdb: Fdb }
   | { kind: 'del-neigh'; neigh: Neigh }
   | { kind: 'add-neigh'; want: WantNeigh; replace: boolean }
   | { kind: 'add-fdb'; want: WantFdb; replace: boolean }
-  | { kind: 'add-route'; want: WantRoute; replace: boolean };
+  | { kind: 'add-route'; want: WantRoute; replace: boolean; adopt?: true };
 
 /** The diff: operations in a safe order (removals first, then per-kind adds neighbour, FDB, route) and conflicts left alone. */
 export interface Plan {
   ops: Op[];
   /** Desired routes whose destination holds a route weftd did not create: never overwritten. */
   conflicts: Array<{ dst: string; protocol: number }>;
+  /** Foreign routes taken over (flannel's, exactly as a lease wants them): each also an add-route with adopt. */
+  adopted: Array<{ dst: string; gw: string; protocol: number }>;
   /** Desired entries already programmed correctly. */
   inPlace: number;
 }
@@ -54,7 +67,7 @@ export function planReconcile(desired: DesiredState, actual: ActualState, dev: D
   if (parsed === null) throw new Error(`network ${network} is not an IP prefix`);
   const net = canonicalCidr(parsed);
   const family = net.addr.family;
-  const plan: Plan = { ops: [], conflicts: [], inPlace: 0 };
+  const plan: Plan = { ops: [], conflicts: [], adopted: [], inPlace: 0 };
   planRoutes(plan, desired.routes, actual.routes.filter((r) => r.family === family), dev);
   if (dev.vtep !== undefined) {
     planFdbs(plan, desired.fdbs, actual.fdbs.filter((f) => f.index === dev.vtep));
@@ -91,6 +104,14 @@ function planRoutes(plan: Plan, want: readonly WantRoute[], have: readonly Route
     const foreign = same.filter((r) => r.protocol !== RTPROT_WEFT && defaultMetric(r));
     if (ours.some((r) => routeMatches(r, w, oif))) { plan.inPlace++; continue; }
     if (ours.length === 0 && foreign.length > 0) {
+      // flanneld's route for this very lease (same gateway, device, onlink; no metric): take it over,
+      // else a departed or moved peer would keep it forever. Any other owner's route is left alone.
+      const flannels = foreign.find((r) => r.protocol === RTPROT_BOOT && routeMatches(r, w, oif));
+      if (flannels !== undefined && foreign.length === 1) {
+        plan.adopted.push({ dst: w.dst, gw: w.gw, protocol: flannels.protocol });
+        plan.ops.push({ kind: 'add-route', want: w, replace: true, adopt: true });
+        continue;
+      }
       plan.conflicts.push({ dst: w.dst, protocol: foreign[0]?.protocol ?? 0 });
       continue;
     }

@@ -14,7 +14,7 @@ export function opProblem(op: Op, vtep: string, uplink: string): Problem {
   const dev = (d: 'vtep' | 'uplink'): string => (d === 'vtep' ? vtep : uplink);
   switch (op.kind) {
     case 'add-route':
-      return { check, detail: `${op.replace ? 'route drifted' : 'route missing'}: ${op.want.dst} should go via ${op.want.gw} dev ${dev(op.want.dev)}${op.want.onlink ? ' onlink' : ''}`, fix: `${WEFTD_FIXES}; by hand: ip route replace ${op.want.dst} via ${op.want.gw} dev ${dev(op.want.dev)}${op.want.onlink ? ' onlink' : ''} proto 87` };
+      return { check, detail: `${op.adopt === true ? 'flanneld\'s route (proto boot), not yet taken over by weftd' : op.replace ? 'route drifted' : 'route missing'}: ${op.want.dst} should go via ${op.want.gw} dev ${dev(op.want.dev)}${op.want.onlink ? ' onlink' : ''}`, fix: `${WEFTD_FIXES}; by hand: ip route replace ${op.want.dst} via ${op.want.gw} dev ${dev(op.want.dev)}${op.want.onlink ? ' onlink' : ''} proto 87` };
     case 'add-neigh':
       return { check, detail: `${op.replace ? 'neighbour drifted' : 'neighbour missing'}: ${op.want.ip} should be ${op.want.mac} (permanent) on ${vtep}`, fix: `${WEFTD_FIXES}; by hand: ip neigh replace ${op.want.ip} lladdr ${op.want.mac} dev ${vtep} nud permanent` };
     case 'add-fdb':

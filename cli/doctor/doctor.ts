@@ -12,6 +12,7 @@ import { readAllocations, type Allocation } from './allocations.ts';
 import { checkAllocations } from './check-allocations.ts';
 import { checkBridge } from './check-bridge.ts';
 import { checkCni } from './check-cni.ts';
+import { checkForwardOnNode } from './check-forward.ts';
 import { checkHealth, readWeftd } from './check-health.ts';
 import { checkKernel } from './check-kernel.ts';
 import { checkLease, ownLease } from './check-lease.ts';
@@ -77,6 +78,7 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   results.push(checkBridge({ bridge: o.bridge, subnet, node, allocs, live }));
   if ('error' in view || uplink === null) results.push(skipped('mtu', 'needs the net-conf and the uplink (see lease)'));
   else results.push(checkMtu({ netConf: view.netConf, uplink, env: lease.env, bridge: o.bridge, node }));
+  results.push(checkForwardOnNode('error' in view ? null : view.netConf, lease.env));
   results.push(...tail);
   return buildReport(results);
 }

@@ -60,9 +60,21 @@ void describe('weftd flags', () => {
   it('flanneld flags weftd cannot honour are refused unless they hold flanneld\'s default', () => {
     assert.throws(() => parse(['--set-node-network-unavailable=false']), /--set-node-network-unavailable=false: flanneld flag not supported/);
     assert.throws(() => parse(['-iptables-resync=10']), /--iptables-resync=10: flanneld flag not supported by weftd \(weftd uses nftables/);
-    assert.throws(() => parse(['--iptables-forward-rules=false']), /--iptables-forward-rules=false/);
     assert.throws(() => parse(['--etcd-endpoints']), /--etcd-endpoints needs a value/);
     assert.doesNotThrow(() => parse(['--iptables-forward-rules', '--set-node-network-unavailable=true', '--kube-annotation-prefix=flannel.alpha.coreos.com']));
+  });
+
+  it('--iptables-forward-rules: on by default as in flanneld; false (Go syntax, weftd\'s --no- form, FLANNELD_*) turns it off', () => {
+    const on = (argv: string[], env: Record<string, string> = {}) => normalizeWeftdFlags(parse(['--net-conf', '/n', ...argv], env)).forwardRules;
+    assert.equal(on([]), true);
+    assert.equal(on(['--iptables-forward-rules']), true);
+    assert.equal(on(['-iptables-forward-rules=true']), true);
+    assert.equal(on(['--iptables-forward-rules=false']), false);
+    assert.equal(on(['-iptables-forward-rules=0']), false);
+    assert.equal(on(['--no-iptables-forward-rules']), false);
+    assert.equal(on([], { FLANNELD_IPTABLES_FORWARD_RULES: 'false' }), false);
+    assert.equal(on(['--iptables-forward-rules=true'], { FLANNELD_IPTABLES_FORWARD_RULES: 'false' }), true);
+    assert.throws(() => parse(['--iptables-forward-rules=maybe']), /not a boolean/);
   });
 
   it('--public-ipv6 and FLANNELD_PUBLIC_IPV6: an IPv6 address in Go\'s text form; empty means auto-detect', () => {

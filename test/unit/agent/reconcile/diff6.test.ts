@@ -50,8 +50,9 @@ void describe('planReconcile, IPv6', () => {
   });
 
   it('a foreign IPv6 route of the default metric is a conflict; one with another metric is not', () => {
-    const conflict = planReconcile(want, { routes: [route({ protocol: 3 })], neighs: [neigh({})], fdbs: [fdb({})] }, dev, NET6);
-    assert.deepEqual(conflict.conflicts, [{ dst: 'fd00:10:244:2::/64', protocol: 3 }]);
+    // proto static: an identical proto boot route would be flanneld's and adopted (diff.test.ts).
+    const conflict = planReconcile(want, { routes: [route({ protocol: 4 })], neighs: [neigh({})], fdbs: [fdb({})] }, dev, NET6);
+    assert.deepEqual(conflict.conflicts, [{ dst: 'fd00:10:244:2::/64', protocol: 4 }]);
     const backup = planReconcile(want, { routes: [route({ protocol: 3, priority: 2048 })], neighs: [neigh({})], fdbs: [fdb({})] }, dev, NET6);
     assert.deepEqual(backup.conflicts, []);
     assert.deepEqual(backup.ops.map((o) => o.kind), ['add-route']);
