@@ -21,6 +21,8 @@ export interface ServicePortUnit {
   /** externalIPs and LoadBalancer ingress IPs of this family. */
   externalAddrs: string[];
   nodePort?: number;
+  /** ETP Local LoadBalancer: the port kube-proxy answers health checks on for this Service. */
+  healthCheckNodePort?: number;
   affinitySeconds?: number;
   etpLocal: boolean;
   itpLocal: boolean;
@@ -85,6 +87,7 @@ export function serviceUnits(svc: Service, slices: readonly EndpointSlice[], nod
       out.push({
         key, id: unitId(key), family, proto, port: sp.port, clusterIP, externalAddrs,
         ...(nodePort !== undefined ? { nodePort } : {}),
+        ...(etpLocal && type === 'LoadBalancer' && (spec.healthCheckNodePort ?? 0) > 0 ? { healthCheckNodePort: spec.healthCheckNodePort } : {}),
         // IPv6: nft 1.0.6 aborts on a dynamic-map update with IPv6 data (netlink_linearize assertion), so v6 has no affinity yet (docs/services.md).
         ...(affinity !== undefined && family === 4 ? { affinitySeconds: Math.max(1, Math.min(86_400, affinity)) } : {}),
         etpLocal, itpLocal,
