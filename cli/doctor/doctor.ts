@@ -3,7 +3,7 @@
 // nothing. Returns the report; the command prints it and exits 1 when it is not ok.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BackendConf } from '../../agent/config/backend-conf.ts';
+import type { BackendConf } from '../../agent/inspect.ts';
 import { vtepName } from '../../lib/flannel/devices.ts';
 import { networkForm } from '../../lib/flannel/subnet-env.ts';
 import { listTable, WEFT_TABLE, type NftTableState } from '../../lib/netfilter/index.ts';

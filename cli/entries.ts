@@ -1,4 +1,9 @@
-// The executables weft ships: each becomes one self-contained bundle dist/bin/<name>.
+// The executables weft ships, each one self-contained bundle dist/bin/<name> and one name of the
+// standalone file: read by the build (scripts/build/), by `weft install` (which of them are CNI
+// plugins), by the standalone dispatcher (cli/standalone/sea-entries.ts, generated from it) and by the
+// test kit. Kept in cli/, the shipped room that already knows every executable (it installs and
+// dispatches them), so that shipped code never imports scripts/; data only, no imports, so every
+// room that may import cli/ (scripts, testkit, test) can read it.
 export interface Entry {
   /** File name under dist/bin/ (what a runtime finds on CNI_PATH). */
   name: string;

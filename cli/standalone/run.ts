@@ -1,4 +1,4 @@
-// The standalone executable's start: picks the executable its name asks for (cli/dispatch.ts) and runs it.
+// The standalone executable's start: picks the executable its name asks for (dispatch.ts) and runs it.
 import { chooseEntry } from './dispatch.ts';
 import { SEA_ENTRIES } from './sea-entries.ts';
 

@@ -1,17 +1,15 @@
-// The `weft` command line (npm bin, dist/bin/weft): `weft install [--uninstall]`, `weft uninstall`, `weft doctor`.
-// Human-readable lines by default, one JSON document with --json; exit 0 done, 1 failed, 2 bad option.
-import { Command, CommanderError } from 'commander';
+// `weft install` and `weft uninstall`: their flags, the run, the printout (lines, or --json) and the
+// exit code (0 done, 1 failed or files kept, 2 bad option). Runs in the caller's mount namespace;
+// writes only under the directories the flags name.
+import { Command } from 'commander';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { install } from './install.ts';
-import { BACKENDS, DEFAULTS, InstallOptionError, normalizeInstallOptions } from './options.ts';
+import { BACKENDS, DEFAULTS, normalizeInstallOptions } from './options.ts';
 import { uninstall, type UninstallReport } from './uninstall.ts';
-import { doctorArgv } from '../doctor/argv.ts';
-import { doctorCommand, runDoctorCommand } from '../doctor/command.ts';
-import { DoctorOptionError } from '../doctor/options.ts';
 
-/** Where the CLI writes; injected so tests can capture it. */
-export interface CliIo {
+/** Where the commands write (the CLI's stdout and stderr). */
+interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
 }
@@ -70,7 +68,7 @@ export function defaultStandaloneFile(sourceDir: string): string {
   return join(sourceDir, '..', 'sea', 'weft');
 }
 
-function printUninstall(io: CliIo, r: UninstallReport, json: boolean): number {
+function printUninstall(io: Io, r: UninstallReport, json: boolean): number {
   if (json) io.out(`${JSON.stringify(r)}\n`);
   else if (!r.found) io.out('weft: nothing to uninstall (no manifest)\n');
   else {
@@ -93,11 +91,9 @@ function addDirOptions(cmd: Command): Command {
     .option('--json', 'print the report as one JSON document');
 }
 
-/** Builds the commander program; actions set `exit`. */
-function program(io: CliIo, argv1: string | undefined, setExit: (code: number) => void): Command {
-  const root = new Command('weft').description('weft CNI plugins: installation and diagnosis').exitOverride();
-  root.configureOutput({ writeOut: io.out, writeErr: io.err });
-  const inst = addDirOptions(new Command('install'))
+/** The install subcommand; `argv1` finds the built executables beside this weft, `setExit` gets the exit code. */
+export function installCommand(io: Io, argv1: string | undefined, setExit: (code: number) => void): Command {
+  return addDirOptions(new Command('install'))
     .description('copy the plugins into the CNI bin dir (atomically), write a conflist, weftd and its systemd unit')
     .option('--backend <name>', `one of ${BACKENDS.join(', ')}`, 'bridge')
     .option('--source <dir>', 'built executables (default: next to this weft, or dist/bin)')
@@ -149,29 +145,14 @@ function program(io: CliIo, argv1: string | undefined, setExit: (code: number) =
       for (const w of r.warnings) io.err(`weft: warning: ${w}\n`);
       setExit(0);
     });
-  const uninst = addDirOptions(new Command('uninstall'))
+}
+
+/** The uninstall subcommand (install --uninstall under its own name). */
+export function uninstallCommand(io: Io, setExit: (code: number) => void): Command {
+  return addDirOptions(new Command('uninstall'))
     .description('same as install --uninstall')
     .option('--force', 'also remove files changed since the install')
     .action((f: RawInstallFlags) => {
       setExit(printUninstall(io, uninstall(resolve(f.stateDir ?? DEFAULTS.stateDir), { force: f.force === true, dryRun: f.dryRun === true }), f.json === true));
     });
-  const doctor = doctorCommand(async (f) => setExit(await runDoctorCommand(f, io))).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
-  return root.addCommand(inst).addCommand(uninst).addCommand(doctor);
-}
-
-/** Runs the CLI on `args` (without node and script); resolves with the exit code. */
-export async function runWeftCli(args: string[], io: CliIo, argv1 = process.argv[1]): Promise<number> {
-  let exit = 0;
-  try {
-    await program(io, argv1, (c) => (exit = c)).parseAsync(args[0] === 'doctor' ? ['doctor', ...doctorArgv(args.slice(1), process.env)] : args, { from: 'user' });
-    return exit;
-  } catch (e) {
-    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
-    if (e instanceof InstallOptionError || e instanceof DoctorOptionError) {
-      io.err(`weft: ${e.message}\n`);
-      return 2;
-    }
-    io.err(`weft: ${e instanceof Error ? e.message : String(e)}\n`);
-    return 1;
-  }
 }

@@ -1,7 +1,7 @@
 // The standalone executable's choice of entry: by the name it was started by, else `weft <name>`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { chooseEntry } from '../../../cli/dispatch.ts';
+import { chooseEntry } from '../../../../cli/standalone/dispatch.ts';
 
 const NAMES = new Set(['loopback', 'bridge', 'host-local', 'weftd', 'weft']);
 

@@ -4,7 +4,7 @@
 // is never loaded here (lib/sys loads it on first use, after deserialisation). Wiring only.
 import { startupSnapshot } from 'node:v8';
 import { SEA_ENTRIES } from './sea-entries.ts';
-import { runStandalone } from './standalone-main.ts';
+import { runStandalone } from './run.ts';
 
 for (const entry of Object.values(SEA_ENTRIES)) entry.warm?.();
 startupSnapshot.setDeserializeMainFunction(runStandalone);
