@@ -6,6 +6,7 @@ import { normalizeStoreFlags, type StoreFlags } from './lease/store-flags.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
 import type { WeftdOptions } from './weftd.ts';
+import { normalizeServiceProxyFlags } from './services/flags.ts';
 
 /** The flags as commander hands them over. */
 export interface RawFlags extends RawLeaseSourceFlags {
@@ -30,6 +31,8 @@ export interface RawFlags extends RawLeaseSourceFlags {
   kubeconfigFile?: string;
   kubeApiUrl?: string;
   kubeAnnotationPrefix?: string;
+  serviceProxy?: boolean;
+  nodeportAddresses?: string;
 }
 
 /** Builds the commander program (no parsing yet). */
@@ -61,6 +64,8 @@ export function weftdCommand(version: string): Command {
     .option('--kubeconfig-file <path>', 'kubeconfig for --kube-subnet-mgr (default: in-cluster service account)')
     .option('--kube-api-url <url>', 'Kubernetes API server URL (overrides the kubeconfig\'s server)')
     .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
+    .option('--service-proxy', 'program Services (ClusterIP, NodePort, LoadBalancer) in nftables instead of kube-proxy; needs the kube API and NODE_NAME')
+    .option('--nodeport-addresses <cidrs>', 'with --service-proxy: NodePorts only on local addresses in these CIDRs (default: every local address but loopback)')
     .addHelpText('after', NET_CONF_HELP);
 }
 
@@ -110,6 +115,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
   }
   if (metricsAddr !== undefined) parseListenAddr(metricsAddr);
   if (!f.subnetFile.startsWith('/')) throw new Error(`--subnet-file ${JSON.stringify(f.subnetFile)} must be an absolute path`);
+  const serviceProxy = normalizeServiceProxyFlags(f, env);
   const log = createAgentLog(normalizeLogLevel(logLevel(f)));
   const ifaceRegex = (f.ifaceRegex ?? []).map((r) => {
     try {
@@ -131,6 +137,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     ipMasq: f.ipMasq === true,
     ...(metricsAddr !== undefined ? { metricsAddr } : {}),
     resyncMs,
+    ...(serviceProxy !== undefined ? { serviceProxy } : {}),
     // Coalesces a burst of notifications (our own writes echo back too) into one pass.
     debounceMs: 20,
     log,
