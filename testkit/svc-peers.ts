@@ -9,13 +9,14 @@ import { nsExec, type Topology } from './topology.ts';
 const SERVER = `
 const net = require('node:net'); const dgram = require('node:dgram');
 const [name, tcpPorts, udpPort] = process.argv.slice(2);
+const peer = (a) => String(a).replace(/^::ffff:/, '');
 for (const p of tcpPorts.split(',')) net.createServer((s) => {
-  s.write(name + ' ' + s.remoteAddress + '\\n');
+  s.write(name + ' ' + peer(s.remoteAddress) + '\\n');
   s.on('data', (d) => s.write(name + ' ' + d.toString()));
   s.on('error', () => {});
 }).listen(Number(p), '::');
 const u = dgram.createSocket({ type: 'udp6' });
-u.on('message', (m, r) => u.send(name + ' ' + r.address + '\\n', r.port, r.address));
+u.on('message', (m, r) => u.send(name + ' ' + peer(r.address) + '\\n', r.port, r.address));
 u.bind(Number(udpPort), '::');
 `;
 
@@ -75,11 +76,11 @@ export class SvcPeers {
     this.s = scripts(topo);
   }
 
-  /** Starts the server in `netns` (TCP on each of tcpPorts, UDP on udpPort), answering as `name`; killed by the topology's destroy. */
-  async startServer(netns: string, name: string, tcpPorts: number[], udpPort: number): Promise<ChildProcess> {
+  /** Starts the server in `netns` (TCP on each of tcpPorts, UDP on udpPort), answering as `name`, checked at `ip` (pods have no loopback up); killed by the topology's destroy. */
+  async startServer(netns: string, name: string, tcpPorts: number[], udpPort: number, ip: string): Promise<ChildProcess> {
     const p = this.topo.spawnIn(netns, [process.execPath, this.s.server, name, tcpPorts.join(','), String(udpPort)]);
     for (let i = 0; i < 100; i++) {
-      const r = await this.probe(netns, 'tcp', '127.0.0.1', tcpPorts[0] ?? 0, 500);
+      const r = await this.probe(netns, 'tcp', ip, tcpPorts[0] ?? 0, 500);
       if (r.ok) return p;
       await new Promise((res) => setTimeout(res, 50));
     }

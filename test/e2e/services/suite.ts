@@ -65,7 +65,9 @@ export function serviceSuite(p: ProxyUnderTest): void {
       for (const node of c.nodes) await nsRun(node.netns, ['ip', 'route', 'replace', 'default', 'via', '192.0.2.250']);
       await setNodeAddresses(c.kube!, c.nodes);
       peers = new SvcPeers(c.topo);
-      for (const q of c.pods) if (q.name !== 'n1p1') await peers.startServer(q.netns, q.name, [TCP, TCP_ALT], UDP);
+      // The conflist has no loopback plugin: a pod reaching itself (hairpin, its own address) needs lo up.
+      for (const q of c.pods) await nsRun(q.netns, ['ip', 'link', 'set', 'lo', 'up']);
+      for (const q of c.pods) if (q.name !== 'n1p1') await peers.startServer(q.netns, q.name, [TCP, TCP_ALT], UDP, q.ip);
       client = pod('n1p1');
       await p.start(c);
     });
