@@ -144,6 +144,17 @@ export function serviceSuite(p: ProxyUnderTest): void {
       assert.equal(await curl(n(2), n(1)), '503');
     });
 
+    it('hairpin: a pod reaches itself through its Service', async () => {
+      const s = await createService(c.kube!, 'self', { ports: [{ name: 'http', port: 80, targetPort: TCP }] });
+      await createSlice(c.kube!, 'self-1', 'self', [ep('n1p2')], [{ name: 'http', port: TCP }]);
+      const me = pod('n1p2');
+      await until('self answers', async () => (await peers.probe(me.netns, 'tcp', s.clusterIP, 80)).ok);
+      const r = await peers.probe(me.netns, 'tcp', s.clusterIP, 80);
+      // Masqueraded (the reply must come back through the bridge, not straight from the pod to itself).
+      assert.match(r.reply ?? '', /^n1p2 /);
+      assert.notEqual(r.reply, `n1p2 ${me.ip}`);
+    });
+
     it('restarting the proxy keeps a running TCP flow', async () => {
       const ip = ((await c.kube!.call('GET', '/api/v1/namespaces/default/services/web')).spec as { clusterIP: string }).clusterIP;
       const flow = peers.startFlow(client.netns, ip, 80);
