@@ -7,7 +7,7 @@
 // An export added here widens the contract between weftd and the CLI: add only what the CLI reads.
 import type { Command } from 'commander';
 import { FLANNELD_DEFAULT_ETCD_ENDPOINTS } from './flanneld-argv.ts';
-import type { EtcdSecurity } from './lease/etcd-client.ts';
+import type { EtcdSecurity } from './lease/etcd/client.ts';
 import { DEFAULT_ETCD_PREFIX } from './lease/lease-json.ts';
 import type { StoreFlags } from './lease/store-flags.ts';
 
@@ -15,16 +15,16 @@ import type { StoreFlags } from './lease/store-flags.ts';
 export { flanneldArgv, flanneldEnvName } from './flanneld-argv.ts';
 // Which lease store a set of flags selects (and the etcd TLS/auth pairs checked), as weftd decides.
 export { normalizeStoreFlags } from './lease/store-flags.ts';
-export type { EtcdSecurity } from './lease/etcd-client.ts';
+export type { EtcdSecurity } from './lease/etcd/client.ts';
 // flannel's net-conf.json as weftd parses and validates it.
 export { parseNetConf, type NetConf } from './config/net-conf.ts';
 export type { BackendConf } from './config/backend-conf.ts';
 // The lease layout and its read-only readers: a lease, the file store's directory, etcd's keys
 // through its JSON gateway.
 export type { Lease } from './lease/store.ts';
-export { LeaseDirReader } from './lease/file-lease-io.ts';
-export { EtcdGateway } from './lease/etcd-gateway.ts';
-export { readGatewayLeases, readGatewayNetConf } from './lease/gateway-leases.ts';
+export { LeaseDirReader } from './lease/file/lease-io.ts';
+export { EtcdGateway } from './lease/etcd/gateway.ts';
+export { readGatewayLeases, readGatewayNetConf } from './lease/etcd/gateway-leases.ts';
 // The uplink weftd chooses for the same --iface/--public-ip.
 export { chooseUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 // The reconcile's desired state and its diff against the kernel (pure), and the udp forwarder's peers.

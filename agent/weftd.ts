@@ -23,7 +23,7 @@ import { familyTargets, reconcileFamily } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
-import { earlyStillFits, startUdpEarly } from './udp/early.ts';
+import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
 import type { ServiceProxyFlags } from './services/flags.ts';
 import { refuseBesideKubeProxy } from './services/kube-proxy-present.ts';
 import { startServiceProxy, type RunningServiceProxy } from './services/start.ts';

@@ -23,7 +23,7 @@ export const ENTRIES: readonly Entry[] = [
   { name: 'bridge', source: 'plugins/bridge/main.ts' },
   { name: 'portmap', source: 'plugins/portmap/main.ts' },
   { name: 'bandwidth', source: 'plugins/bandwidth/main.ts' },
-  { name: 'flannel', source: 'plugins/flannel-cni/main.ts' },
+  { name: 'flannel', source: 'plugins/flannel/main.ts' },
   { name: 'firewall', source: 'plugins/firewall/main.ts' },
   { name: 'tuning', source: 'plugins/tuning/main.ts' },
   { name: 'flannel-vxlan', source: 'plugins/flannel-vxlan/main.ts' },

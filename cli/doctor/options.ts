@@ -4,6 +4,7 @@
 // --metrics-addr. One normalisation entry point.
 import { isAbsolute } from 'node:path';
 import { leaseSourceFlags, normalizeStoreFlags, WEFTD_DEFAULTS, type EtcdSecurity, type RawLeaseSourceFlags } from '../../agent/inspect.ts';
+import { DEFAULT_DATA_DIR } from '../../lib/attach/host-local-files.ts';
 
 /** Everything the checks read, normalised. */
 export interface DoctorOptions {
@@ -35,7 +36,7 @@ export const DOCTOR_DEFAULTS = {
   netConf: '/etc/weft/net-conf.json',
   cniConfDir: '/etc/cni/net.d',
   cniBinDir: '/opt/cni/bin',
-  ipamDataDir: '/var/lib/cni/networks',
+  ipamDataDir: DEFAULT_DATA_DIR,
   bridge: 'cni0',
 } as const;
 

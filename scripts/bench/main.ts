@@ -17,6 +17,7 @@ import { benchUdp } from './udp.ts';
 import { benchMixedFlanneld } from './mixed-flanneld.ts';
 import { benchStandalone } from './standalone.ts';
 import { benchServices } from './services.ts';
+import { benchSizes } from './sizes.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -37,6 +38,8 @@ const BENCHES: Record<string, Bench> = {
   'mixed-flanneld': () => benchMixedFlanneld(),
   standalone: () => benchStandalone(),
   services: () => benchServices(),
+  // Bytes of each bundle in dist/bin (no timing; loopback has a ceiling).
+  sizes: () => benchSizes(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {
