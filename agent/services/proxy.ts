@@ -32,6 +32,9 @@ export interface ServiceProxyOptions {
   onUnits?: (units: ReadonlyMap<string, readonly ServicePortUnit[]>) => void;
 }
 
+/** nft runs of the Service table may take seconds at 10,000 Services on a loaded node (nft lists the table first): not a stall. */
+const NFT_TIMEOUT_MS = 120_000;
+
 function sliceService(s: EndpointSlice): string | undefined {
   const n = s.metadata.labels?.[SERVICE_NAME_LABEL];
   return n === undefined || n === '' ? undefined : `${s.metadata.namespace ?? ''}/${n}`;
@@ -56,8 +59,11 @@ export class ServiceProxy {
   lastError = '';
   lastOk = 0;
 
+  private readonly nftOpts: NftRunOptions;
+
   constructor(private readonly o: ServiceProxyOptions) {
     defineServiceMetrics(o.metrics);
+    this.nftOpts = { timeoutMs: NFT_TIMEOUT_MS, ...o.nft };
   }
 
   /** Waits for both informers' first list, programs everything in one transaction, then follows events. */
@@ -145,11 +151,11 @@ export class ServiceProxy {
           if (r.frag !== undefined) frags.set(key, r.frag);
           touched.set(key, r.units);
         }
-        const have = readSvcTable(this.o.nft ?? {});
+        const have = readSvcTable(this.nftOpts);
         const plan = diffContent(mergeAll(frags.values()), have ?? nothingHeld());
         // The skeleton's fixed chains are rewritten at start and whenever the table was gone.
         script = syncScript(plan, this.o.node, !this.skeletonDone || have === null);
-        if (script !== '') runNft(['-f', '-'], script, this.o.nft ?? {});
+        if (script !== '') runNft(['-f', '-'], script, this.nftOpts);
         this.fragments.clear();
         this.units.clear();
         for (const [k, f] of frags) this.fragments.set(k, f);
@@ -172,7 +178,7 @@ export class ServiceProxy {
           touched.set(key, r.units);
         }
         script = cmds.length === 0 ? '' : `${cmds.join('\n')}\n`;
-        if (script !== '') runNft(['-f', '-'], script, this.o.nft ?? {});
+        if (script !== '') runNft(['-f', '-'], script, this.nftOpts);
         for (const [k, f] of next) {
           if (f === undefined) this.fragments.delete(k);
           else this.fragments.set(k, f);
@@ -203,7 +209,7 @@ export class ServiceProxy {
   }
 
   private listAffinity(name: string): { clients: Map<string, string> } {
-    const json = listJsonOrNull(['map', SVC_TABLE.family, SVC_TABLE.name, name], this.o.nft ?? {});
+    const json = listJsonOrNull(['map', SVC_TABLE.family, SVC_TABLE.name, name], this.nftOpts);
     return json === null ? { clients: new Map() } : (parseSvcListing(json).affinity.get(name) ?? { clients: new Map() });
   }
 

@@ -11,7 +11,7 @@ import type { EndpointSlice, Service } from '../../agent/services/types.ts';
 import { FakeInformer } from './services-fake.ts';
 import { loadAverage, quantile, type BenchResult } from './util.ts';
 
-const CHANGES = 60;
+const CHANGES = 40;
 
 function ip(base: number, i: number): string {
   return `10.${base + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
@@ -37,9 +37,9 @@ function slice(svc: string, s: number, eps: number, gen: number): EndpointSlice 
 }
 
 function counts(netnsPath: string): { rules: number; elements: number } {
-  const text = runNft(['list', 'table', 'inet', 'weft-svc'], undefined, { netnsPath }).stdout;
+  const text = runNft(['list', 'table', 'inet', 'weft-svc'], undefined, { netnsPath, timeoutMs: 300_000 }).stdout;
   const rules = text.split('\n').filter((l) => /^\t\t(?!type |flags |elements|size |timeout |comment )\S/.test(l) && !l.includes(' : ') ).length;
-  const json = JSON.parse(runNft(['-j', 'list', 'table', 'inet', 'weft-svc'], undefined, { netnsPath }).stdout) as { nftables: Array<{ map?: { elem?: unknown[] }; set?: { elem?: unknown[] } }> };
+  const json = JSON.parse(runNft(['-j', 'list', 'table', 'inet', 'weft-svc'], undefined, { netnsPath, timeoutMs: 300_000 }).stdout) as { nftables: Array<{ map?: { elem?: unknown[] }; set?: { elem?: unknown[] } }> };
   const elements = json.nftables.reduce((n, x) => n + ((x.map ?? x.set)?.elem?.length ?? 0), 0);
   return { rules, elements };
 }
@@ -89,7 +89,9 @@ export async function benchServices(): Promise<BenchResult[]> {
   const out: BenchResult[] = [];
   for (const n of [1, 1000, 5000, 10_000]) {
     process.stderr.write(`  services: ${n} x 10 endpoints\n`);
-    out.push(...await one(n, 10, `weft ${n} Services x 10 endpoints`));
+    const rows = await one(n, 10, `weft ${n} Services x 10 endpoints`);
+    for (const r of rows) process.stderr.write(`    ${r.name}: ${r.value} ${r.unit}\n`);
+    out.push(...rows);
   }
   process.stderr.write('  services: 1 x 10,000 endpoints\n');
   out.push(...await one(1, 10_000, 'weft 1 Service x 10,000 endpoints'));
