@@ -56,6 +56,8 @@ export class ServiceProxy {
   private retryMs = 100;
   private readonly unsubs: Array<() => void> = [];
   private stopped = false;
+  /** False until both informers have listed: a sync before that would program a partial cluster (Services without their endpoints: rejects). */
+  private ready = false;
   lastError = '';
   lastOk = 0;
 
@@ -82,6 +84,7 @@ export class ServiceProxy {
     this.slicesOf.clear();
     for (const s of o.slices.list()) this.indexSlice(s, false, false);
     this.needFull = true;
+    this.ready = true;
     this.syncNow();
     if (o.resyncMs !== undefined) {
       this.resyncTimer = setInterval(() => { this.needFull = true; this.schedule(); }, o.resyncMs);
@@ -115,7 +118,7 @@ export class ServiceProxy {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.stopped || this.retryTimer !== undefined) return;
+    if (this.scheduled || this.stopped || !this.ready || this.retryTimer !== undefined) return;
     this.scheduled = true;
     // One turn of the event loop: a watch chunk's events become one transaction.
     setImmediate(() => {

@@ -8,7 +8,7 @@ import { createAgentLog } from '../../agent/log.ts';
 import { Metrics } from '../../agent/metrics.ts';
 import { ServiceProxy } from '../../agent/services/proxy.ts';
 import type { EndpointSlice, Service } from '../../agent/services/types.ts';
-import { FakeInformer } from './services-fake.ts';
+import { FakeInformer } from '../../testkit/fake-informer.ts';
 import { loadAverage, quantile, type BenchResult } from './util.ts';
 
 const CHANGES = 40;

@@ -1,6 +1,6 @@
-// Fake Service/EndpointSlice informers for the services benchmark: the proxy under test gets its
-// objects in memory, so the figures are render + diff + nft, not API server load.
-import type { CacheEvent, Informer, KubeObject } from '../../agent/services/informer.ts';
+// An in-memory informer (the watch cache's interface) for the Service proxy's namespace tests and
+// benchmark: objects are handed over directly, so what is measured is render + diff + nft, not an API server.
+import type { CacheEvent, Informer, KubeObject } from '../agent/services/informer.ts';
 
 /** An in-memory informer whose events the benchmark emits. */
 export class FakeInformer<T extends KubeObject> implements Informer<T> {
@@ -23,6 +23,14 @@ export class FakeInformer<T extends KubeObject> implements Informer<T> {
   subscribe(fn: (ev: CacheEvent<T>) => void): () => void {
     this.subs.push(fn);
     return () => { this.subs.splice(this.subs.indexOf(fn), 1); };
+  }
+
+  /** Removes an object and tells the subscribers. */
+  remove(key: string): void {
+    const obj = this.objs.get(key);
+    if (obj === undefined) return;
+    this.objs.delete(key);
+    for (const s of this.subs) s({ type: 'deleted', obj });
   }
 
   /** Replaces an object and tells the subscribers. */
