@@ -44,10 +44,16 @@ void describe('ServiceProxy in a namespace', rootOnly(), () => {
       p1.stop();
       assert.ok(Number(a.synced[0]?.commands) > 40);
       const b = capture();
-      const p2 = new ServiceProxy({ services: new FakeInformer(svcs), slices: new FakeInformer(slices), node: { nodeName: 'n1', clusterCidrs: ['10.244.0.0/16'], nodePortAddresses: [] }, log: b.log, metrics: new Metrics(), nft: { netnsPath: ns.path } });
+      const m = new Metrics();
+      const p2 = new ServiceProxy({ services: new FakeInformer(svcs), slices: new FakeInformer(slices), node: { nodeName: 'n1', clusterCidrs: ['10.244.0.0/16'], nodePortAddresses: [] }, log: b.log, metrics: m, nft: { netnsPath: ns.path } });
       await p2.start();
       p2.stop();
       assert.equal(b.synced[0]?.commands, 0);
+      assert.equal(m.get(SM.services), 20);
+      assert.equal(m.get(SM.endpoints), 40);
+      assert.equal(m.get(SM.syncs, { kind: 'full' }), 1);
+      // Start-up is not a change: no latency is observed for it.
+      assert.equal(m.get(SM.latencyCount), 0);
     } finally {
       await ns.destroy();
     }
@@ -67,6 +73,9 @@ void describe('ServiceProxy in a namespace', rootOnly(), () => {
       await waitFor('retry repaired', () => metrics.get(SM.syncs, { kind: 'full' }) >= 2, 10_000);
       p.stop();
       assert.ok(metrics.get(SM.failures) >= 1);
+      // The change's latency counts from when it was seen to when the retry programmed it.
+      assert.equal(metrics.get(SM.latencyCount), 1);
+      assert.match(metrics.format(), /weftd_service_sync_latency_seconds_bucket\{le="\+Inf"\} 1/);
       const after = (await run(['ip', 'netns', 'exec', ns.name, 'nft', 'list', 'table', 'inet', 'weft-svc'])).stdout;
       assert.match(after, /10\.244\.1\.99 \. 8080/);
     } finally {
