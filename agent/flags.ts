@@ -6,6 +6,7 @@ import { normalizeStoreFlags, type StoreFlags } from './lease/store-flags.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
 import type { WeftdOptions } from './weftd.ts';
+import { normalizeServiceProxyFlags } from './services/flags.ts';
 
 /** The flags as commander hands them over. */
 export interface RawFlags extends RawLeaseSourceFlags {
@@ -31,6 +32,8 @@ export interface RawFlags extends RawLeaseSourceFlags {
   kubeApiUrl?: string;
   kubeAnnotationPrefix?: string;
   iptablesForwardRules?: boolean;
+  serviceProxy?: boolean;
+  nodeportAddresses?: string;
 }
 
 /** Builds the commander program (no parsing yet). */
@@ -64,6 +67,8 @@ export function weftdCommand(version: string): Command {
     .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
     .option('--iptables-forward-rules', 'accept traffic from/to the Network in other tables\' forward chains whose policy is drop (default)')
     .option('--no-iptables-forward-rules', 'add no such accepts (and remove those weftd added earlier)')
+    .option('--service-proxy', 'program Services (ClusterIP, NodePort, LoadBalancer) in nftables instead of kube-proxy; needs the kube API and NODE_NAME')
+    .option('--nodeport-addresses <cidrs>', 'with --service-proxy: NodePorts only on local addresses in these CIDRs (default: every local address but loopback)')
     .addHelpText('after', NET_CONF_HELP);
 }
 
@@ -113,6 +118,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
   }
   if (metricsAddr !== undefined) parseListenAddr(metricsAddr);
   if (!f.subnetFile.startsWith('/')) throw new Error(`--subnet-file ${JSON.stringify(f.subnetFile)} must be an absolute path`);
+  const serviceProxy = normalizeServiceProxyFlags(f, env);
   const log = createAgentLog(normalizeLogLevel(logLevel(f)));
   const ifaceRegex = (f.ifaceRegex ?? []).map((r) => {
     try {
@@ -135,6 +141,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     forwardRules: f.iptablesForwardRules !== false,
     ...(metricsAddr !== undefined ? { metricsAddr } : {}),
     resyncMs,
+    ...(serviceProxy !== undefined ? { serviceProxy } : {}),
     // Coalesces a burst of notifications (our own writes echo back too) into one pass.
     debounceMs: 20,
     log,

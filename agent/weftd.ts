@@ -25,6 +25,9 @@ import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
+import type { ServiceProxyFlags } from './services/flags.ts';
+import { refuseBesideKubeProxy } from './services/kube-proxy-present.ts';
+import { startServiceProxy, type RunningServiceProxy } from './services/start.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -44,6 +47,8 @@ export interface WeftdOptions {
   resyncMs: number;
   debounceMs: number;
   log: AgentLog;
+  /** --service-proxy: Services programmed in table inet weft-svc (docs/services.md). */
+  serviceProxy?: ServiceProxyFlags;
 }
 
 /** A running weftd. */
@@ -54,6 +59,7 @@ export class Weftd {
   private events: RtnlEvents | undefined;
   private watch: Watch | undefined;
   private server: Server | undefined;
+  private services: RunningServiceProxy | undefined;
   private lastOk = 0;
   private lastError = '';
   private masqTimer: NodeJS.Timeout | undefined;
@@ -73,6 +79,8 @@ export class Weftd {
 
   /** Starts weftd in the calling thread's netns; resolves once the lease is held and the first pass ran. */
   static async start(o: WeftdOptions): Promise<Weftd> {
+    // Before anything is written: two Service proxies on one node would both DNAT the ClusterIPs.
+    if (o.serviceProxy !== undefined) refuseBesideKubeProxy();
     const rtnl = Rtnl.open();
     const uplink = findUplink(rtnl, o.uplink);
     o.log.info('uplink', { ...uplink });
@@ -157,6 +165,10 @@ export class Weftd {
     });
     this.events = RtnlEvents.open(['link', 'ipv4-route', ...(this.uplink6 !== undefined ? ['ipv6-route' as const] : []), 'neigh'], { ref: false });
     this.events.on((ev) => { if (this.concerns(ev)) this.loop?.trigger(`netlink-${ev.type}`); });
+    if (o.serviceProxy !== undefined) {
+      const conf = this.store.netConf;
+      this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics);
+    }
     if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
@@ -268,6 +280,7 @@ export class Weftd {
     this.watch?.stop();
     this.events?.close();
     this.server?.close();
+    this.services?.stop();
     this.backend.stop?.();
     await this.store.close();
     this.rtnl.close();

@@ -16,6 +16,7 @@ import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
 import { benchMixedFlanneld } from './mixed-flanneld.ts';
 import { benchStandalone } from './standalone.ts';
+import { benchServices } from './services.ts';
 import { benchSizes } from './sizes.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
@@ -36,6 +37,7 @@ const BENCHES: Record<string, Bench> = {
   udp: () => benchUdp(),
   'mixed-flanneld': () => benchMixedFlanneld(),
   standalone: () => benchStandalone(),
+  services: () => benchServices(),
   // Bytes of each bundle in dist/bin (no timing; loopback has a ceiling).
   sizes: () => benchSizes(),
 };

@@ -1,0 +1,72 @@
+// The dynamic part of weft's Service table as plain data (chains by name with their rules, and the
+// elements of its maps and sets), the form both the desired state and a kernel listing take. Pure.
+
+/** weft's Service table (inet: one table serves both families). */
+export const SVC_TABLE = { family: 'inet', name: 'weft-svc' } as const;
+
+/** The mark bit kube-proxy uses for "masquerade this" (KUBE-MARK-MASQ); weftd --ip-masq leaves such packets alone. */
+export const MASQ_MARK = 0x4000;
+
+/** Maps (and sets) whose elements the diff keeps in step; keyed by name, element key -> value ('' for a set). */
+export const DYNAMIC_MAPS = {
+  svc4: 'type ipv4_addr . inet_proto . inet_service : verdict',
+  svc6: 'type ipv6_addr . inet_proto . inet_service : verdict',
+  np4: 'type inet_proto . inet_service : verdict',
+  np6: 'type inet_proto . inet_service : verdict',
+  noep4: 'type ipv4_addr . inet_proto . inet_service : verdict',
+  noep6: 'type ipv6_addr . inet_proto . inet_service : verdict',
+  noepnp4: 'type inet_proto . inet_service : verdict',
+  noepnp6: 'type inet_proto . inet_service : verdict',
+} as const;
+
+/** Sets of endpoint . endpoint pairs: a DNATed packet whose source is its own endpoint is hairpin traffic (masqueraded). */
+export const DYNAMIC_SETS = {
+  hairpin4: 'type ipv4_addr . ipv4_addr',
+  hairpin6: 'type ipv6_addr . ipv6_addr',
+} as const;
+
+/** Named sets/maps that are always there. */
+export type FixedMapName = keyof typeof DYNAMIC_MAPS | keyof typeof DYNAMIC_SETS;
+
+/** One unit chain: its rules in nft syntax, the first carrying `comment` (the unit key and a digest of the rules). */
+export interface ChainContent {
+  comment: string;
+  rules: string[];
+}
+
+/** A ClientIP affinity map of one unit: timeout-bearing client -> endpoint elements the packet path adds. */
+export interface AffinityMap {
+  family: 4 | 6;
+  timeoutSeconds: number;
+  /** Endpoints (addr . port) that may stay in it; the diff deletes client elements pointing elsewhere. */
+  endpoints: Set<string>;
+}
+
+/** The Service table's changing content. */
+export interface SvcContent {
+  chains: Map<string, ChainContent>;
+  elements: Map<FixedMapName, Map<string, string>>;
+  affinity: Map<string, AffinityMap>;
+}
+
+/** An empty content (every fixed map present, no elements). */
+export function emptyContent(): SvcContent {
+  const elements = new Map<FixedMapName, Map<string, string>>();
+  for (const n of [...Object.keys(DYNAMIC_MAPS), ...Object.keys(DYNAMIC_SETS)] as FixedMapName[]) elements.set(n, new Map());
+  return { chains: new Map(), elements, affinity: new Map() };
+}
+
+/** What the kernel holds of one affinity map: its client elements and the endpoint each points to. */
+export interface KernelAffinity {
+  clients: Map<string, string>;
+}
+
+/** What a listing of the table gives back. */
+export interface KernelContent {
+  /** Unit chains by name -> the first rule's comment (or '' when the chain is empty). */
+  chains: Map<string, string>;
+  elements: Map<FixedMapName, Map<string, string>>;
+  affinity: Map<string, KernelAffinity>;
+  /** Every chain name in the table, fixed ones included. */
+  allChains: Set<string>;
+}

@@ -1,0 +1,66 @@
+// Per-Service pieces of the desired content and their sum: an incremental sync diffs only the
+// Services that changed; hairpin pairs are shared between Services, so they are counted. Pure.
+import { emptyContent, type FixedMapName, type SvcContent } from './content.ts';
+
+/** Adds `part` into `into` (chains, elements, affinity maps). */
+export function mergeInto(into: SvcContent, part: SvcContent): void {
+  for (const [n, c] of part.chains) into.chains.set(n, c);
+  for (const [m, els] of part.elements) {
+    const dst = into.elements.get(m);
+    if (dst !== undefined) for (const [k, v] of els) dst.set(k, v);
+  }
+  for (const [n, a] of part.affinity) into.affinity.set(n, a);
+}
+
+/** The sum of every fragment. */
+export function mergeAll(parts: Iterable<SvcContent>): SvcContent {
+  const c = emptyContent();
+  for (const p of parts) mergeInto(c, p);
+  return c;
+}
+
+/** The hairpin maps' names. */
+export const HAIRPIN_MAPS: readonly FixedMapName[] = ['hairpin4', 'hairpin6'];
+
+/** A copy of `c` without hairpin elements (they are diffed through HairpinCounts). */
+export function withoutHairpin(c: SvcContent): SvcContent {
+  const elements = new Map(c.elements);
+  for (const h of HAIRPIN_MAPS) elements.set(h, new Map());
+  return { ...c, elements };
+}
+
+/** Reference counts of hairpin pairs over all fragments; `update` returns the element changes. */
+export class HairpinCounts {
+  private readonly counts = new Map<FixedMapName, Map<string, number>>(HAIRPIN_MAPS.map((h) => [h, new Map()]));
+
+  /** Counts every fragment from scratch (after a full sync). */
+  reset(parts: Iterable<SvcContent>): void {
+    for (const m of this.counts.values()) m.clear();
+    for (const p of parts) this.update(undefined, p);
+  }
+
+  /** Moves one Service from `before` to `after`; returns the nft element commands (table-qualified by `t`). */
+  update(before: SvcContent | undefined, after: SvcContent | undefined, t = 'inet weft-svc'): string[] {
+    const out: string[] = [];
+    for (const h of HAIRPIN_MAPS) {
+      const counts = this.counts.get(h) ?? new Map<string, number>();
+      const old = before?.elements.get(h) ?? new Map<string, string>();
+      const neu = after?.elements.get(h) ?? new Map<string, string>();
+      for (const k of neu.keys()) {
+        if (old.has(k)) continue;
+        const n = counts.get(k) ?? 0;
+        counts.set(k, n + 1);
+        if (n === 0) out.push(`add element ${t} ${h} { ${k} }`);
+      }
+      for (const k of old.keys()) {
+        if (neu.has(k)) continue;
+        const n = (counts.get(k) ?? 1) - 1;
+        if (n <= 0) {
+          counts.delete(k);
+          out.push(`delete element ${t} ${h} { ${k} }`);
+        } else counts.set(k, n);
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,59 @@
+// Reading weft's Service table back: `nft -j list table inet weft-svc` -> KernelContent (unit chains
+// with their first rule's comment, fixed maps' elements, affinity maps' clients). Parsing is pure.
+import { DYNAMIC_MAPS, DYNAMIC_SETS, SVC_TABLE, emptyContent, type FixedMapName, type KernelContent } from './content.ts';
+import { listJsonOrNull } from '../../lib/netfilter/list-json.ts';
+import type { NftRunOptions } from '../../lib/netfilter/types.ts';
+
+type J = Record<string, unknown>;
+
+/** One JSON element key or value in nft's text form (concatenations joined by ' . ', verdicts as `goto x`). */
+export function formatJsonValue(v: unknown): string {
+  if (typeof v === 'string' || typeof v === 'number') return String(v);
+  if (Array.isArray(v)) return v.map(formatJsonValue).join(', ');
+  if (v !== null && typeof v === 'object') {
+    const o = v as J;
+    if ('concat' in o) return (o.concat as unknown[]).map(formatJsonValue).join(' . ');
+    if ('elem' in o) return formatJsonValue((o.elem as J).val);
+    if ('prefix' in o) return `${formatJsonValue((o.prefix as J).addr)}/${String((o.prefix as J).len)}`;
+    for (const verdict of ['goto', 'jump'] as const) if (verdict in o) return `${verdict} ${String((o[verdict] as J).target)}`;
+    for (const verdict of ['drop', 'accept', 'return', 'continue'] as const) if (verdict in o) return verdict;
+  }
+  return JSON.stringify(v);
+}
+
+/** Parses a JSON listing of the Service table. */
+export function parseSvcListing(json: string): KernelContent {
+  const items = ((JSON.parse(json) as { nftables?: J[] }).nftables ?? []);
+  const fixed = new Set<string>([...Object.keys(DYNAMIC_MAPS), ...Object.keys(DYNAMIC_SETS)]);
+  const base = emptyContent();
+  const out: KernelContent = { chains: new Map(), elements: base.elements, affinity: new Map(), allChains: new Set() };
+  for (const it of items) {
+    const set = (it.map ?? it.set) as J | undefined;
+    if (set !== undefined) {
+      const name = String(set.name);
+      const elems = (set.elem as unknown[] | undefined) ?? [];
+      const pairs = elems.map((e) => (Array.isArray(e) ? [formatJsonValue(e[0]), formatJsonValue(e[1])] : [formatJsonValue(e), '']) as [string, string]);
+      if (fixed.has(name)) out.elements.set(name as FixedMapName, new Map(pairs));
+      else if (name.startsWith('aff-')) out.affinity.set(name, { clients: new Map(pairs) });
+      continue;
+    }
+    const chain = it.chain as J | undefined;
+    if (chain !== undefined) {
+      out.allChains.add(String(chain.name));
+      continue;
+    }
+    const rule = it.rule as J | undefined;
+    if (rule !== undefined) {
+      const name = String(rule.chain);
+      if (!out.chains.has(name)) out.chains.set(name, typeof rule.comment === 'string' ? rule.comment : '');
+    }
+  }
+  for (const n of out.allChains) if (!out.chains.has(n)) out.chains.set(n, '');
+  return out;
+}
+
+/** Lists the Service table in the caller's netns (or opts.netnsPath); null when it does not exist. */
+export function readSvcTable(opts: NftRunOptions = {}): KernelContent | null {
+  const json = listJsonOrNull(['table', SVC_TABLE.family, SVC_TABLE.name], opts);
+  return json === null ? null : parseSvcListing(json);
+}

@@ -1,0 +1,135 @@
+// Units -> the Service table's desired content: per unit a chain for internal traffic (svc-), one
+// for external traffic (ext-), endpoint-choice chains (epc-/epl-: numgen into an inline map), and
+// with ClientIP affinity a chain per endpoint (aff-: record the client) plus a dynamic map. Pure.
+import { createHash } from 'node:crypto';
+import type { Backend } from './endpoints.ts';
+import { emptyContent, type SvcContent } from './content.ts';
+import type { ServicePortUnit } from './model.ts';
+import type { ProxyNodeConfig } from './types.ts';
+import { familyOfText } from '../../lib/ip/index.ts';
+
+/** nft's address family keyword for a family. */
+export function ipKw(family: 4 | 6): 'ip' | 'ip6' {
+  return family === 4 ? 'ip' : 'ip6';
+}
+
+function target(b: Backend, family: 4 | 6): string {
+  return family === 4 ? `${b.ip}:${b.port}` : `[${b.ip}]:${b.port}`;
+}
+
+function epHash(b: Backend): string {
+  return createHash('sha256').update(`${b.ip}|${b.port}`).digest('hex').slice(0, 8);
+}
+
+/** The name of the ClientIP affinity map of a unit. */
+export function affinityMapName(id: string): string {
+  return `aff-${id}`;
+}
+
+/** The rules choosing one of `eps` (non-empty) at random, with affinity when the unit has it. */
+function choiceRules(u: ServicePortUnit, eps: Backend[], c: SvcContent): string[] {
+  const ip = ipKw(u.family);
+  const rules: string[] = [];
+  if (u.affinitySeconds !== undefined) {
+    const aff = affinityMapName(u.id);
+    const a = c.affinity.get(aff) ?? { family: u.family, timeoutSeconds: u.affinitySeconds, endpoints: new Set<string>() };
+    c.affinity.set(aff, a);
+    rules.push(`meta l4proto ${u.proto} dnat ${ip} to ${ip} saddr map @${aff}`);
+    const vmap = eps.map((b, i) => {
+      const name = `aff-${u.id}-${epHash(b)}`;
+      a.endpoints.add(`${b.ip} . ${b.port}`);
+      addChain(c, name, u.key, [
+        `update @${aff} { ${ip} saddr timeout ${u.affinitySeconds}s : ${b.ip} . ${b.port} }`,
+        `meta l4proto ${u.proto} dnat ${ip} to ${target(b, u.family)}`,
+      ]);
+      return `${i} : goto ${name}`;
+    });
+    rules.push(`numgen random mod ${eps.length} vmap { ${vmap.join(', ')} }`);
+    return rules;
+  }
+  const map = eps.map((b, i) => `${i} : ${b.ip} . ${b.port}`).join(', ');
+  rules.push(`meta l4proto ${u.proto} dnat ${ip} to numgen random mod ${eps.length} map { ${map} }`);
+  return rules;
+}
+
+function addChain(c: SvcContent, name: string, key: string, rules: string[]): void {
+  const digest = createHash('sha256').update(rules.join('\n')).digest('hex').slice(0, 12);
+  // nft keeps at most 128 bytes of a rule comment; the digest is what the diff compares.
+  const comment = `${digest} ${key}`.slice(0, 120);
+  c.chains.set(name, { comment, rules });
+}
+
+/** Sources outside the cluster networks of `family` (masqueraded towards a ClusterIP), or undefined without any. */
+function offCluster(family: 4 | 6, node: ProxyNodeConfig): string | undefined {
+  const cidrs = node.clusterCidrs.filter((x) => familyOfText(x.split('/')[0] ?? '') === family);
+  if (cidrs.length === 0) return undefined;
+  return `${ipKw(family)} saddr != { ${cidrs.join(', ')} }`;
+}
+
+/** Adds one unit's chains and map elements to `c`. */
+export function renderUnit(u: ServicePortUnit, node: ProxyNodeConfig, c: SvcContent): void {
+  const f = u.family === 4 ? '4' : '6';
+  const el = (m: 'svc' | 'np' | 'noep' | 'noepnp' | 'hairpin') => {
+    const mm = c.elements.get(`${m}${f}` as never);
+    if (mm === undefined) throw new Error(`no map ${m}${f}`);
+    return mm;
+  };
+  const reject = 'goto reject-chain';
+  for (const b of [...u.cluster, ...u.internal, ...u.external]) el('hairpin').set(`${b.ip} . ${b.ip}`, '');
+  const svcKey = u.clusterIP === undefined ? undefined : `${u.clusterIP} . ${u.proto} . ${u.port}`;
+  if (!u.hasEndpoints) {
+    if (svcKey !== undefined) el('noep').set(svcKey, reject);
+    for (const a of u.externalAddrs) el('noep').set(`${a} . ${u.proto} . ${u.port}`, reject);
+    if (u.nodePort !== undefined) el('noepnp').set(`${u.proto} . ${u.nodePort}`, reject);
+    return;
+  }
+  const chooser = (eps: Backend[], suffix: string) => {
+    const name = `ep${suffix}-${u.id}`;
+    if (!c.chains.has(name)) addChain(c, name, u.key, choiceRules(u, eps, c));
+    return name;
+  };
+  const clusterChain = u.cluster.length > 0 ? chooser(u.cluster, 'c') : undefined;
+  const pick = (eps: Backend[]) => (eps === u.cluster ? clusterChain : eps.length > 0 ? chooser(eps, 'l') : undefined);
+  const internal = pick(u.internal);
+  if (svcKey !== undefined) {
+    if (internal === undefined) el('noep').set(svcKey, 'drop');
+    else {
+      const masq = offCluster(u.family, node);
+      addChain(c, `svc-${u.id}`, u.key, [...(masq !== undefined ? [`${masq} jump mark-masq`] : []), `goto ${internal}`]);
+      el('svc').set(svcKey, `goto svc-${u.id}`);
+    }
+  }
+  if (u.externalAddrs.length === 0 && u.nodePort === undefined) return;
+  const external = pick(u.external);
+  const ext: string[] = [];
+  if (!u.etpLocal) {
+    if (external !== undefined) ext.push('jump mark-masq', `goto ${external}`);
+  } else {
+    // ETP Local: pods and the node itself reach an external address as cluster traffic (kube-proxy's short-circuit); the source is kept.
+    const inCluster = offCluster(u.family, node)?.replace(' != ', ' ');
+    if (clusterChain !== undefined) {
+      if (inCluster !== undefined) ext.push(`${inCluster} goto ${clusterChain}`);
+      ext.push(`fib saddr type local jump mark-masq`, `fib saddr type local goto ${clusterChain}`);
+    }
+    if (external !== undefined) ext.push(`goto ${external}`);
+  }
+  if (ext.length > 0) addChain(c, `ext-${u.id}`, u.key, ext);
+  const extVerdict = ext.length > 0 ? `goto ext-${u.id}` : undefined;
+  for (const a of u.externalAddrs) {
+    const k = `${a} . ${u.proto} . ${u.port}`;
+    if (extVerdict !== undefined) el('svc').set(k, extVerdict);
+    if (external === undefined) el('noep').set(k, 'drop');
+  }
+  if (u.nodePort !== undefined) {
+    const k = `${u.proto} . ${u.nodePort}`;
+    if (extVerdict !== undefined) el('np').set(k, extVerdict);
+    if (external === undefined) el('noepnp').set(k, 'drop');
+  }
+}
+
+/** The desired content for every unit. */
+export function renderAll(units: readonly ServicePortUnit[], node: ProxyNodeConfig): SvcContent {
+  const c = emptyContent();
+  for (const u of units) renderUnit(u, node, c);
+  return c;
+}

@@ -1,0 +1,4 @@
+// The Service suite against the real kube-proxy v1.34.4 in nftables mode.
+import { kubeProxySuite } from './kube-proxy-peer.ts';
+
+kubeProxySuite('nftables');

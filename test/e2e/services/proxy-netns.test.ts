@@ -1,0 +1,85 @@
+// The Service proxy against the kernel in a namespace of the test's, with in-memory informers: a
+// restart changes nothing, a refused transaction is retried as a full sync that repairs drift.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createAgentLog, type AgentLog } from '../../../agent/log.ts';
+import { Metrics } from '../../../agent/metrics.ts';
+import { SM } from '../../../agent/services/metrics.ts';
+import { ServiceProxy } from '../../../agent/services/proxy.ts';
+import type { EndpointSlice, Service } from '../../../agent/services/types.ts';
+import { waitFor } from '../../../testkit/cluster.ts';
+import { FakeInformer } from '../../../testkit/fake-informer.ts';
+import { createTestNetns, rootOnly, run } from '../../../testkit/netns.ts';
+
+function objects(n: number): { svcs: Service[]; slices: EndpointSlice[] } {
+  const svcs: Service[] = [];
+  const slices: EndpointSlice[] = [];
+  for (let i = 0; i < n; i++) {
+    svcs.push({ metadata: { name: `s${i}`, namespace: 't' }, spec: { clusterIP: `10.96.0.${i + 1}`, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
+    slices.push(slice(i, [`10.244.1.${i + 1}`, `10.244.2.${i + 1}`]));
+  }
+  return { svcs, slices };
+}
+
+function slice(i: number, ips: string[]): EndpointSlice {
+  return { metadata: { name: `s${i}-x`, namespace: 't', labels: { 'kubernetes.io/service-name': `s${i}` } }, addressType: 'IPv4',
+    endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })), ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] };
+}
+
+/** A log that also keeps the 'service table synced' records. */
+function capture(): { log: AgentLog; synced: Array<Record<string, unknown>> } {
+  const base = createAgentLog('error');
+  const synced: Array<Record<string, unknown>> = [];
+  return { synced, log: { ...base, info: (msg, f) => { if (msg === 'service table synced') synced.push(f ?? {}); } } };
+}
+
+void describe('ServiceProxy in a namespace', rootOnly(), () => {
+  it('a restarted proxy finds the table as it wants it and changes no element or chain', async () => {
+    const ns = await createTestNetns('wsvcp');
+    try {
+      const { svcs, slices } = objects(20);
+      const a = capture();
+      const p1 = new ServiceProxy({ services: new FakeInformer(svcs), slices: new FakeInformer(slices), node: { nodeName: 'n1', clusterCidrs: ['10.244.0.0/16'], nodePortAddresses: [] }, log: a.log, metrics: new Metrics(), nft: { netnsPath: ns.path } });
+      await p1.start();
+      p1.stop();
+      assert.ok(Number(a.synced[0]?.commands) > 40);
+      const b = capture();
+      const m = new Metrics();
+      const p2 = new ServiceProxy({ services: new FakeInformer(svcs), slices: new FakeInformer(slices), node: { nodeName: 'n1', clusterCidrs: ['10.244.0.0/16'], nodePortAddresses: [] }, log: b.log, metrics: m, nft: { netnsPath: ns.path } });
+      await p2.start();
+      p2.stop();
+      assert.equal(b.synced[0]?.commands, 0);
+      assert.equal(m.get(SM.services), 20);
+      assert.equal(m.get(SM.endpoints), 40);
+      assert.equal(m.get(SM.syncs, { kind: 'full' }), 1);
+      // Start-up is not a change: no latency is observed for it.
+      assert.equal(m.get(SM.latencyCount), 0);
+    } finally {
+      await ns.destroy();
+    }
+  });
+
+  it('a transaction refused because the table drifted is retried as a full sync that repairs it', async () => {
+    const ns = await createTestNetns('wsvcp');
+    try {
+      const { svcs, slices } = objects(3);
+      const sliceInf = new FakeInformer(slices);
+      const metrics = new Metrics();
+      const p = new ServiceProxy({ services: new FakeInformer(svcs), slices: sliceInf, node: { nodeName: 'n1', clusterCidrs: [], nodePortAddresses: [] }, log: createAgentLog('error'), metrics, nft: { netnsPath: ns.path } });
+      await p.start();
+      // Someone deletes an element of ours; the next incremental change to s1 deletes it too and is refused (ENOENT).
+      await run(['ip', 'netns', 'exec', ns.name, 'nft', 'delete element inet weft-svc hairpin4 { 10.244.1.2 . 10.244.1.2 }']);
+      sliceInf.modify(slice(1, ['10.244.1.99']));
+      await waitFor('retry repaired', () => metrics.get(SM.syncs, { kind: 'full' }) >= 2, 10_000);
+      p.stop();
+      assert.ok(metrics.get(SM.failures) >= 1);
+      // The change's latency counts from when it was seen to when the retry programmed it.
+      assert.equal(metrics.get(SM.latencyCount), 1);
+      assert.match(metrics.format(), /weftd_service_sync_latency_seconds_bucket\{le="\+Inf"\} 1/);
+      const after = (await run(['ip', 'netns', 'exec', ns.name, 'nft', 'list', 'table', 'inet', 'weft-svc'])).stdout;
+      assert.match(after, /10\.244\.1\.99 \. 8080/);
+    } finally {
+      await ns.destroy();
+    }
+  });
+});

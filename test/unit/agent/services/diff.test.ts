@@ -1,0 +1,97 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { serviceUnits, allUnits } from '../../../../agent/services/model.ts';
+import { renderAll } from '../../../../agent/services/render.ts';
+import { assumeApplied, diffContent } from '../../../../agent/services/diff.ts';
+import { nothingHeld } from '../../../../agent/services/apply.ts';
+import { parseSvcListing } from '../../../../agent/services/kernel.ts';
+import { NODE, ep, port, slice, svc } from './fixtures.ts';
+import type { Service, EndpointSlice } from '../../../../agent/services/types.ts';
+
+// The Service and slice the listing fixture was taken from (`nft -j list table inet weft-svc` on nft 1.0.6 after applying them).
+const LB = svc('lb', { type: 'LoadBalancer', clusterIPs: ['10.96.0.20', 'fd00:96::20'], ports: [port('', 80, { nodePort: 30080 }), port('u', 53, { protocol: 'UDP' })], externalIPs: ['192.0.2.7'], externalTrafficPolicy: 'Local', sessionAffinity: 'ClientIP' }, { loadBalancer: { ingress: [{ ip: '2001:db8::1' }] } });
+const LB_SLICE = slice('a', 'lb', [ep('10.244.1.5', 'n1'), ep('10.244.2.5', 'n2')], [{ name: '', port: 8080 }, { name: 'u', port: 53, protocol: 'UDP' }]);
+
+function many(n: number): { services: Service[]; slices: Map<string, EndpointSlice[]> } {
+  const services: Service[] = [];
+  const slices = new Map<string, EndpointSlice[]>();
+  for (let i = 0; i < n; i++) {
+    services.push(svc(`s${i}`, { clusterIP: `10.96.${i >> 8}.${i & 255}`, ports: [port('http', 80)] }));
+    slices.set(`default/s${i}`, [slice(`s${i}-x`, `s${i}`, [ep(`10.244.${i >> 8}.${i & 255}`), ep(`10.245.${i >> 8}.${i & 255}`)], [{ name: 'http', port: 8080 }])]);
+  }
+  return { services, slices };
+}
+
+void describe('services diff', () => {
+  it('a kernel listing parses back to what was applied: no change to make', () => {
+    const have = parseSvcListing(readFileSync(new URL('./listing.fixture.json', import.meta.url), 'utf8'));
+    const want = renderAll(serviceUnits(LB, [LB_SLICE], NODE), NODE);
+    assert.equal(have.elements.get('svc4')?.get('10.96.0.20 . tcp . 80')?.startsWith('goto svc-'), true);
+    assert.equal(have.elements.get('noep6')?.get('fd00:96::20 . tcp . 80'), 'goto reject-chain');
+    assert.equal(have.elements.get('noepnp6')?.get('tcp . 30080'), 'goto reject-chain');
+    assert.equal(have.elements.get('hairpin4')?.get('10.244.1.5 . 10.244.1.5'), '');
+    assert.deepEqual(diffContent(want, have).commands, []);
+  });
+
+  it('from nothing: chains before the elements that point at them; applied content diffs empty', () => {
+    const want = renderAll(serviceUnits(LB, [LB_SLICE], NODE), NODE);
+    const p = diffContent(want, nothingHeld());
+    const firstElement = p.commands.findIndex((c) => c.startsWith('add element'));
+    const lastChain = p.commands.map((c) => c.startsWith('add chain')).lastIndexOf(true);
+    assert.ok(lastChain < firstElement && lastChain >= 0);
+    assert.ok(p.commands.some((c) => /^add map inet weft-svc aff-\w+ \{ type ipv4_addr : ipv4_addr \. inet_service; flags dynamic,timeout; timeout 10800s; \}$/.test(c)));
+    assert.deepEqual(diffContent(want, assumeApplied(want)).commands, []);
+  });
+
+  it('one endpoint change among 2,000 Services rewrites that Service\'s chain only, no element', () => {
+    const { services, slices } = many(2000);
+    const before = renderAll(allUnits(services, (k) => slices.get(k) ?? [], NODE), NODE);
+    const [only] = slices.get('default/s1234') ?? [];
+    slices.set('default/s1234', [{ ...only!, endpoints: [ep('10.244.4.210'), ep('10.244.99.1')] }]);
+    const after = renderAll(allUnits(services, (k) => slices.get(k) ?? [], NODE), NODE);
+    const p = diffContent(after, assumeApplied(before));
+    assert.equal(p.chainsChanged, 1);
+    assert.equal(p.chainsAdded + p.chainsDeleted, 0);
+    assert.match(p.commands.join('\n'), /dnat ip to numgen random mod 2 map \{ 0 : 10\.244\.4\.210 \. 8080, 1 : 10\.244\.99\.1 \. 8080 \}/);
+    // The hairpin set follows the endpoints: one pair out, one in.
+    assert.deepEqual(p.commands.filter((c) => c.includes('hairpin4')), [
+      'delete element inet weft-svc hairpin4 { 10.245.4.210 . 10.245.4.210 }',
+      'add element inet weft-svc hairpin4 { 10.244.99.1 . 10.244.99.1 }',
+    ]);
+  });
+
+  it('last endpoint gone: ClusterIP moves from svc4 to the reject map and its chains go; back again', () => {
+    const s = svc('a', { clusterIP: '10.96.0.5', ports: [port('', 80)] });
+    const withEp = renderAll(serviceUnits(s, [slice('x', 'a', [ep('10.244.1.1')], [{ name: '', port: 80 }])], NODE), NODE);
+    const without = renderAll(serviceUnits(s, [], NODE), NODE);
+    const p = diffContent(without, assumeApplied(withEp));
+    assert.ok(p.commands.includes('delete element inet weft-svc svc4 { 10.96.0.5 . tcp . 80 }'));
+    assert.ok(p.commands.includes('add element inet weft-svc noep4 { 10.96.0.5 . tcp . 80 : goto reject-chain }'));
+    assert.equal(p.chainsDeleted, 2);
+    const back = diffContent(withEp, assumeApplied(without));
+    assert.equal(back.chainsAdded, 2);
+    assert.ok(back.commands.includes('delete element inet weft-svc noep4 { 10.96.0.5 . tcp . 80 }'));
+  });
+
+  it('ETP Local without a local endpoint: external address and NodePort dropped, in-cluster sources short-circuit', () => {
+    const s = svc('np', { type: 'NodePort', clusterIP: '10.96.0.6', ports: [port('', 80, { nodePort: 30001 })], externalTrafficPolicy: 'Local', externalIPs: ['192.0.2.9'] });
+    const c = renderAll(serviceUnits(s, [slice('x', 'np', [ep('10.244.2.2', 'n2')], [{ name: '', port: 80 }])], NODE), NODE);
+    assert.equal(c.elements.get('noepnp4')?.get('tcp . 30001'), 'drop');
+    assert.equal(c.elements.get('noep4')?.get('192.0.2.9 . tcp . 80'), 'drop');
+    assert.equal(c.elements.get('noep4')?.has('10.96.0.6 . tcp . 80'), false);
+    const ext = [...c.chains].find(([n]) => n.startsWith('ext-'))?.[1].rules ?? [];
+    assert.equal(ext.some((r) => r.includes('mark-masq') && !r.startsWith('fib saddr type local')), false, 'external traffic keeps its source');
+    assert.match(ext[0] ?? '', /^ip saddr \{ 10\.244\.0\.0\/16 \} goto epc-/);
+  });
+
+  it('affinity: clients pinned to a removed endpoint are deleted from the map', () => {
+    const s = svc('af', { clusterIP: '10.96.0.7', ports: [port('', 80)], sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } });
+    const want = renderAll(serviceUnits(s, [slice('x', 'af', [ep('10.244.1.1')], [{ name: '', port: 80 }])], NODE), NODE);
+    const have = assumeApplied(want);
+    const [aff] = [...want.affinity.keys()];
+    have.affinity.set(aff!, { clients: new Map([['10.244.7.7', '10.244.1.1 . 80'], ['10.244.7.8', '10.244.1.9 . 80']]) });
+    assert.deepEqual(diffContent(want, have).commands, [`delete element inet weft-svc ${aff} { 10.244.7.8 }`]);
+    assert.match([...want.chains.values()].map((c) => c.rules.join('\n')).join('\n'), /update @aff-\w+ \{ ip saddr timeout 60s : 10\.244\.1\.1 \. 80 \}/);
+  });
+});
