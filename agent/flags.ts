@@ -43,6 +43,7 @@ export interface RawFlags extends RawLeaseSourceFlags {
   kubeconfigFile?: string;
   kubeApiUrl?: string;
   kubeAnnotationPrefix?: string;
+  networkPolicy?: boolean;
 }
 
 /** Builds the commander program (no parsing yet). */
@@ -74,6 +75,7 @@ export function weftdCommand(version: string): Command {
     .option('--kubeconfig-file <path>', 'kubeconfig for --kube-subnet-mgr (default: in-cluster service account)')
     .option('--kube-api-url <url>', 'Kubernetes API server URL (overrides the kubeconfig\'s server)')
     .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
+    .option('--network-policy', 'enforce networking.k8s.io/v1 NetworkPolicy in nftables (inet weft-policy; kube API as --kube-subnet-mgr reaches it)')
     .addHelpText('after', NET_CONF_HELP);
 }
 
@@ -152,6 +154,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     ...(publicIpv6 !== undefined ? { publicIpv6 } : {}),
     subnetFile: f.subnetFile,
     ipMasq: f.ipMasq === true,
+    ...(f.networkPolicy === true ? { networkPolicy: { ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) } } : {}),
     ...(metricsAddr !== undefined ? { metricsAddr } : {}),
     resyncMs,
     // Coalesces a burst of notifications (our own writes echo back too) into one pass.

@@ -24,6 +24,8 @@ import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 import { earlyStillFits, startUdpEarly } from './udp/early.ts';
+import type { NetworkPolicyHandle } from './policy/start.ts';
+import { policyNodeAddrs, policyIsLocal } from './policy/node.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -36,6 +38,8 @@ export interface WeftdOptions {
   publicIpv6?: string;
   subnetFile: string;
   ipMasq: boolean;
+  /** --network-policy: enforce NetworkPolicy, reaching the API as --kube-subnet-mgr does. */
+  networkPolicy?: { kubeconfigFile?: string; kubeApiUrl?: string };
   metricsAddr?: string;
   /** Safety-net reconcile period; events normally act first. */
   resyncMs: number;
@@ -54,6 +58,7 @@ export class Weftd {
   private lastOk = 0;
   private lastError = '';
   private masqTimer: NodeJS.Timeout | undefined;
+  private policy: NetworkPolicyHandle | undefined;
   /** Device indexes of the last pass, to tell our neighbour/FDB notifications from others. */
   private dev: DevIndexes | undefined;
 
@@ -147,6 +152,7 @@ export class Weftd {
     });
     this.events = RtnlEvents.open(['link', 'ipv4-route', ...(this.uplink6 !== undefined ? ['ipv6-route' as const] : []), 'neigh'], { ref: false });
     this.events.on((ev) => { if (this.concerns(ev)) this.loop?.trigger(`netlink-${ev.type}`); });
+    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, this.metrics, () => this.own, this.uplink);
     if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
@@ -226,6 +232,8 @@ export class Weftd {
   }
 
   private health(): { ok: boolean; detail: string } {
+    const p = this.policy?.controller.health();
+    if (p !== undefined && !p.ok) return p;
     const age = Date.now() - this.lastOk;
     const ok = this.lastOk > 0 && age < Math.max(3 * this.o.resyncMs, 5000);
     return { ok, detail: ok ? `subnet ${this.own.subnet}, last clean pass ${age} ms ago` : `last clean pass ${age} ms ago: ${this.lastError}` };
@@ -244,12 +252,19 @@ export class Weftd {
     this.loop?.stop();
     if (this.masqTimer !== undefined) clearInterval(this.masqTimer);
     this.watch?.stop();
+    this.policy?.stop();
     this.events?.close();
     this.server?.close();
     this.backend.stop?.();
     await this.store.close();
     this.rtnl.close();
   }
+}
+
+/** Starts --network-policy (loaded only then): this node's addresses and pods follow the current lease. */
+async function startPolicy(o: WeftdOptions, metrics: Metrics, own: () => Lease, uplink: Uplink): Promise<NetworkPolicyHandle> {
+  const { startNetworkPolicy } = await import('./policy/start.ts');
+  return startNetworkPolicy({ kube: o.networkPolicy ?? {}, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp) });
 }
 
 /** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */
