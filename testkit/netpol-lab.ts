@@ -93,16 +93,31 @@ export class NetpolLab {
     await setNodeAddresses(this.cluster);
     for (const [id, p] of this.pods) {
       const [ns, name] = id.split('/') as [string, string];
-      await this.kube.call('POST', `/api/v1/namespaces/${ns}/pods`, {
-        apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { pod: name } },
-        spec: { nodeName: p.node.netns, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'weft.invalid/none', ports: modelPorts() }] },
-      });
-      await this.kube.call('PATCH', `/api/v1/namespaces/${ns}/pods/${name}/status`, {
-        status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }], hostIP: p.node.ip, hostIPs: [{ ip: p.node.ip }] },
-      }, 'application/merge-patch+json');
+      await this.createPod(id, modelPorts());
       this.cluster.topo.spawnIn(p.netns, ['python3', join(this.dir, 'server.py')], join(this.dir, `server-${ns}-${name}.log`));
     }
     if (this.enforcer === 'kube-router') for (const n of this.cluster.nodes) await startKubeRouter(this.cluster, n);
+  }
+
+  /** Creates the Pod object of a model pod (declaring `ports`) and sets its status as a kubelet would. */
+  private async createPod(id: PodId, ports: { name: string; containerPort: number; protocol: string }[]): Promise<void> {
+    const [ns, name] = id.split('/') as [string, string];
+    const p = this.pods.get(id);
+    if (p === undefined) throw new Error(`no pod ${id}`);
+    await this.kube.call('POST', `/api/v1/namespaces/${ns}/pods`, {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns, labels: { pod: name } },
+      spec: { nodeName: p.node.netns, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'weft.invalid/none', ports }] },
+    });
+    await this.kube.call('PATCH', `/api/v1/namespaces/${ns}/pods/${name}/status`, {
+      status: { phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }], hostIP: p.node.ip, hostIPs: [{ ip: p.node.ip }] },
+    }, 'application/merge-patch+json');
+  }
+
+  /** Replaces a model pod's Pod object by one declaring `ports` (container ports are immutable); the server keeps running. */
+  async redeclarePorts(id: PodId, ports: { name: string; containerPort: number; protocol: string }[] = modelPorts()): Promise<void> {
+    const [ns, name] = id.split('/') as [string, string];
+    await this.kube.call('DELETE', `/api/v1/namespaces/${ns}/pods/${name}?gracePeriodSeconds=0`);
+    await this.createPod(id, ports);
   }
 
   /** Creates (or replaces) a NetworkPolicy object; namespace from its metadata. */
