@@ -64,6 +64,11 @@ function scopeKey(s: Scope): string {
   return `${s.ns !== undefined ? `ns=${s.ns}` : `nsSel=${selectorKey(s.nsSel ?? {})}`} pods=${s.podSel === undefined ? '*' : selectorKey(s.podSel)}`;
 }
 
+/** The set of a peer `podSelector` in `namespace` (benchmarks and tests look elements up in it). */
+export function peerSetName(namespace: string, podSelector: LabelSelector): string {
+  return `s-${hash(`pods ${scopeKey({ ns: namespace, podSel: podSelector })}`)}`;
+}
+
 /** Builds the desired table; deterministic (policies sorted, sets named by content). */
 export function desiredPolicy(w: PolicyWorld): DesiredPolicy {
   const byNs = new Map<string, PodInfo[]>();
