@@ -23,7 +23,7 @@ import { familyTargets, reconcileFamily } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
-import { earlyStillFits, startUdpEarly } from './udp/early.ts';
+import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
 import type { NetworkPolicyHandle } from './policy/start.ts';
 import { policyNodeAddrs, policyIsLocal } from './policy/node.ts';
 

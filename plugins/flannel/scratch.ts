@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { ioFailure } from '../../lib/cni/errors.ts';
 import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
 import { scratchName } from './config.ts';
+import { errnoCode } from '../../lib/sys/errno.ts';
 
 /** Path of the stored delegate config for a container. */
 export function scratchPath(dataDir: string, containerId: string): string {
@@ -27,7 +28,7 @@ export function loadDelegateConf(dataDir: string, containerId: string): Buffer |
   try {
     return readFileSync(scratchPath(dataDir, containerId));
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (errnoCode(e) === 'ENOENT') return null;
     throw ioFailure(`cannot read the delegate config of ${containerId}`, (e as Error).message, e);
   }
 }

@@ -2,40 +2,13 @@
 import type { CmdArgs, Plugin } from '../../lib/cni/skel.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
-import { CniError, unknownContainer } from '../../lib/cni/errors.ts';
+import { CniError } from '../../lib/cni/errors.ts';
 import { isNotFound } from '../../lib/netlink/errors.ts';
-import { Rtnl } from '../../lib/netlink/rtnl.ts';
-import { openNetns, withNetns } from '../../lib/netns/index.ts';
+import type { Rtnl } from '../../lib/netlink/rtnl.ts';
+import { inPodNetns, isPodGone } from '../../lib/pod/netns.ts';
 import { parseLoopbackConfig } from './config.ts';
 
 const LOOPBACK_MAC = '00:00:00:00:00:00';
-
-/** Opens CNI_NETNS; code 3 (unknown container) when it is missing or not a network namespace, as bridge does. */
-function openPodNetns(path: string): ReturnType<typeof openNetns> {
-  try {
-    return openNetns(path);
-  } catch (e) {
-    if (isGone(e)) throw unknownContainer('failed to open netns', `${JSON.stringify(path)}: ${(e as Error).message}`);
-    throw e;
-  }
-}
-
-/** Runs `fn` with a route socket inside the pod namespace at `path`; the socket is closed afterwards. */
-function inPodNetns<T>(path: string, fn: (rtnl: Rtnl) => T): T {
-  const ns = openPodNetns(path);
-  try {
-    return withNetns(ns, () => {
-      const rtnl = Rtnl.open();
-      try {
-        return fn(rtnl);
-      } finally {
-        rtnl.close();
-      }
-    });
-  } finally {
-    ns.close();
-  }
-}
 
 /** Finds `lo` in the current namespace; every network namespace has one (created by the kernel). */
 function getLoopback(rtnl: Rtnl): { index: number; up: boolean } {
@@ -83,7 +56,7 @@ function cmdDel(args: CmdArgs): void {
   try {
     inPodNetns(args.netns, (rtnl) => rtnl.setLinkDown(getLoopback(rtnl).index));
   } catch (e) {
-    if (isGone(e) || (e instanceof CniError && e.code === 3)) return;
+    if (isPodGone(e)) return;
     throw e;
   }
 }
@@ -93,11 +66,6 @@ function cmdCheck(args: CmdArgs): void {
   parseLoopbackConfig(args.config);
   const up = inPodNetns(args.netns, (rtnl) => getLoopback(rtnl).up);
   if (!up) throw new CniError(100, 'loopback interface is down', `netns ${args.netns}`);
-}
-
-function isGone(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === 'ENOENT' || code === 'ENOTNETNS';
 }
 
 /** The plugin object: handlers for the CNI verbs; STATUS is always ready and GC has nothing to free. */
