@@ -9,7 +9,7 @@ import type { Metrics } from '../metrics.ts';
 import { ReconcileLoop } from '../reconcile/loop.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { TableApplier } from './apply.ts';
-import { desiredPolicy, POLICY_TABLE } from './desired.ts';
+import { desiredPolicy, POLICY_TABLE, type PolicyCompileCache } from './desired.ts';
 import { definePolicyMetrics, PM, readDropCounters } from './metrics.ts';
 import { namespaceLabels, trimPod, trimPolicy, type PodInfo, type Policy } from './types.ts';
 
@@ -35,6 +35,7 @@ export class PolicyController {
   private readonly pods = new Map<string, PodInfo>();
   private readonly namespaces = new Map<string, Record<string, string>>();
   private readonly applier: TableApplier;
+  private readonly compiled: PolicyCompileCache = new Map();
   private readonly loop: ReconcileLoop;
   private readonly unsubscribe: (() => void)[] = [];
   private lastRules = 0;
@@ -92,7 +93,7 @@ export class PolicyController {
     const t0 = performance.now();
     if (why.includes('periodic')) this.applier.invalidate();
     try {
-      const d = desiredPolicy({ policies: [...this.policies.values()], pods: [...this.pods.values()], namespaces: this.namespaces, isLocal: this.o.isLocal, nodeAddrs: this.o.nodeAddrs() });
+      const d = desiredPolicy({ policies: [...this.policies.values()], pods: [...this.pods.values()], namespaces: this.namespaces, isLocal: this.o.isLocal, nodeAddrs: this.o.nodeAddrs() }, this.compiled);
       const r = this.applier.apply(d.content);
       this.lastRules = d.rules;
       this.lastAppliedAt = Date.now();

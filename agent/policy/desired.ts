@@ -56,8 +56,83 @@ interface Scope {
 
 const PROTOCOLS: Record<string, 'tcp' | 'udp' | 'sctp'> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
 
+/** A set a compiled policy refers to; its elements are filled from the pods on every pass. */
+type SetRequest = { kind: 'pods'; scope: Scope } | { kind: 'named'; scope: Scope; port: string; proto: 'tcp' | 'udp' | 'sctp' } | { kind: 'block'; cidrs: readonly Cidr4[] };
+
+/** A policy's rules, which depend on the policy alone (set names name content, not members). */
+interface CompiledPolicy {
+  target: Scope;
+  targetSet: string;
+  ingress?: { chain: string; rules: TableRule[]; jump: TableRule; drop: TableRule };
+  egress?: { chain: string; rules: TableRule[]; jump: TableRule; drop: TableRule };
+  requests: Map<string, SetRequest>;
+}
+
+/** Compiled policies by their content, kept by the caller across passes (only the current ones stay). */
+export type PolicyCompileCache = Map<string, CompiledPolicy>;
+
+function podSetName(s: Scope): string {
+  return `s-${hash(`pods ${scopeKey(s)}`)}`;
+}
+
+function namedSetName(s: Scope, port: string, proto: string): string {
+  return `n-${hash(`named ${scopeKey(s)} port=${port}/${proto}`)}`;
+}
+
+function blockElements(cidrs: readonly Cidr4[]): string[] {
+  return dropCovered(cidrs).map((c) => (c.prefix === 32 ? formatIPv4(c.ip) : `${formatIPv4(c.ip)}/${c.prefix}`)).sort();
+}
+
+function blockSetName(cidrs: readonly Cidr4[]): string {
+  return `b-${hash(`block ${blockElements(cidrs).join(',')}`)}`;
+}
+
+/** A policy -> its chains' rules and the sets they use (pure; cached by content). */
+function compilePolicy(pol: Policy): CompiledPolicy {
+  const key = `${pol.namespace}/${pol.name}`;
+  const target: Scope = { ns: pol.namespace, podSel: pol.podSelector };
+  const requests = new Map<string, SetRequest>();
+  const note = (name: string, r: SetRequest): string => {
+    requests.set(name, r);
+    return name;
+  };
+  const targetSet = note(podSetName(target), { kind: 'pods', scope: target });
+  const ctx: ClauseCtx = {
+    pol, target,
+    podSet: (scope) => note(podSetName(scope), { kind: 'pods', scope }),
+    namedPortSet: (scope, port, proto) => note(namedSetName(scope, port, proto), { kind: 'named', scope, port, proto }),
+    cidrSet: (cidrs) => note(blockSetName(cidrs), { kind: 'block', cidrs }),
+  };
+  const out: CompiledPolicy = { target, targetSet, requests };
+  if (pol.types.ingress) {
+    const chain = `pi-${hash(key)}`;
+    out.ingress = {
+      chain, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip daddr @${targetSet} counter`, `drop ${key}`),
+      rules: [taggedRule(nftExpr`ip daddr != @${targetSet} return`, key), ...pol.ingress.flatMap((r) => clauses(ctx, r, 'in').map((e) => taggedRule(e, key)))],
+    };
+  }
+  if (pol.types.egress) {
+    const chain = `pe-${hash(key)}`;
+    out.egress = {
+      chain, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip saddr @${targetSet} counter`, `drop ${key}`),
+      rules: [taggedRule(nftExpr`ip saddr != @${targetSet} return`, key), ...pol.egress.flatMap((r) => clauses(ctx, r, 'eg').map((e) => taggedRule(e, key)))],
+    };
+  }
+  return out;
+}
+
+const hashMemo = new Map<string, string>();
+
 function hash(s: string, n = 12): string {
-  return createHash('sha256').update(s).digest('hex').slice(0, n);
+  const k = `${n}:${s}`;
+  let h = hashMemo.get(k);
+  if (h === undefined) {
+    // Bounded: names of selectors and policies long gone are not kept for ever.
+    if (hashMemo.size > 20_000) hashMemo.clear();
+    h = createHash('sha256').update(s).digest('hex').slice(0, n);
+    hashMemo.set(k, h);
+  }
+  return h;
 }
 
 function scopeKey(s: Scope): string {
@@ -66,11 +141,11 @@ function scopeKey(s: Scope): string {
 
 /** The set of a peer `podSelector` in `namespace` (benchmarks and tests look elements up in it). */
 export function peerSetName(namespace: string, podSelector: LabelSelector): string {
-  return `s-${hash(`pods ${scopeKey({ ns: namespace, podSel: podSelector })}`)}`;
+  return podSetName({ ns: namespace, podSel: podSelector });
 }
 
 /** Builds the desired table; deterministic (policies sorted, sets named by content). */
-export function desiredPolicy(w: PolicyWorld): DesiredPolicy {
+export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Map()): DesiredPolicy {
   const byNs = new Map<string, PodInfo[]>();
   for (const p of w.pods) {
     const list = byNs.get(p.namespace);
@@ -89,28 +164,20 @@ export function desiredPolicy(w: PolicyWorld): DesiredPolicy {
     podMemo.set(k, got);
     return got;
   };
-  const podSet = (s: Scope): string => {
-    const k = scopeKey(s);
-    const name = `s-${hash(`pods ${k}`)}`;
-    if (!sets.has(name)) sets.set(name, { spec: { type: 'ipv4_addr', comment: commentOf(k) }, elements: new Set(podsOf(s).flatMap((p) => p.ips)) });
-    return name;
-  };
-  const namedPortSet = (s: Scope, port: string, proto: 'tcp' | 'udp' | 'sctp'): string => {
-    const k = `${scopeKey(s)} port=${port}/${proto}`;
-    const name = `n-${hash(`named ${k}`)}`;
-    if (!sets.has(name)) {
+  const fill = (name: string, r: SetRequest): void => {
+    if (sets.has(name)) return;
+    if (r.kind === 'pods') {
+      // Pod addresses are dotted quads checked by trimPod: they are their own element keys.
+      sets.set(name, { spec: { type: 'ipv4_addr', comment: commentOf(scopeKey(r.scope)) }, elements: new Set(podsOf(r.scope).flatMap((p) => p.ips)) });
+    } else if (r.kind === 'named') {
       const els = new Set<string>();
       // Resolved per pod: the same name may mean a different number on each pod.
-      for (const p of podsOf(s)) for (const np of p.ports) if (np.name === port && PROTOCOLS[np.protocol] === proto) for (const ip of p.ips) els.add(elementKey([ip, proto, np.port]));
-      sets.set(name, { spec: { type: ['ipv4_addr', 'inet_proto', 'inet_service'], comment: commentOf(k) }, elements: els });
+      for (const p of podsOf(r.scope)) for (const np of p.ports) if (np.name === r.port && PROTOCOLS[np.protocol] === r.proto) for (const ip of p.ips) els.add(`${ip} . ${r.proto} . ${np.port}`);
+      sets.set(name, { spec: { type: ['ipv4_addr', 'inet_proto', 'inet_service'], comment: commentOf(`${scopeKey(r.scope)} port=${r.port}/${r.proto}`) }, elements: els });
+    } else {
+      const norm = blockElements(r.cidrs);
+      sets.set(name, { spec: { type: 'ipv4_addr', flags: ['interval'], comment: commentOf(`ipBlock ${norm.join(',')}`) }, elements: new Set(norm.map((c) => elementKey(c))) });
     }
-    return name;
-  };
-  const cidrSet = (cidrs: readonly Cidr4[]): string => {
-    const norm = dropCovered(cidrs).map((c) => (c.prefix === 32 ? formatIPv4(c.ip) : `${formatIPv4(c.ip)}/${c.prefix}`)).sort();
-    const name = `b-${hash(`block ${norm.join(',')}`)}`;
-    if (!sets.has(name)) sets.set(name, { spec: { type: 'ipv4_addr', flags: ['interval'], comment: commentOf(`ipBlock ${norm.join(',')}`) }, elements: new Set(norm.map((c) => elementKey(c))) });
-    return name;
   };
 
   const chains = new Map<string, TableChain>();
@@ -122,35 +189,38 @@ export function desiredPolicy(w: PolicyWorld): DesiredPolicy {
   const dropIn: TableRule[] = [];
   const dropEg: TableRule[] = [];
   const policies = [...w.policies].sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
+  const used = new Set<string>();
   for (const pol of policies) {
     const key = `${pol.namespace}/${pol.name}`;
-    const target: Scope = { ns: pol.namespace, podSel: pol.podSelector };
-    const targetSet = podSet(target);
-    const local = podsOf(target).filter((p) => w.isLocal(p));
-    const plan: PolicyPlan = { key, localSelected: local.length };
-    const ctx: ClauseCtx = { pol, target, podSet, namedPortSet, cidrSet };
-    if (pol.types.ingress) {
-      for (const p of local) for (const ip of p.ips) isoIn.add(ip);
-      const name = `pi-${hash(key)}`;
-      plan.ingressChain = name;
-      const rules = [taggedRule(nftExpr`ip daddr != @${targetSet} return`, key), ...pol.ingress.flatMap((r) => clauses(ctx, r, 'in').map((e) => taggedRule(e, key)))];
-      chains.set(name, { rules });
-      jumpsIn.push(taggedRule(nftExpr`jump ${name}`, key));
-      dropIn.push(taggedRule(nftExpr`ip daddr @${targetSet} counter`, `drop ${key}`));
+    const id = JSON.stringify(pol);
+    used.add(id);
+    let cp = cache.get(id);
+    if (cp === undefined) {
+      cp = compilePolicy(pol);
+      cache.set(id, cp);
     }
-    if (pol.types.egress) {
+    for (const [name, r] of cp.requests) fill(name, r);
+    const local = podsOf(cp.target).filter((p) => w.isLocal(p));
+    const plan: PolicyPlan = { key, localSelected: local.length };
+    if (cp.ingress !== undefined) {
+      for (const p of local) for (const ip of p.ips) isoIn.add(ip);
+      plan.ingressChain = cp.ingress.chain;
+      chains.set(cp.ingress.chain, { rules: cp.ingress.rules });
+      jumpsIn.push(cp.ingress.jump);
+      dropIn.push(cp.ingress.drop);
+    }
+    if (cp.egress !== undefined) {
       for (const p of local) for (const ip of p.ips) isoEg.add(ip);
-      const name = `pe-${hash(key)}`;
-      plan.egressChain = name;
-      const rules = [taggedRule(nftExpr`ip saddr != @${targetSet} return`, key), ...pol.egress.flatMap((r) => clauses(ctx, r, 'eg').map((e) => taggedRule(e, key)))];
-      chains.set(name, { rules });
-      jumpsEg.push(taggedRule(nftExpr`jump ${name}`, key));
-      dropEg.push(taggedRule(nftExpr`ip saddr @${targetSet} counter`, `drop ${key}`));
+      plan.egressChain = cp.egress.chain;
+      chains.set(cp.egress.chain, { rules: cp.egress.rules });
+      jumpsEg.push(cp.egress.jump);
+      dropEg.push(cp.egress.drop);
     }
     plans.push(plan);
   }
-  sets.set(SET_ISO_IN, { spec: { type: 'ipv4_addr', comment: 'local pods selected by an ingress policy' }, elements: new Set([...isoIn].map((ip) => elementKey(ip))) });
-  sets.set(SET_ISO_EG, { spec: { type: 'ipv4_addr', comment: 'local pods selected by an egress policy' }, elements: new Set([...isoEg].map((ip) => elementKey(ip))) });
+  for (const id of cache.keys()) if (!used.has(id)) cache.delete(id);
+  sets.set(SET_ISO_IN, { spec: { type: 'ipv4_addr', comment: 'local pods selected by an ingress policy' }, elements: isoIn });
+  sets.set(SET_ISO_EG, { spec: { type: 'ipv4_addr', comment: 'local pods selected by an egress policy' }, elements: isoEg });
   sets.set(SET_NODE, { spec: { type: 'ipv4_addr', comment: 'this node: kubelet probes pass' }, elements: new Set(w.nodeAddrs.map((ip) => elementKey(ip))) });
 
   const head = (iso: string, dir: 'daddr' | 'saddr'): TableRule[] => [

@@ -66,7 +66,7 @@ export async function benchNetpol(): Promise<BenchResult[]> {
     await c.stopWeftd(n1);
     const t0w = Date.now();
     const weftProc = c.startWeftd(n1, ['--network-policy']);
-    const coldWeft = (await pollUntil(n1.netns, `[ "$(nft list chains inet weft-policy 2>/dev/null | grep -c 'chain pi-')" -ge ${nPol} ]`, 120)) - t0w;
+    const coldWeft = (await pollUntil(n1.netns, `[ "$(nft -t list table inet weft-policy 2>/dev/null | grep -c 'chain pi-')" -ge ${nPol} ]`, 120)) - t0w;
     await weftProc;
     const t0k = Date.now();
     const krProc = startKubeRouter(c, n2);
