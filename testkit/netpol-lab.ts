@@ -54,9 +54,9 @@ export class NetpolLab {
   private constructor(readonly cluster: Cluster, readonly enforcer: Enforcer, private readonly dir: string) {}
 
   /** Builds the cluster, the namespaces and pods (API objects + servers), and starts the enforcer. */
-  static async create(enforcer: Enforcer, onProgress?: (m: string) => void): Promise<NetpolLab> {
+  static async create(enforcer: Enforcer, onProgress?: (m: string) => void, backend: 'vxlan' | 'host-gw' | 'udp' = 'host-gw'): Promise<NetpolLab> {
     const cluster = await Cluster.create({
-      backend: 'host-gw', store: 'kube', nodes: 3, podsPerNode: 3, delegate: { ipMasq: false },
+      backend, store: 'kube', nodes: 3, podsPerNode: 3, delegate: { ipMasq: false },
       ...(enforcer === 'weft' ? { weftdArgs: ['--network-policy', '--log-level', 'debug'] } : {}), ...(onProgress ? { onProgress } : {}),
     });
     const lab = new NetpolLab(cluster, enforcer, cluster.topo.dir);

@@ -11,6 +11,8 @@ import { formatTable, PROBES, Reachability, type ProbeKind } from '../../../test
 import { CASES, type NetpolCase } from './cases.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
+/** The data plane under the policy (WEFT_NETPOL_BACKEND: vxlan, host-gw or udp; default host-gw). */
+const BACKEND = (['vxlan', 'host-gw', 'udp'] as const).find((b) => b === process.env['WEFT_NETPOL_BACKEND']) ?? 'host-gw';
 
 /** Why the suite cannot run (a loud skip outside CI; under CI=true a missing peer fails). */
 export function skipFor(enforcer: Enforcer): string | false {
@@ -33,11 +35,11 @@ async function expectCase(lab: NetpolLab, expect: (k: ProbeKind) => Reachability
 
 /** Defines the suite for `enforcer`. */
 export function netpolSuite(enforcer: Enforcer): void {
-  void describe(`netpol truth tables against ${enforcer}`, { skip: skipFor(enforcer), timeout: 900_000 }, () => {
+  void describe(`netpol truth tables against ${enforcer} (${BACKEND})`, { skip: skipFor(enforcer), timeout: 900_000 }, () => {
     let lab: NetpolLab;
     const podsInfo = () => new Map([...lab.pods].map(([id, p]) => [id, { ip: p.ip, nodeSubnet: p.node.subnet ?? '' }]));
     before(async () => {
-      lab = await NetpolLab.create(enforcer, (m) => process.stderr.write(`  ${m}\n`));
+      lab = await NetpolLab.create(enforcer, (m) => process.stderr.write(`  ${m}\n`), BACKEND);
     });
     after(() => lab?.destroy());
 
