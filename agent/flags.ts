@@ -34,6 +34,7 @@ export interface RawFlags extends RawLeaseSourceFlags {
   iptablesForwardRules?: boolean;
   serviceProxy?: boolean;
   nodeportAddresses?: string;
+  networkPolicy?: boolean;
 }
 
 /** Builds the commander program (no parsing yet). */
@@ -69,6 +70,7 @@ export function weftdCommand(version: string): Command {
     .option('--no-iptables-forward-rules', 'add no such accepts (and remove those weftd added earlier)')
     .option('--service-proxy', 'program Services (ClusterIP, NodePort, LoadBalancer) in nftables instead of kube-proxy; needs the kube API and NODE_NAME')
     .option('--nodeport-addresses <cidrs>', 'with --service-proxy: NodePorts only on local addresses in these CIDRs (default: every local address but loopback)')
+    .option('--network-policy', 'enforce networking.k8s.io/v1 NetworkPolicy in nftables (inet weft-policy; kube API as --kube-subnet-mgr reaches it)')
     .addHelpText('after', NET_CONF_HELP);
 }
 
@@ -139,6 +141,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     subnetFile: f.subnetFile,
     ipMasq: f.ipMasq === true,
     forwardRules: f.iptablesForwardRules !== false,
+    ...(f.networkPolicy === true ? { networkPolicy: { ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) } } : {}),
     ...(metricsAddr !== undefined ? { metricsAddr } : {}),
     resyncMs,
     ...(serviceProxy !== undefined ? { serviceProxy } : {}),

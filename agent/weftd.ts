@@ -28,6 +28,8 @@ import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
 import type { ServiceProxyFlags } from './services/flags.ts';
 import { refuseBesideKubeProxy } from './services/kube-proxy-present.ts';
 import { startServiceProxy, type RunningServiceProxy } from './services/start.ts';
+import type { NetworkPolicyHandle } from './policy/start.ts';
+import { policyNodeAddrs, policyIsLocal } from './policy/node.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -42,6 +44,8 @@ export interface WeftdOptions {
   ipMasq: boolean;
   /** --iptables-forward-rules: accepts for the Network in foreign forward chains with policy drop (off: removes weftd's). */
   forwardRules: boolean;
+  /** --network-policy: enforce NetworkPolicy, reaching the API as --kube-subnet-mgr does. */
+  networkPolicy?: { kubeconfigFile?: string; kubeApiUrl?: string };
   metricsAddr?: string;
   /** Safety-net reconcile period; events normally act first. */
   resyncMs: number;
@@ -64,6 +68,7 @@ export class Weftd {
   private lastError = '';
   private masqTimer: NodeJS.Timeout | undefined;
   private forwardTimer: NodeJS.Timeout | undefined;
+  private policy: NetworkPolicyHandle | undefined;
   /** Device indexes of the last pass, to tell our neighbour/FDB notifications from others. */
   private dev: DevIndexes | undefined;
 
@@ -169,6 +174,7 @@ export class Weftd {
       const conf = this.store.netConf;
       this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics);
     }
+    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, this.metrics, () => this.own, this.uplink);
     if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
@@ -259,6 +265,8 @@ export class Weftd {
   }
 
   private health(): { ok: boolean; detail: string } {
+    const p = this.policy?.controller.health();
+    if (p !== undefined && !p.ok) return p;
     const age = Date.now() - this.lastOk;
     const ok = this.lastOk > 0 && age < Math.max(3 * this.o.resyncMs, 5000);
     return { ok, detail: ok ? `subnet ${this.own.subnet}, last clean pass ${age} ms ago` : `last clean pass ${age} ms ago: ${this.lastError}` };
@@ -278,6 +286,7 @@ export class Weftd {
     if (this.masqTimer !== undefined) clearInterval(this.masqTimer);
     if (this.forwardTimer !== undefined) clearInterval(this.forwardTimer);
     this.watch?.stop();
+    this.policy?.stop();
     this.events?.close();
     this.server?.close();
     this.services?.stop();
@@ -285,6 +294,12 @@ export class Weftd {
     await this.store.close();
     this.rtnl.close();
   }
+}
+
+/** Starts --network-policy (loaded only then): this node's addresses and pods follow the current lease. */
+async function startPolicy(o: WeftdOptions, metrics: Metrics, own: () => Lease, uplink: Uplink): Promise<NetworkPolicyHandle> {
+  const { startNetworkPolicy } = await import('./policy/start.ts');
+  return startNetworkPolicy({ kube: o.networkPolicy ?? {}, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp) });
 }
 
 /** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(iproute2 iputils-ping iptables nftables iperf3 ethtool conntrack util-linux procps
   containernetworking-plugins etcd-server etcd-client podman runc containerd busybox-static
-  python3 make g++ curl tcpdump openssl)
+  python3 make g++ curl tcpdump openssl ipset)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -40,6 +40,7 @@ fi
 if [ "$(id -u)" -eq 0 ]; then
   bash scripts/flannel-setup.sh || { echo "weft: scripts/flannel-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
   bash scripts/flannel-cni-setup.sh || { echo "weft: scripts/flannel-cni-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
+  bash scripts/kube-router-setup.sh || { echo "weft: scripts/kube-router-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
 fi
 
 # kube-apiserver and etcd for the Kubernetes subnet manager tests (cached under /var/cache/weft).

@@ -18,6 +18,7 @@ import { benchMixedFlanneld } from './mixed-flanneld.ts';
 import { benchStandalone } from './standalone.ts';
 import { benchServices } from './services.ts';
 import { benchSizes } from './sizes.ts';
+import { benchNetpol } from './netpol.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -40,6 +41,7 @@ const BENCHES: Record<string, Bench> = {
   services: () => benchServices(),
   // Bytes of each bundle in dist/bin (no timing; loopback has a ceiling).
   sizes: () => benchSizes(),
+  netpol: () => benchNetpol(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {

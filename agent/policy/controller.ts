@@ -1,0 +1,144 @@
+// weftd --network-policy (runs in the node's netns): NetworkPolicies, Pods (cluster-wide: peers on
+// other nodes matter) and Namespaces from the shared watch cache -> desiredPolicy -> one nft
+// transaction of the difference. Each event schedules a pass a few ms later (bursts coalesce), so a
+// change is enforced within one model + diff + nft run; a periodic resync re-lists the kernel.
+import type { Informer, KubeObject, CacheEvent } from '../kube/watch-cache.ts';
+import type { WatchCache } from '../kube/watch-cache.ts';
+import type { AgentLog } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import { ReconcileLoop } from '../reconcile/loop.ts';
+import type { NftRunOptions } from '../../lib/netfilter/types.ts';
+import { TableApplier } from './apply.ts';
+import { desiredPolicy, POLICY_TABLE, type PolicyCompileCache } from './desired.ts';
+import { definePolicyMetrics, PM, readDropCounters } from './metrics.ts';
+import { namespaceLabels, trimPod, trimPolicy, type PodInfo, type Policy } from './types.ts';
+
+/** What the controller needs from weftd. */
+export interface PolicyControllerOptions {
+  cache: WatchCache;
+  log: AgentLog;
+  metrics: Metrics;
+  /** Sources always accepted (cni0's gateway, the node's addresses); read on every pass (the lease may change). */
+  nodeAddrs(): string[];
+  /** True for pods of this node (whose traffic this node's rules must judge). */
+  isLocal(pod: PodInfo): boolean;
+  /** Delay from an event to its pass (default 2 ms). */
+  debounceMs?: number;
+  /** Kernel re-list period (default 30 s). */
+  resyncMs?: number;
+  nft?: NftRunOptions;
+}
+
+/** The running controller. */
+export class PolicyController {
+  private readonly policies = new Map<string, Policy>();
+  private readonly pods = new Map<string, PodInfo>();
+  private readonly namespaces = new Map<string, Record<string, string>>();
+  private readonly applier: TableApplier;
+  private readonly compiled: PolicyCompileCache = new Map();
+  private readonly loop: ReconcileLoop;
+  private readonly unsubscribe: (() => void)[] = [];
+  private lastRules = 0;
+  private lastError = '';
+  /** ms timestamps of the pass that last made the table current (tests, bench). */
+  lastAppliedAt = 0;
+
+  constructor(private readonly o: PolicyControllerOptions) {
+    this.applier = new TableApplier(POLICY_TABLE, o.nft ?? {});
+    definePolicyMetrics(o.metrics);
+    o.metrics.addCollector(() => this.collectDrops());
+    this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs ?? 2, periodMs: o.resyncMs ?? 30_000 });
+  }
+
+  /** Subscribes, waits for the three first lists, runs the first pass; resolves once enforced. */
+  async start(): Promise<void> {
+    const c = this.o.cache;
+    const pol = c.informer<KubeObject>({ path: '/apis/networking.k8s.io/v1/networkpolicies' });
+    const pods = c.informer<KubeObject>({ path: '/api/v1/pods' });
+    const nss = c.informer<KubeObject>({ path: '/api/v1/namespaces' });
+    this.follow(pol, (o) => { this.policies.set(key(o), trimPolicy(o)); return true; }, (o) => this.policies.delete(key(o)));
+    this.follow(pods, (o) => {
+      const k = key(o);
+      const p = trimPod(o);
+      const before = this.pods.get(k);
+      if (p === undefined) return this.pods.delete(k);
+      this.pods.set(k, p);
+      // Status updates (conditions, restarts) change nothing policy reads: no pass for them.
+      return before === undefined || JSON.stringify(before) !== JSON.stringify(p);
+    }, (o) => this.pods.delete(key(o)));
+    this.follow(nss, (o) => {
+      const { name, labels } = namespaceLabels(o);
+      const before = this.namespaces.get(name);
+      this.namespaces.set(name, labels);
+      return before === undefined || JSON.stringify(before) !== JSON.stringify(labels);
+    }, (o) => this.namespaces.delete(namespaceLabels(o).name));
+    await Promise.all([pol.synced, pods.synced, nss.synced]);
+    for (const o of pol.list()) this.policies.set(key(o), trimPolicy(o));
+    for (const o of pods.list()) { const p = trimPod(o); if (p !== undefined) this.pods.set(key(o), p); }
+    for (const o of nss.list()) { const n = namespaceLabels(o); this.namespaces.set(n.name, n.labels); }
+    this.pass('start');
+    this.loop.start();
+  }
+
+  private follow(inf: Informer<KubeObject>, put: (o: KubeObject) => boolean, del: (o: KubeObject) => boolean): void {
+    this.unsubscribe.push(inf.subscribe((ev: CacheEvent<KubeObject>) => {
+      if (ev.type === 'synced') return this.loop.trigger('resync');
+      const changed = ev.type === 'deleted' ? del(ev.obj) : put(ev.obj);
+      if (changed) this.loop.trigger(ev.type);
+    }));
+  }
+
+  /** One pass: model, diff against the kernel, one transaction (synchronous). */
+  pass(why: string): void {
+    const t0 = performance.now();
+    if (why.includes('periodic')) this.applier.invalidate();
+    try {
+      const d = desiredPolicy({ policies: [...this.policies.values()], pods: [...this.pods.values()], namespaces: this.namespaces, isLocal: this.o.isLocal, nodeAddrs: this.o.nodeAddrs() }, this.compiled);
+      const r = this.applier.apply(d.content);
+      this.lastRules = d.rules;
+      this.lastAppliedAt = Date.now();
+      this.lastError = '';
+      const m = this.o.metrics;
+      m.set(PM.policies, this.policies.size);
+      m.set(PM.selected, d.isolated.ingress, { direction: 'ingress' });
+      m.set(PM.selected, d.isolated.egress, { direction: 'egress' });
+      m.set(PM.rules, d.rules);
+      m.set(PM.elements, [...d.content.sets.values()].reduce((n, s) => n + s.elements.size, 0));
+      m.inc(PM.passes, { result: r.script === '' ? 'unchanged' : 'applied' });
+      if (r.script !== '') this.o.log.debug('network policy applied', { trigger: why, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs) });
+    } catch (e) {
+      this.lastError = (e as Error).message;
+      this.o.metrics.inc(PM.passes, { result: 'failed' });
+      this.o.metrics.inc(PM.errors, { source: 'apply' });
+      this.o.log.warn('network policy pass failed', { trigger: why, error: e });
+      this.loop.trigger('retry', 1000);
+    }
+    this.o.metrics.set(PM.applySeconds, (performance.now() - t0) / 1000);
+  }
+
+  private collectDrops(): void {
+    try {
+      const m = this.o.metrics;
+      m.clear(PM.drops);
+      for (const d of readDropCounters(this.applier.list())) m.set(PM.drops, d.packets, { policy: d.policy, direction: d.direction });
+    } catch (e) {
+      this.o.metrics.inc(PM.errors, { source: 'list' });
+      this.o.log.debug('network policy counters', { error: e });
+    }
+  }
+
+  /** For /healthz: the last pass's state. */
+  health(): { ok: boolean; detail: string } {
+    return this.lastError === '' ? { ok: true, detail: `${this.policies.size} policies, ${this.lastRules} rules` } : { ok: false, detail: `network policy: ${this.lastError}` };
+  }
+
+  /** Stops following the API; the table stays (policy stays enforced while weftd restarts). */
+  stop(): void {
+    this.loop.stop();
+    for (const u of this.unsubscribe) u();
+  }
+}
+
+function key(o: KubeObject): string {
+  return `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}

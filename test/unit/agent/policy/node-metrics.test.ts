@@ -1,0 +1,53 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { desiredPolicy, type PolicyCompileCache } from '../../../../agent/policy/desired.ts';
+import { readDropCounters } from '../../../../agent/policy/metrics.ts';
+import { policyIsLocal, policyNodeAddrs } from '../../../../agent/policy/node.ts';
+import { trimPod, trimPolicy } from '../../../../agent/policy/types.ts';
+import { parseNftListing } from '../../../../lib/netfilter/parse-listing.ts';
+
+void describe('policy node helpers', () => {
+  it('node addresses: the subnet .0 (VTEP) and .1 (cni0) and the public IP', () => {
+    assert.deepEqual(policyNodeAddrs('10.244.3.0/24', '192.0.2.13'), ['10.244.3.0', '10.244.3.1', '192.0.2.13']);
+  });
+  it('a pod is local by hostIP or by an address in the lease subnet', () => {
+    const p = (ip: string, hostIP?: string) => trimPod({ metadata: { namespace: 'x', name: 'p' }, status: { podIP: ip, ...(hostIP ? { hostIP } : {}) } });
+    assert.equal(policyIsLocal(p('10.9.9.9', '192.0.2.13')!, '10.244.3.0/24', '192.0.2.13'), true);
+    assert.equal(policyIsLocal(p('10.244.3.7')!, '10.244.3.0/24', '192.0.2.13'), true);
+    assert.equal(policyIsLocal(p('10.244.4.7', '192.0.2.14')!, '10.244.3.0/24', '192.0.2.13'), false);
+  });
+  it('pod addresses are normalised and non-IPv4 ones dropped', () => {
+    assert.deepEqual(trimPod({ metadata: { namespace: 'x', name: 'p' }, status: { podIP: '10.0.0.1', podIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }, { ip: '999.0.0.1' }] } })?.ips, ['10.0.0.1']);
+  });
+});
+
+void describe('compile cache', () => {
+  it('gives the same table as a cold compile and forgets deleted policies', () => {
+    const pods = [trimPod({ metadata: { namespace: 'x', name: 'a', labels: { pod: 'a' } }, status: { podIP: '10.1.1.2', hostIP: 'h' } })!];
+    const pol = (name: string) => trimPolicy({ metadata: { namespace: 'x', name }, spec: { podSelector: {}, ingress: [{ from: [{ podSelector: { matchLabels: { pod: 'a' } } }], ports: [{ port: 'http' }] }] } });
+    const w = { policies: [pol('p1'), pol('p2')], pods, namespaces: new Map(), isLocal: () => true, nodeAddrs: [] };
+    const cache: PolicyCompileCache = new Map();
+    desiredPolicy(w, cache);
+    const warm = desiredPolicy(w, cache);
+    const cold = desiredPolicy(w);
+    assert.deepEqual([...warm.content.chains], [...cold.content.chains]);
+    assert.deepEqual([...warm.content.sets], [...cold.content.sets]);
+    assert.equal(cache.size, 2);
+    desiredPolicy({ ...w, policies: [pol('p1')] }, cache);
+    assert.equal(cache.size, 1);
+  });
+});
+
+void describe('readDropCounters', () => {
+  it('reads per-policy and total drop counters from the drop chains', () => {
+    const listing = JSON.stringify({ nftables: [
+      { table: { family: 'inet', name: 'weft-policy', handle: 1 } },
+      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-in', handle: 2, comment: 'drop x/deny 0123456789', expr: [{ match: {} }, { counter: { packets: 7, bytes: 420 } }] } },
+      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-in', handle: 3, comment: 'drop 31e1ec47c0', expr: [{ counter: { packets: 9, bytes: 540 } }, { drop: null }] } },
+      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-eg', handle: 4, comment: 'drop 31e1ec47c0', expr: [{ counter: { packets: 0, bytes: 0 } }, { drop: null }] } },
+    ] });
+    assert.deepEqual(readDropCounters(parseNftListing(listing)), [
+      { policy: 'x/deny', direction: 'ingress', packets: 7 }, { policy: 'all', direction: 'ingress', packets: 9 }, { policy: 'all', direction: 'egress', packets: 0 },
+    ]);
+  });
+});
