@@ -25,6 +25,7 @@ export async function buildWeftImageArchive(workDir: string, tag: string, out: s
     writeFileSync(wrapper, `#!/bin/sh\nCONTAINERS_CONF=${q(conf)} exec podman ${flags.map(q).join(' ')} "$@"\n`, { mode: 0o755 });
     const b = await run(['bash', join(ROOT, 'scripts', 'image.sh'), '--tag', tag], { env: { ...process.env, PODMAN: wrapper }, timeoutMs: 600_000 });
     if (b.code !== 0) throw new Error(`scripts/image.sh failed (${b.code}): ${b.stderr.trim()}`);
+    rmSync(out, { force: true });
     const s = await run([wrapper, 'save', '--format', 'docker-archive', '-o', out, tag], { timeoutMs: 300_000 });
     if (s.code !== 0) throw new Error(`podman save failed (${s.code}): ${s.stderr.trim()}`);
     return out;

@@ -56,17 +56,22 @@ export interface ReachRow {
   from: string;
   ok: string[];
   failed: string[];
+  /** Why the source could not be asked at all (kubectl exec failed), when it could not. */
+  error?: string;
 }
 
 /** Each pod fetches http://<ip>/index.html of every pod (one `kubectl exec` per pod); each node does the same from its namespace. */
 export async function reachability(k: KubeCluster, namespace: string, pods: readonly PodView[]): Promise<ReachRow[]> {
   const rows: ReachRow[] = [];
-  const script = pods.map((p) => `if wget -q -T 3 -O- http://${p.ip}/index.html | grep -q weft; then echo ok ${p.ip}; else echo failed ${p.ip}; fi`).join('; ');
+  // The image's busybox (static, glibc) has no grep, and its wget segfaults resolving a URL: nc speaks HTTP/1.0.
+  const get = (ip: string): string => `printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${ip} 80`;
+  const script = pods.map((p) => `case "$(${get(p.ip)})" in *'200 OK'*weft*) echo ok ${p.ip};; *) echo failed ${p.ip};; esac`).join('; ');
   for (const p of pods) {
     const r = await k.kubectl(['-n', namespace, 'exec', p.name, '--', 'sh', '-c', script]);
     const lines = r.stdout.split('\n');
     const ok = pods.filter((t) => lines.includes(`ok ${t.ip}`)).map((t) => t.ip);
-    rows.push({ from: `${p.name} (${p.ip})`, ok, failed: pods.map((t) => t.ip).filter((ip) => !ok.includes(ip)) });
+    rows.push({ from: `${p.name} (${p.ip})`, ok, failed: pods.map((t) => t.ip).filter((ip) => !ok.includes(ip)),
+      ...(r.code !== 0 ? { error: `kubectl exec exited ${r.code}: ${r.stderr.trim().slice(0, 300)}` } : {}) });
   }
   for (const n of k.nodes) {
     const ok: string[] = [];

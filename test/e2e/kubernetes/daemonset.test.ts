@@ -93,7 +93,7 @@ void describe('deploy/weft.yaml on a kubelet cluster', { skip: skipOutsideCi(), 
     }
     const rows = await reachability(k, NS, p);
     log(`reachability:\n${formatReachability(rows, p)}`);
-    for (const r of rows) assert.deepEqual(r.failed, [], `${r.from} cannot reach ${r.failed.join(', ')}`);
+    for (const r of rows) assert.deepEqual(r.failed, [], `${r.from} cannot reach ${r.failed.join(', ')}${r.error !== undefined ? ` (${r.error})` : ''}`);
     // Liveness: several probe periods later, no container was restarted.
     await new Promise((res) => setTimeout(res, 6000));
     assert.deepEqual((await pods()).map((x) => x.restarts), [0, 0, 0, 0, 0, 0], 'a liveness probe failed');
