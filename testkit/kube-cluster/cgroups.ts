@@ -25,14 +25,20 @@ export function setupCgroupRoot(name: string): void {
   }
 }
 
-/** Every directory of the root's tree in every hierarchy, parents before children. */
+/** Every hierarchy mounted under /sys/fs/cgroup, v2's `unified` included (runc mirrors pod cgroups there in hybrid mode). */
+function allHierarchies(): string[] {
+  if (!existsSync(CGROUP_FS)) return [];
+  return readdirSync(CGROUP_FS).filter((h) => existsSync(join(CGROUP_FS, h, 'cgroup.procs')));
+}
+
+/** Every directory of the root's tree in every hierarchy (v2's too), parents before children. */
 export function cgroupTree(name: string): string[] {
   const out: string[] = [];
   const walk = (d: string): void => {
     out.push(d);
     for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
   };
-  for (const h of v1Hierarchies()) {
+  for (const h of allHierarchies()) {
     const top = join(CGROUP_FS, h, name);
     if (existsSync(top)) walk(top);
   }
