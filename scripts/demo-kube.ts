@@ -70,6 +70,8 @@ async function main(): Promise<void> {
   if (missing !== undefined) throw new Error(`cannot run: ${missing}`);
   const image = manifestImage();
   const imgDir = mkdtempSync(join(tmpdir(), 'weft-demo-kube-'));
+  // Ctrl-C ends the process without running `finally`: the cluster's own hooks tear it down, this removes the image archive.
+  process.on('exit', () => rmSync(imgDir, { recursive: true, force: true }));
   let k: KubeCluster | undefined;
   try {
     const archive = join(imgDir, 'weft-image.tar');

@@ -30,6 +30,7 @@ void describe('deploy/weft.yaml on a kubelet cluster', { skip: skipOutsideCi(), 
   before(async () => {
     failUnlessReady();
     imgDir = mkdtempSync(join(tmpdir(), 'weft-kimg-'));
+    process.on('exit', () => rmSync(imgDir, { recursive: true, force: true }));
     const t0 = Date.now();
     await buildWeftImageArchive(imgDir, daemonSetImage(), imageArchive(imgDir));
     log(`image ${daemonSetImage()} built (${Date.now() - t0} ms)`);
