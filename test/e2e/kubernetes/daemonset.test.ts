@@ -6,7 +6,7 @@
 // freed on deletion, a scale 6 -> 30 -> 0 with leftovers counted, and a Node deleted.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeCluster } from '../../../testkit/kube-cluster/cluster.ts';
@@ -19,6 +19,7 @@ import { configMapData, MANIFEST } from '../deploy/helpers.ts';
 import { daemonSetImage, failUnlessReady, imageArchive, skipOutsideCi } from './helpers.ts';
 
 const NS = 'weft-e2e';
+const FOREIGN = '#!/bin/sh\necho the node\'s own bridge plugin\n';
 const APP = 'web';
 const log = (m: string): void => void process.stderr.write(`# ${m}\n`);
 
@@ -62,6 +63,11 @@ void describe('deploy/weft.yaml on a kubelet cluster', { skip: skipOutsideCi(), 
     const cidrs = (await k.nodeStatuses()).map((n) => n.podCidr);
     assert.equal(new Set(cidrs).size, 3, `distinct pod CIDRs: ${cidrs.join(' ')}`);
     for (const n of k.nodes) assert.deepEqual(readdirSync(n.cniConfDir), [], `${n.name}: a CNI config before weft`);
+    // The node's own reference plugins, which other networks may use: weft must keep them.
+    const n1 = k.nodes[0];
+    assert.ok(n1);
+    writeFileSync(join(n1.cniBinDir, 'bridge'), FOREIGN, { mode: 0o755 });
+    writeFileSync(join(n1.cniBinDir, 'macvlan'), FOREIGN, { mode: 0o755 });
   });
 
   void it('kubectl apply -f deploy/weft.yaml: the init container writes the executables and the conflist, and every node turns Ready', async () => {
@@ -75,6 +81,17 @@ void describe('deploy/weft.yaml on a kubelet cluster', { skip: skipOutsideCi(), 
       for (const p of ['flannel', 'bridge', 'host-local', 'portmap', 'loopback']) assert.equal(statSync(join(n.cniBinDir, p)).ino, weft.ino, `${n.name}: ${p} -> weft`);
       await k.waitFor(`${n.name}: subnet.env`, () => readdirSync(join(n.runDir, 'flannel')).includes('subnet.env'), 60_000);
     }
+    const n1 = k.nodes[0];
+    assert.ok(n1);
+    assert.equal(readFileSync(join(n1.cniBinDir, '.weft-replaced', 'bridge'), 'utf8'), FOREIGN, 'the replaced bridge is kept');
+    assert.equal(readFileSync(join(n1.cniBinDir, 'macvlan'), 'utf8'), FOREIGN, 'a plugin weft does not ship is left alone');
+    assert.deepEqual(readdirSync(join(n1.cniBinDir, '.weft-replaced')), ['bridge']);
+    for (const n of k.nodes.slice(1)) assert.ok(!existsSync(join(n.cniBinDir, '.weft-replaced')), `${n.name}: nothing was replaced there`);
+    const pod = (await k.control.call<{ items: Array<{ metadata: { name: string }; spec: { nodeName: string } }> }>('GET', '/api/v1/namespaces/kube-weft/pods'))
+      .items.find((p) => p.spec.nodeName === n1.name);
+    assert.ok(pod, 'a weft pod on the first node');
+    const logs = await k.mustKubectl(['-n', 'kube-weft', 'logs', pod.metadata.name, '-c', 'install-cni']);
+    assert.match(logs, /\/host\/opt\/cni\/bin\/bridge was not weft's: kept as \/host\/opt\/cni\/bin\/\.weft-replaced\/bridge/);
     baseline = await Promise.all(k.nodes.map((n) => nodeLeftovers(n)));
     await k.mustKubectl(['create', 'namespace', NS]);
     await k.waitFor(`ServiceAccount default in ${NS}`, async () => (await k.control.curl('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).stdout.includes('"uid"'), 60_000);
