@@ -1,24 +1,11 @@
 // weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
 import { Command } from 'commander';
 import { formatIp, isMapped, parseIp } from '../lib/ip/index.ts';
-import { FLANNELD_DEFAULT_ETCD_ENDPOINTS } from './flanneld-argv.ts';
+import { leaseSourceFlags, withEtcdSecurityOptions, WEFTD_DEFAULTS, type RawLeaseSourceFlags } from './inspect.ts';
 import { normalizeStoreFlags, type StoreFlags } from './lease/store-flags.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
 import { parseListenAddr } from './metrics.ts';
-import type { EtcdSecurity } from './lease/etcd-client.ts';
 import type { WeftdOptions } from './weftd.ts';
-
-/** The lease-source flags weftd and `weft doctor` share, as commander hands them over. */
-export interface RawLeaseSourceFlags {
-  store?: string;
-  etcdEndpoints?: string;
-  etcdPrefix?: string;
-  etcdKeyfile?: string;
-  etcdCertfile?: string;
-  etcdCafile?: string;
-  etcdUsername?: string;
-  etcdPassword?: string;
-}
 
 /** The flags as commander hands them over. */
 export interface RawFlags extends RawLeaseSourceFlags {
@@ -59,7 +46,7 @@ export function weftdCommand(version: string): Command {
     .option('--iface-can-reach <ip>', 'uplink: the interface the main table routes this IP through (after --iface-regex)')
     .option('--public-ip <ip>', 'address advertised to peers (default: the uplink\'s first IPv4 address)')
     .option('--public-ipv6 <ip>', 'IPv6 address advertised to peers with EnableIPv6 (default: the uplink\'s first global IPv6 address)')
-    .option('--subnet-file <path>', 'where to write subnet.env', '/run/flannel/subnet.env')
+    .option('--subnet-file <path>', 'where to write subnet.env', WEFTD_DEFAULTS.subnetFile)
     .option('--net-config-path <path>', 'same as --net-conf (flanneld\'s name)')
     .option('--ip-masq', 'masquerade traffic leaving the cluster Network (nftables)')
     .option('--subnet-lease-renew-margin <minutes>', 'renew the lease this long before it expires, 1..1439', '60')
@@ -75,16 +62,6 @@ export function weftdCommand(version: string): Command {
     .option('--kube-api-url <url>', 'Kubernetes API server URL (overrides the kubeconfig\'s server)')
     .option('--kube-annotation-prefix <prefix>', 'node annotation prefix (default flannel.alpha.coreos.com)')
     .addHelpText('after', NET_CONF_HELP);
-}
-
-/** Adds flanneld's etcd TLS and auth flags to `cmd` (weftd's and `weft doctor`'s, spelled and described alike). */
-export function withEtcdSecurityOptions(cmd: Command): Command {
-  return cmd
-    .option('--etcd-keyfile <path>', 'client key for etcd TLS (with --etcd-certfile)')
-    .option('--etcd-certfile <path>', 'client certificate for etcd TLS (with --etcd-keyfile)')
-    .option('--etcd-cafile <path>', "CA that signed etcd's server certificate (default: the system CAs)")
-    .option('--etcd-username <name>', 'etcd user (etcd auth)')
-    .option('--etcd-password <password>', 'password of --etcd-username');
 }
 
 function collect(v: string, prev: string[] | undefined): string[] {
@@ -176,34 +153,6 @@ function kubeStoreFlags(f: RawFlags, env: NodeJS.ProcessEnv): Partial<StoreFlags
     ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}),
     ...(f.kubeAnnotationPrefix !== undefined ? { kubeAnnotationPrefix: f.kubeAnnotationPrefix } : {}),
   };
-}
-
-/** The file/etcd lease-source flags weftd and `weft doctor` share (flanneld's names). */
-export type LeaseSourceRawFlags = Pick<RawFlags, 'store' | 'etcdEndpoints' | 'etcdPrefix' | 'etcdKeyfile' | 'etcdCertfile' | 'etcdCafile' | 'etcdUsername' | 'etcdPassword'>;
-
-/** The file/etcd part of StoreFlags from the raw flags, flanneld's way; normalizeStoreFlags validates it. */
-export function leaseSourceFlags(f: LeaseSourceRawFlags): Pick<StoreFlags, 'store' | 'etcdEndpoints' | 'etcdPrefix' | 'etcdSecurity'> {
-  const etcdOnly = [f.etcdPrefix, f.etcdKeyfile, f.etcdCertfile, f.etcdCafile, f.etcdUsername, f.etcdPassword].some((x) => x !== undefined);
-  // flanneld always talks to etcd: its --etcd-* flags without endpoints mean its default endpoints.
-  const etcdEndpoints = f.etcdEndpoints ?? (etcdOnly && f.store === undefined ? FLANNELD_DEFAULT_ETCD_ENDPOINTS : undefined);
-  return {
-    ...(f.store !== undefined ? { store: f.store } : {}),
-    ...(etcdEndpoints !== undefined ? { etcdEndpoints } : {}),
-    ...(f.etcdPrefix !== undefined ? { etcdPrefix: f.etcdPrefix } : {}),
-    ...etcdSecurity(f),
-  };
-}
-
-/** The etcd TLS/auth flags that were given, as StoreFlags.etcdSecurity (absent when none was; normalizeStoreFlags checks the pairs). */
-function etcdSecurity(f: LeaseSourceRawFlags): { etcdSecurity?: EtcdSecurity } {
-  const sec: EtcdSecurity = {
-    ...(f.etcdCafile !== undefined ? { cafile: f.etcdCafile } : {}),
-    ...(f.etcdCertfile !== undefined ? { certfile: f.etcdCertfile } : {}),
-    ...(f.etcdKeyfile !== undefined ? { keyfile: f.etcdKeyfile } : {}),
-    ...(f.etcdUsername !== undefined ? { username: f.etcdUsername } : {}),
-    ...(f.etcdPassword !== undefined ? { password: f.etcdPassword } : {}),
-  };
-  return Object.keys(sec).length > 0 ? { etcdSecurity: sec } : {};
 }
 
 /** --metrics-addr, or flanneld's --healthz-ip/--healthz-port (port 0: off); both at once is refused. */

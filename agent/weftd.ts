@@ -23,7 +23,7 @@ import { familyTargets, reconcileFamily } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
-import { earlyStillFits, startUdpEarly } from './udp/early.ts';
+import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;

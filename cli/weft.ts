@@ -1,5 +1,5 @@
-// `weft`, the npm bin (bundled as dist/bin/weft): wiring only; the commands live in cli/install/.
-import { runWeftCli } from './install/cli.ts';
+// `weft`, the npm bin (bundled as dist/bin/weft): wiring only; the program is cli/program.ts.
+import { runWeftCli } from './program.ts';
 
 runWeftCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }).then(
   (code) => process.exit(code),

@@ -10,7 +10,7 @@ import { ADDON_PATHS, buildAddon } from './build/addon.ts';
 import { bundleBody } from './build/bundle.ts';
 import { formatCodeCachedBundle } from './build/code-cache.ts';
 import { buildStandalone, SEA_STARTUPS, type SeaStartup } from './build/sea.ts';
-import { ENTRIES } from './build/entries.ts';
+import { ENTRIES } from '../cli/entries.ts';
 import { generateValidators } from './gen-validators.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
     entries.map(async (entry) => {
       const outfile = join(outDir, entry.name);
       const header = `#!/usr/bin/env node\n// weft-bundle ${entry.name} ${version}\n`;
-      // weftd embeds the full addon (udp packet I/O); the plugins the lean build (see entries.ts).
+      // weftd embeds the full addon (udp packet I/O); the plugins the lean build (see cli/entries.ts).
       const body = await bundleBody(root, entry, entry.packetIo === true ? ADDON_PATHS.full : ADDON_PATHS.lean);
       bodies.set(entry.name, body);
       const text = codeCache && entry.codeCache !== false ? await formatCodeCachedBundle(entry.name, header, body) : `${header}${body}`;

@@ -4,7 +4,7 @@
 import { copyFileSync, existsSync, linkSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ENTRIES } from '../scripts/build/entries.ts';
+import { ENTRIES } from '../cli/entries.ts';
 import { inPrivateMounts } from './netns.ts';
 
 export const ROOT = join(import.meta.dirname, '..');

@@ -1,49 +1,72 @@
-// Subnet choice for a new lease, as flannel does it: the free /SubnetLen subnets from SubnetMin
-// upwards (at most 100 of them) are candidates and one is picked at random, so that nodes
-// starting together rarely race for the same one; the store's exclusive create settles the rest.
-import { type Cidr4, formatCidr4, overlapsCidr4, parseCidr4, parseIPv4, prefixSize } from '../../lib/ip/ipv4.ts';
-import { type NetConf, hasIPv6 } from '../config/net-conf.ts';
-import { cidrOverlaps, parseCidr } from '../../lib/ip/index.ts';
-import { isIpv6SubnetCompatible, pickFreeIpv6Subnet } from './allocate-v6.ts';
+// Subnet choice for a new lease, as flannel does it, the same for both families: the free /SubnetLen
+// (/IPv6SubnetLen) subnets from SubnetMin (IPv6SubnetMin) upwards, at most 100 of them, are
+// candidates and one is picked at random, so that nodes starting together rarely race for the same
+// one; the store's exclusive create settles the rest.
+import { type Cidr, type Family, cidrOverlaps, familyBits, formatCidr, hasHostBits, lastOf, parseCidr, parseIp } from '../../lib/ip/index.ts';
+import { type NetConf, familyNetConf, hasIPv6 } from '../config/net-conf.ts';
 import type { AcquireOptions, Lease } from './store.ts';
 
 /** Candidate window size, as in flannel's allocateSubnet. */
 export const MAX_CANDIDATES = 100;
 
-/** True when `subnet` is a lease this config could have handed out (right length, within SubnetMin..SubnetMax). */
-export function isSubnetCompatible(conf: NetConf, subnet: string): boolean {
-  const c = parseCidr4(subnet);
-  if (c === null || c.prefix !== conf.subnetLen) return false;
-  return c.ip >= (parseIPv4(conf.subnetMin) ?? Infinity) && c.ip <= (parseIPv4(conf.subnetMax) ?? -1);
+/** One family's allocation range of a net-conf: subnet length and the lowest and highest subnet address. */
+interface Range {
+  family: Family;
+  len: number;
+  min: bigint;
+  max: bigint;
 }
 
-/** The first free subnets (up to `limit`) between SubnetMin and SubnetMax that overlap none of `taken`. */
-export function freeSubnets(conf: NetConf, taken: Iterable<string>, limit = MAX_CANDIDATES): string[] {
-  const used: Cidr4[] = [];
+function rangeOf(conf: NetConf, family: Family): Range | null {
+  const f = familyNetConf(conf, family);
+  const min = parseIp(f?.subnetMin ?? '');
+  const max = parseIp(f?.subnetMax ?? '');
+  if (f === undefined || min?.family !== family || max?.family !== family) return null;
+  return { family, len: f.subnetLen, min: min.value, max: max.value };
+}
+
+/** A subnet of the family in network form, or null (other family, host bits set, or not a CIDR). */
+function parseSubnet(s: string, family: Family): Cidr | null {
+  const c = parseCidr(s);
+  return c !== null && c.addr.family === family && !hasHostBits(c) ? c : null;
+}
+
+/** True when `subnet` is a lease of `family` this config could have handed out (right length, within its SubnetMin..SubnetMax). */
+export function isSubnetCompatible(conf: NetConf, family: Family, subnet: string | undefined): boolean {
+  const r = rangeOf(conf, family);
+  const c = subnet === undefined ? null : parseSubnet(subnet, family);
+  if (r === null || c === null || c.prefix !== r.len) return false;
+  return c.addr.value >= r.min && c.addr.value <= r.max;
+}
+
+/** The first free subnets of `family` (up to `limit`) between its SubnetMin and SubnetMax that overlap none of `taken`. */
+export function freeSubnets(conf: NetConf, family: Family, taken: Iterable<string>, limit = MAX_CANDIDATES): string[] {
+  const r = rangeOf(conf, family);
+  if (r === null) return [];
+  const used: Cidr[] = [];
   for (const t of taken) {
-    const c = parseCidr4(t);
+    const c = parseSubnet(t, family);
     if (c !== null) used.push(c);
   }
-  used.sort((a, b) => a.ip - b.ip);
-  const size = prefixSize(conf.subnetLen);
-  const max = parseIPv4(conf.subnetMax) ?? -1;
+  used.sort((a, b) => (a.addr.value < b.addr.value ? -1 : a.addr.value > b.addr.value ? 1 : 0));
+  const size = 1n << BigInt(familyBits(family) - r.len);
   const out: string[] = [];
   let u = 0; // index into the sorted `used`: every entry before it ends below the current candidate
-  for (let ip = parseIPv4(conf.subnetMin) ?? Infinity; ip <= max && out.length < limit; ip += size) {
-    const cand = { ip, prefix: conf.subnetLen };
-    while (u < used.length && (used[u] as Cidr4).ip + prefixSize((used[u] as Cidr4).prefix) <= ip) u++;
+  for (let v = r.min; v <= r.max && out.length < limit; v += size) {
+    const cand: Cidr = { addr: { family, value: v }, prefix: r.len };
+    while (u < used.length && lastOf(used[u] as Cidr).value < v) u++;
     let clash = false;
-    for (let i = u; i < used.length && (used[i] as Cidr4).ip <= ip + size - 1; i++) {
-      if (overlapsCidr4(cand, used[i] as Cidr4)) { clash = true; break; }
+    for (let i = u; i < used.length && (used[i] as Cidr).addr.value <= v + size - 1n; i++) {
+      if (cidrOverlaps(cand, used[i] as Cidr)) { clash = true; break; }
     }
-    if (!clash) out.push(formatCidr4(cand));
+    if (!clash) out.push(formatCidr(cand));
   }
   return out;
 }
 
-/** A random free subnet, or null when none is left. `random` returns [0,1) (injectable for tests). */
-export function pickFreeSubnet(conf: NetConf, taken: Iterable<string>, random: () => number = Math.random): string | null {
-  const free = freeSubnets(conf, taken);
+/** A random free subnet of `family`, or null when none is left. `random` returns [0,1) (injectable for tests). */
+export function pickFreeSubnet(conf: NetConf, family: Family, taken: Iterable<string>, random: () => number = Math.random): string | null {
+  const free = freeSubnets(conf, family, taken);
   if (free.length === 0) return null;
   return free[Math.min(free.length - 1, Math.floor(random() * free.length))] ?? null;
 }
@@ -73,7 +96,7 @@ export function planAcquire(conf: NetConf, all: Iterable<Lease>, opts: AcquireOp
   const v6 = hasIPv6(conf);
   const leases = [...all];
   const mine = leases.filter((l) => l.publicIp === opts.publicIp);
-  const fits = (l: Lease): boolean => isSubnetCompatible(conf, l.subnet) && (v6 ? isIpv6SubnetCompatible(conf, l.ipv6Subnet) : l.ipv6Subnet === undefined);
+  const fits = (l: Lease): boolean => isSubnetCompatible(conf, 4, l.subnet) && (v6 ? isSubnetCompatible(conf, 6, l.ipv6Subnet) : l.ipv6Subnet === undefined);
   const keep = mine.find(fits);
   const stale = mine.filter((l) => l !== keep);
   if (keep) return { subnet: keep.subnet, ...(keep.ipv6Subnet !== undefined ? { ipv6Subnet: keep.ipv6Subnet } : {}), existing: keep, stale };
@@ -81,21 +104,21 @@ export function planAcquire(conf: NetConf, all: Iterable<Lease>, opts: AcquireOp
   const holder = (subnet: string): Lease | undefined => others.find((l) => l.subnet === subnet);
   let subnet: string | null = null;
   // An own lease that fits only on the IPv4 side (IPv6 just enabled or disabled) still names the subnet to keep.
-  const pref = opts.preferredSubnet ?? mine.find((l) => isSubnetCompatible(conf, l.subnet))?.subnet;
-  if (pref !== undefined && isSubnetCompatible(conf, pref)) {
+  const pref = opts.preferredSubnet ?? mine.find((l) => isSubnetCompatible(conf, 4, l.subnet))?.subnet;
+  if (pref !== undefined && isSubnetCompatible(conf, 4, pref)) {
     const h = holder(pref);
     if (!h || !isLive(h)) subnet = pref;
   }
   const live = others.filter(isLive);
-  subnet ??= pickFreeSubnet(conf, live.map((l) => l.subnet), random);
+  subnet ??= pickFreeSubnet(conf, 4, live.map((l) => l.subnet), random);
   if (subnet === null) return null;
   let ipv6Subnet: string | undefined;
   if (v6) {
     const taken6 = live.flatMap((l) => (l.ipv6Subnet !== undefined ? [l.ipv6Subnet] : []));
     const pref6 = opts.preferredIpv6Subnet;
-    ipv6Subnet = pref6 !== undefined && isIpv6SubnetCompatible(conf, pref6) && !taken6.some((t) => overlaps6(t, pref6))
+    ipv6Subnet = pref6 !== undefined && isSubnetCompatible(conf, 6, pref6) && !taken6.some((t) => overlaps(t, pref6))
       ? pref6
-      : pickFreeIpv6Subnet(conf, taken6, random) ?? undefined;
+      : pickFreeSubnet(conf, 6, taken6, random) ?? undefined;
     if (ipv6Subnet === undefined) return null;
   }
   // A dead lease in the way is overwritten when its key is the new key, else deleted.
@@ -104,7 +127,7 @@ export function planAcquire(conf: NetConf, all: Iterable<Lease>, opts: AcquireOp
   return { subnet, ...(ipv6Subnet !== undefined ? { ipv6Subnet } : {}), existing: sameKey ? h : undefined, stale: h && !sameKey ? [...stale, h] : stale };
 }
 
-function overlaps6(a: string, b: string): boolean {
+function overlaps(a: string, b: string): boolean {
   const ca = parseCidr(a);
   const cb = parseCidr(b);
   return ca !== null && cb !== null && cidrOverlaps(ca, cb);

@@ -4,10 +4,10 @@
 // Each store's module is imported only when that store is chosen.
 import { readFileSync } from 'node:fs';
 import { type NetConf, parseNetConf } from '../config/net-conf.ts';
-import { loadEtcdStore } from './etcd-chunk.ts';
-import { loadEtcdGrpc } from './etcd-grpc-chunk.ts';
-import { loadKubeStore } from './kube-chunk.ts';
-import { FileLeaseStore } from './file-store.ts';
+import { loadEtcdStore } from './etcd/chunk.ts';
+import { loadEtcdGrpc } from './etcd/grpc-chunk.ts';
+import { loadKubeStore } from './kube/chunk.ts';
+import { FileLeaseStore } from './file/store.ts';
 import type { LeaseStore } from './store.ts';
 import { normalizeStoreFlags, type StoreFlags } from './store-flags.ts';
 
@@ -26,7 +26,7 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   const common = { ...(f.onError ? { onError: f.onError } : {}), ...(f.renewMarginMs !== undefined ? { renewMarginMs: f.renewMarginMs } : {}) };
   if (sel.kind === 'kube') {
     if (!netConf) throw new Error('--net-config-path (or --net-conf) is required with --kube-subnet-mgr');
-    // Loaded only when chosen (kube-chunk.ts): the HTTPS client and the YAML reader stay out of other stores' weftd.
+    // Loaded only when chosen (kube/chunk.ts): the HTTPS client and the YAML reader stay out of other stores' weftd.
     const { KubeLeaseStore, resolveKubeConn } = await loadKubeStore();
     const conn = await resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });
     const { kind: _, prefix, ...who } = sel;
@@ -34,7 +34,7 @@ export async function openLeaseStore(f: StoreFlags): Promise<LeaseStore> {
   }
   if (sel.kind === 'etcd') {
     // Loaded only when chosen: the store with its JSON gateway client, and the gRPC client (grpc,
-    // protobufjs: 10-17 MiB) only where the gateway cannot serve (etcd-client.ts, etcdTransportFor).
+    // protobufjs: 10-17 MiB) only where the gateway cannot serve (etcd/client.ts, etcdTransportFor).
     const { openEtcdLeaseStore } = await loadEtcdStore();
     return openEtcdLeaseStore({ endpoints: sel.endpoints, prefix: sel.prefix, loadGrpc: loadEtcdGrpc, ...(f.etcdSecurity ? { security: f.etcdSecurity } : {}), ...(netConf ? { netConf } : {}), ...(f.ttlSeconds ? { ttlSeconds: f.ttlSeconds } : {}), ...common });
   }

@@ -1,8 +1,8 @@
 // weftd's lease-store flags and their validation (which store, and the etcd TLS/auth pairs), pure:
 // shared by weftd (open-store.ts opens what this selects) and `weft doctor`, which reads the same
 // store without loading any store module.
-import type { EtcdSecurity } from './etcd-client.ts';
-import { DEFAULT_ANNOTATION_PREFIX } from '../kube/node-lease.ts';
+import type { EtcdSecurity } from './etcd/client.ts';
+import { DEFAULT_ANNOTATION_PREFIX } from './kube/node-lease.ts';
 import { type NodeNameSource, checkNodeNameSource } from '../kube/node-name.ts';
 import { DEFAULT_ETCD_PREFIX } from './lease-json.ts';
 

@@ -1,8 +1,8 @@
 // doctor's command line in flanneld's syntax and environment, as weftd takes it (runs before
-// commander, no netns involved): agent/flanneld-argv.ts rewrites Go-style flags and appends the
+// commander, no netns involved): weftd's flanneldArgv rewrites Go-style flags and appends the
 // FLANNELD_* variables of the flags doctor shares with weftd, so that doctor run with a flanneld or
 // weftd unit's environment reads the same etcd with the same credentials.
-import { flanneldArgv, flanneldEnvName } from '../../agent/flanneld-argv.ts';
+import { flanneldArgv, flanneldEnvName } from '../../agent/inspect.ts';
 import { DoctorOptionError } from './options.ts';
 
 /** The flanneld flags doctor takes (the lease source and what finds this node's lease). */

@@ -1,6 +1,7 @@
 // Check "ipam": host-local allocations whose attachment has no host veth on the node (the pod's
 // netns is gone and DEL never ran: a leaked address), with CNI GC as the repair. Pure.
-import { isLive, type Allocation, type LiveAttachments } from './allocations.ts';
+import { isLive, type LiveAttachments } from '../../lib/attach/bridge-veth.ts';
+import type { Allocation } from './allocations.ts';
 import type { CheckResult, Problem } from './problem.ts';
 
 /** Runs the check over the read allocations and live attachments. */

@@ -3,7 +3,8 @@
 // from ...": name the old address, the pods still on it, and the command that repairs it. Pure.
 import { containsIPv4, formatIPv4, maskIPv4, parseCidr4Loose, parseIPv4 } from '../../lib/ip/ipv4.ts';
 import { gatewayForm } from '../../lib/flannel/subnet-env.ts';
-import { isLive, type Allocation, type LiveAttachments } from './allocations.ts';
+import { isLive, type LiveAttachments } from '../../lib/attach/bridge-veth.ts';
+import type { Allocation } from './allocations.ts';
 import type { NodeState } from './node-state.ts';
 import type { CheckResult, Problem } from './problem.ts';
 

@@ -1,6 +1,7 @@
 // Check "weftd": its /healthz and /metrics at --metrics-addr (node:http, 2 s timeout), read in the
 // node's netns. Skipped without --metrics-addr: weftd serves them only when given that flag.
 import { request } from 'node:http';
+import { WEFTD_METRICS } from '../../agent/inspect.ts';
 import type { CheckResult, Problem } from './problem.ts';
 
 /** GET http://addr/path: status and body, or the error. */
@@ -44,8 +45,8 @@ export function judgeHealth(addr: string, healthz: { status: number; body: strin
     problems.push({ check, detail: `weftd reports unhealthy (HTTP ${healthz.status}): ${healthz.body.trim()}`, fix: 'journalctl -u weftd -n 50 for the failing reconcile; the other checks below name what differs' });
   }
   if (metrics !== null) {
-    const conflicts = metrics.get('weftd_route_conflicts') ?? 0;
-    facts['leases'] = metrics.get('weftd_leases') ?? 0;
+    const conflicts = metrics.get(WEFTD_METRICS.conflicts) ?? 0;
+    facts['leases'] = metrics.get(WEFTD_METRICS.leases) ?? 0;
     if (conflicts > 0) problems.push({ check, detail: `weftd sees ${conflicts} route(s) to peer subnets that it did not create and leaves alone`, fix: 'see the peers check for which; delete those routes (ip route del <subnet>) so weftd can program its own' });
   }
   return { check, problems, facts };

@@ -1,6 +1,6 @@
 // Check "lease": this node's lease in the lease source (found by its public IP, as weftd finds it),
 // its expiry, and subnet.env agreeing with it (FLANNEL_NETWORK, FLANNEL_SUBNET). Pure.
-import type { Lease } from '../../agent/lease/store.ts';
+import type { Lease } from '../../agent/inspect.ts';
 import { networkForm, parseSubnetEnv, type SubnetEnv } from '../../lib/flannel/subnet-env.ts';
 import type { LeaseView } from './leases.ts';
 import type { CheckResult, Problem } from './problem.ts';

@@ -1,8 +1,7 @@
 // Check "mtu": one chain of MTUs from the uplink through the backend device (VTEP or TUN) and
 // subnet.env's FLANNEL_MTU to cni0 and every pod veth on it. A mismatch silently drops large
 // packets (PMTU black holes), the classic vxlan symptom. Pure.
-import type { NetConf } from '../../agent/config/net-conf.ts';
-import type { Uplink } from '../../agent/uplink.ts';
+import type { NetConf, Uplink } from '../../agent/inspect.ts';
 import { UDP_TUN_NAME, vtepName } from '../../lib/flannel/devices.ts';
 import type { SubnetEnv } from '../../lib/flannel/subnet-env.ts';
 import type { NodeState } from './node-state.ts';

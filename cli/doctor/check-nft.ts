@@ -2,7 +2,8 @@
 // comment names an attachment that holds no address and has no host veth: rules left by a pod
 // that is gone. Comments are "<containerID>/<ifname>", optionally behind portmap's "<8 hex>:" tag.
 import type { NftTableState } from '../../lib/netfilter/index.ts';
-import { isLive, type Allocation, type LiveAttachments } from './allocations.ts';
+import { isLive, type LiveAttachments } from '../../lib/attach/bridge-veth.ts';
+import type { Allocation } from './allocations.ts';
 import type { CheckResult, Problem } from './problem.ts';
 
 /** The attachment an element comment names, or null for hashed or foreign comments. */

@@ -1,14 +1,10 @@
 // Check "peers": the lease table against what the kernel holds. The desired state comes from the
-// very functions weftd reconciles with (agent/reconcile desired + diff), so doctor and weftd never
+// very functions weftd reconciles with (desiredState + planReconcile), so doctor and weftd never
 // disagree about what "right" is; each pending operation becomes a named problem with its repair.
-import type { NetConf } from '../../agent/config/net-conf.ts';
-import type { Lease } from '../../agent/lease/store.ts';
-import type { Uplink } from '../../agent/uplink.ts';
-import { desiredState } from '../../agent/reconcile/desired.ts';
-import { planReconcile, type DevIndexes, type Op } from '../../agent/reconcile/diff.ts';
+import { desiredState, planReconcile, type DevIndexes, type Op } from '../../agent/inspect.ts';
 import { vtepName } from '../../lib/flannel/devices.ts';
 import { checkUdp } from './check-udp.ts';
-import type { NodeState } from './node-state.ts';
+import type { PeersInput } from './peers-input.ts';
 import { WEFTD_FIXES, type CheckResult, type Problem } from './problem.ts';
 
 const check = 'peers';
@@ -30,17 +26,6 @@ export function opProblem(op: Op, vtep: string, uplink: string): Problem {
     case 'del-neigh':
       return { check, detail: `stale neighbour: ${op.neigh.ip} lladdr ${op.neigh.mac ?? '-'} on ${vtep} matches no lease`, fix: `ip neigh del ${op.neigh.ip} dev ${vtep}` };
   }
-}
-
-/** Inputs of the peers check. */
-export interface PeersInput {
-  netConf: NetConf;
-  leases: readonly Lease[];
-  own: Lease;
-  uplink: Uplink;
-  node: NodeState;
-  /** weftd's parsed /metrics (udp: its forwarder entries), null when not read. */
-  metrics?: Map<string, number> | null;
 }
 
 /** Runs the peers check (pure over the read state). */

@@ -1,12 +1,11 @@
 // Check "peers" on the udp backend: the kernel holds only flannel0 and one route for the Network
 // through it; the per-peer state is weftd's forwarder table, which weftd exports on /metrics
 // (weftd_udp_forwarder_entry{subnet, public_ip}). That table is compared with the leases the
-// forwarder must take (agent/udp/peer-table.ts udpPeerLeases, the very filter weftd uses), each
+// forwarder must take (udpPeerLeases, the very filter weftd's forwarder uses), each
 // difference named like the kernel drift of the other backends. Pure over the read state.
 import { UDP_TUN_NAME } from '../../lib/flannel/devices.ts';
-import { UDP_METRICS } from '../../agent/udp/counters.ts';
-import { udpPeerLeases, type PeerRow } from '../../agent/udp/peer-table.ts';
-import type { PeersInput } from './check-peers.ts';
+import { UDP_METRICS, udpPeerLeases, type PeerRow } from '../../agent/inspect.ts';
+import type { PeersInput } from './peers-input.ts';
 import { WEFTD_FIXES, type CheckResult, type Problem } from './problem.ts';
 
 const check = 'peers';

@@ -2,7 +2,7 @@
 // installed paths), the run, the printout (table, or --json), and the exit code: 0 healthy,
 // 1 problems found, 2 bad flag.
 import { Command } from 'commander';
-import { withEtcdSecurityOptions } from '../../agent/flags.ts';
+import { withEtcdSecurityOptions } from '../../agent/inspect.ts';
 import { DOCTOR_DEFAULTS, DoctorOptionError, normalizeDoctorOptions, type RawDoctorFlags } from './options.ts';
 import { DEFAULT_UNIT, readUnitFlags, withUnitDefaults } from './unit.ts';
 

@@ -3,11 +3,12 @@
 // nothing. Returns the report; the command prints it and exits 1 when it is not ok.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BackendConf } from '../../agent/config/backend-conf.ts';
+import type { BackendConf } from '../../agent/inspect.ts';
 import { vtepName } from '../../lib/flannel/devices.ts';
 import { networkForm } from '../../lib/flannel/subnet-env.ts';
 import { listTable, WEFT_TABLE, type NftTableState } from '../../lib/netfilter/index.ts';
-import { liveAttachments, readAllocations, type Allocation, type LiveAttachments } from './allocations.ts';
+import { liveAttachments, type LiveAttachments } from '../../lib/attach/bridge-veth.ts';
+import { readAllocations, type Allocation } from './allocations.ts';
 import { checkAllocations } from './check-allocations.ts';
 import { checkBridge } from './check-bridge.ts';
 import { checkCni } from './check-cni.ts';

@@ -3,11 +3,7 @@
 // read from there through its JSON gateway, with weftd's TLS and auth flags). Never writes, never
 // takes the store's lock.
 import { readFileSync } from 'node:fs';
-import { type NetConf, parseNetConf } from '../../agent/config/net-conf.ts';
-import { LeaseDirReader } from '../../agent/lease/file-lease-io.ts';
-import { EtcdGateway } from '../../agent/lease/etcd-gateway.ts';
-import { readGatewayLeases, readGatewayNetConf } from '../../agent/lease/gateway-leases.ts';
-import type { Lease } from '../../agent/lease/store.ts';
+import { EtcdGateway, LeaseDirReader, parseNetConf, readGatewayLeases, readGatewayNetConf, type Lease, type NetConf } from '../../agent/inspect.ts';
 import type { DoctorOptions } from './options.ts';
 
 /** What the lease source holds. */

@@ -2,7 +2,7 @@
 // thread's netns (run doctor inside the node's netns): links, IPv4 addresses and main-table routes,
 // neighbours and FDB entries, plus the uplink weftd would choose for the same --iface/--public-ip.
 import { Rtnl, type Addr, type Fdb, type Link, type Neigh, type Route } from '../../lib/netlink/index.ts';
-import { chooseUplink, type Uplink, type UplinkQuery } from '../../agent/uplink.ts';
+import { chooseUplink, type Uplink, type UplinkQuery } from '../../agent/inspect.ts';
 
 /** Everything the kernel checks look at. */
 export interface NodeState {

@@ -1,11 +1,10 @@
 // `weft doctor`'s options: weftd's lease-source and path flags (parsed and checked by weftd's own
-// functions: agent/flags.ts, agent/lease/store-flags.ts), with the installed weftd unit's flags and
+// functions, through agent/inspect.ts), with the installed weftd unit's flags and
 // then the paths `weft install` writes as defaults, plus the CNI directories and weftd's
 // --metrics-addr. One normalisation entry point.
 import { isAbsolute } from 'node:path';
-import type { EtcdSecurity } from '../../agent/lease/etcd-client.ts';
-import { leaseSourceFlags, type RawLeaseSourceFlags } from '../../agent/flags.ts';
-import { normalizeStoreFlags } from '../../agent/lease/store-flags.ts';
+import { leaseSourceFlags, normalizeStoreFlags, WEFTD_DEFAULTS, type EtcdSecurity, type RawLeaseSourceFlags } from '../../agent/inspect.ts';
+import { DEFAULT_DATA_DIR } from '../../lib/attach/host-local-files.ts';
 
 /** Everything the checks read, normalised. */
 export interface DoctorOptions {
@@ -29,15 +28,15 @@ export interface DoctorOptions {
   json: boolean;
 }
 
-/** Defaults: where `weft install` puts things on a node. */
+/** Defaults: weftd's own, and where `weft install` puts things on a node. */
 export const DOCTOR_DEFAULTS = {
-  subnetFile: '/run/flannel/subnet.env',
+  subnetFile: WEFTD_DEFAULTS.subnetFile,
   store: 'file:/var/lib/weft/leases',
-  etcdPrefix: '/coreos.com/network',
+  etcdPrefix: WEFTD_DEFAULTS.etcdPrefix,
   netConf: '/etc/weft/net-conf.json',
   cniConfDir: '/etc/cni/net.d',
   cniBinDir: '/opt/cni/bin',
-  ipamDataDir: '/var/lib/cni/networks',
+  ipamDataDir: DEFAULT_DATA_DIR,
   bridge: 'cni0',
 } as const;
 

@@ -2,7 +2,7 @@
 // the conflist, weftd's net-conf.json and systemd unit. Reads the sources; writes nothing.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ENTRIES } from '../../scripts/build/entries.ts';
+import { ENTRIES } from '../entries.ts';
 import { assertWeftdHasKube, renderWeftdEnv } from './lease-source.ts';
 import { usesWeftd, type InstallOptions } from './options.ts';
 import { conflistTypes, renderConflist, renderNetConf, renderWeftdUnit, unitNetConfPath, weftdEnvPath } from './render.ts';

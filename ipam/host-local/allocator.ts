@@ -5,7 +5,8 @@ import { formatIp, ipEqual } from '../../lib/ip/index.ts';
 import { duplicateAllocation, rangeExhausted, requestedIsGateway, requestedNotInRange, requestedUnavailable } from './errors.ts';
 import type { IpRange, RangeSet } from './range.ts';
 import { formatRangeSet, iterateRangeSet, rangeFor } from './range.ts';
-import type { Allocation, Holder, Store } from './store.ts';
+import type { Holder } from '../../lib/attach/host-local-files.ts';
+import type { Allocation, Store } from './store.ts';
 import { allocationsOf } from './store.ts';
 
 /** One address handed out, with the range it came from (for prefix length and gateway). */

@@ -11,7 +11,7 @@ import { allocate, checkRequested, findAttachment, releaseAttachment } from './a
 import type { Attachment } from './allocator.ts';
 import { parseHostLocalConfig } from './config.ts';
 import type { HostLocalConfig, HostLocalNetConf } from './config.ts';
-import { DEFAULT_DATA_DIR } from './disk-store.ts';
+import { DEFAULT_DATA_DIR } from '../../lib/attach/host-local-files.ts';
 import { rangeFor } from './range.ts';
 import { readResolvConf } from './resolv-conf.ts';
 import type { Store } from './store.ts';

@@ -10,7 +10,7 @@ import { versionAtLeast } from '../../lib/cni/version.ts';
 import type { Cidr, IpAddr } from '../../lib/ip/index.ts';
 import { formatCidr, formatIp, isMapped, normalizeIp, parseCidr, parseIp } from '../../lib/ip/index.ts';
 import { validate } from '../../gen/validators/host-local.js';
-import { DEFAULT_DATA_DIR } from './disk-store.ts';
+import { DEFAULT_DATA_DIR } from '../../lib/attach/host-local-files.ts';
 import type { RangeInput, RangeSet } from './range.ts';
 import { RangeConfigError, normalizeRange, rangeSetsOverlap, validateRangeSet } from './range.ts';
 import type { Attachment } from './allocator.ts';

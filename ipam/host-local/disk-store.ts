@@ -9,18 +9,14 @@ import { formatIp, normalizeIp, parseIp } from '../../lib/ip/index.ts';
 import { tryAgainLater } from '../../lib/cni/errors.ts';
 import { DEFAULT_STALL_TIMEOUT_MS, STALL_TIMEOUT_ENV } from '../../lib/cni/stall.ts';
 import { loadIndex, removeIndex, saveIndex } from './holder-index.ts';
-import type { Allocation, Holder, Store } from './store.ts';
-import { formatHolder, parseHolder } from './store.ts';
+import type { Holder } from '../../lib/attach/host-local-files.ts';
+import type { Allocation, Store } from './store.ts';
+import { LAST_RESERVED_PREFIX as LAST_PREFIX, LOCK_FILE, TEMP_PREFIX, formatHolder, parseHolder, reservationKey } from '../../lib/attach/host-local-files.ts';
+import { errnoCode as errno } from '../../lib/sys/errno.ts';
 
 /** flock(2) as lib/sys exposes it (injected so the store has no native dependency of its own). */
 export type FlockFn = (fd: number, op: 'sh' | 'ex' | 'un', nonBlocking?: boolean) => boolean;
 
-/** Where the reference keeps its files when the config names no dataDir. */
-export const DEFAULT_DATA_DIR = '/var/lib/cni/networks';
-const LAST_PREFIX = 'last_reserved_ip.';
-// Our scratch files: never a valid IP, so the reference's GetByID ignores them, and only ever
-// created under the lock, so any seen by a lock holder belongs to a writer that was killed.
-const TEMP_PREFIX = '.weft-tmp-';
 /**
  * Reservations from which on the holder index is used. Below, reading the files costs fewer system
  * calls (open, fstat, read, close each) than reading, stamping and rewriting the index on every ADD.
@@ -50,21 +46,6 @@ class LazyAllocation implements Allocation {
     this.parsed ??= normalizeIp(parseIp(this.key) as IpAddr);
     return this.parsed;
   }
-}
-
-// Dotted quads without leading zeros are already canonical (that is all parseIp accepts); IPv6 and
-// mapped names are re-formatted the way Go prints them. Null when the name is not an address.
-function canonicalName(name: string): string | null {
-  const c = name.charCodeAt(0);
-  const maybeV4 = c >= 48 && c <= 57 && !name.includes(':');
-  if (!maybeV4 && !name.includes(':')) return null;
-  const ip = parseIp(name);
-  if (ip === null) return null;
-  return maybeV4 ? name : formatIp(normalizeIp(ip));
-}
-
-function errno(e: unknown): string | undefined {
-  return (e as NodeJS.ErrnoException).code;
 }
 
 /** Refuses a network name that is not exactly one path component (defence in depth behind validateNetworkName). */
@@ -113,7 +94,7 @@ export class DiskStore implements Store {
   // libuv opens every fd with O_CLOEXEC, so a spawned child never inherits the lock. The directory
   // is made only when the lock file cannot be opened for want of it (one open in the steady state).
   private openLock(): number {
-    const path = join(this.dir, 'lock');
+    const path = join(this.dir, LOCK_FILE);
     const flags = constants.O_RDONLY | constants.O_CREAT;
     try {
       return openSync(path, flags, 0o750);
@@ -137,7 +118,7 @@ export class DiskStore implements Store {
       if (this.flock(this.lockFd, 'ex', true)) return;
     }
     throw tryAgainLater(
-      `host-local: lock ${join(this.dir, 'lock')} is held by another process`,
+      `host-local: lock ${join(this.dir, LOCK_FILE)} is held by another process`,
       `not released within ${this.lockTimeoutMs} ms (${STALL_TIMEOUT_ENV}); nothing was reserved`,
     );
   }
@@ -185,12 +166,12 @@ export class DiskStore implements Store {
     const out = new Map<string, Entry>();
     const names: Array<{ name: string; key: string }> = [];
     for (const name of readdirSync(this.dir)) {
-      if (name === 'lock' || name.startsWith(LAST_PREFIX)) continue;
+      if (name === LOCK_FILE || name.startsWith(LAST_PREFIX)) continue;
       if (name.startsWith(TEMP_PREFIX)) {
         this.unlinkQuietly(name); // left by a writer killed mid-reserve; we hold the lock, so it is dead
         continue;
       }
-      const key = canonicalName(name);
+      const key = reservationKey(name);
       if (key !== null) names.push({ name, key }); // else not an address: a foreign file
     }
     let known: Map<string, string> | null = null;

@@ -4,10 +4,10 @@
 // exactly as we left it. Only ever read or written under the network's flock. Runs in any netns.
 import { mkdirSync, readFileSync, statSync, unlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
+import { INDEX_DIR } from '../../lib/attach/host-local-files.ts';
 import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
 
 const VERSION = 1;
-const INDEX_DIR = '.weft-index';
 
 interface IndexFile {
   v: number;

@@ -8,6 +8,7 @@ import type { Allocation } from './store.ts';
 import { parseHostLocalConfig } from './config.ts';
 import type { OpenStore } from './commands.ts';
 import { rangeFor, rangeSetCapacity } from './range.ts';
+import { errnoCode } from '../../lib/sys/errno.ts';
 
 function unavailable(msg: string, details: string): CniError {
   return new CniError(ErrorCode.pluginNotAvailable, msg, details);
@@ -30,7 +31,7 @@ function checkWritableDir(p: string): void {
     accessSync(p, constants.W_OK | constants.X_OK);
   } catch (e) {
     if (e instanceof CniError) throw e;
-    throw unavailable('host-local data dir is unusable', `${p}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw unavailable('host-local data dir is unusable', `${p}: ${errnoCode(e) ?? String(e)}`);
   }
 }
 

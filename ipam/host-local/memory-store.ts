@@ -1,7 +1,8 @@
 // An in-memory Store for unit tests and dry runs: same semantics as the disk store, no files.
 import type { IpAddr } from '../../lib/ip/index.ts';
 import { formatIp } from '../../lib/ip/index.ts';
-import type { Allocation, Holder, Store } from './store.ts';
+import type { Holder } from '../../lib/attach/host-local-files.ts';
+import type { Allocation, Store } from './store.ts';
 
 /** Store kept in a Map; `seed` pre-populates reservations (e.g. to simulate legacy files). */
 export class MemoryStore implements Store {

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import type { Dns } from '../../lib/cni/types.ts';
+import { errnoCode } from '../../lib/sys/errno.ts';
 
 /**
  * Parses resolv.conf text (resolv.conf(5)): `nameserver` lines accumulate, `domain` sets the
@@ -37,7 +38,7 @@ export function readResolvConf(path: string): Dns {
   try {
     return parseResolvConf(readFileSync(path, 'utf8'));
   } catch (e) {
-    const why = (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+    const why = errnoCode(e) ?? (e as Error).message;
     throw invalidConfig('invalid configuration: ipam.resolvConf cannot be read', `${JSON.stringify(path)}: ${why}`);
   }
 }

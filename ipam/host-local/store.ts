@@ -1,12 +1,7 @@
 // The Store the allocator sees: reservations keyed by address, the last reserved address per range
 // set, and an exclusive lock. The disk store (reference layout) and the memory store implement it.
+import type { Holder } from '../../lib/attach/host-local-files.ts';
 import type { IpAddr } from '../../lib/ip/index.ts';
-
-/** Who holds an address. `ifname` is null for files written by pre-0.7 reference versions (ID only). */
-export interface Holder {
-  readonly containerId: string;
-  readonly ifname: string | null;
-}
 
 /** One reservation as found in the store. */
 export interface Allocation extends Holder {
@@ -30,20 +25,6 @@ export interface Store {
   release(ip: IpAddr): boolean;
   /** Releases the store's resources (fds); idempotent. */
   close(): void;
-}
-
-/** The reference's file content for a holder: `<containerID>\r\n<ifname>`. */
-export function formatHolder(containerId: string, ifname: string): string {
-  return `${containerId.trim()}\r\n${ifname}`;
-}
-
-/** Parses reservation content (trimmed like the reference); an ID alone is the legacy form. */
-export function parseHolder(content: string): Holder | null {
-  const t = content.trim();
-  if (t === '') return null;
-  const i = t.indexOf('\r\n');
-  if (i < 0) return { containerId: t, ifname: null };
-  return { containerId: t.slice(0, i), ifname: t.slice(i + 2) };
 }
 
 /**

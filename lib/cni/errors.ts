@@ -1,5 +1,6 @@
 // CniError and its constructors: the spec's well-known error codes plus weft's own (100+).
 import type { ErrorDocument } from './types.ts';
+import { errnoCode } from '../sys/errno.ts';
 
 /** Error codes from the CNI spec ("Error" section); 100+ are plugin-specific, 999 is "unexpected". */
 export const ErrorCode = {
@@ -99,7 +100,7 @@ export function toCniError(e: unknown): CniError {
     return new CniError(known, e.message, '', { cause: e });
   }
   if (e instanceof Error) {
-    const errno = (e as NodeJS.ErrnoException).code;
+    const errno = errnoCode(e);
     const details = errno && !e.message.includes(errno) ? `${errno}: ${e.message}` : e.message;
     return new CniError(ErrorCode.unexpected, 'unexpected error', details, { cause: e });
   }

@@ -1,5 +1,6 @@
 // Bounded synchronous read of the plugin's stdin (the network configuration).
 import { fstatSync, readSync } from 'node:fs';
+import { errnoCode } from '../sys/errno.ts';
 
 /** Largest configuration we accept on stdin; a larger one is refused with code 7. */
 export const MAX_STDIN_BYTES = 1024 * 1024;
@@ -29,7 +30,7 @@ export function readStdinSync(limit = MAX_STDIN_BYTES): Buffer {
     try {
       got = readSync(0, buf, n, buf.length - n, null);
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
+      const code = errnoCode(e);
       // A non-blocking stdin (inherited O_NONBLOCK) has no data yet: wait briefly and retry.
       if (code === 'EAGAIN') {
         sleepCell ??= new Int32Array(new SharedArrayBuffer(4));

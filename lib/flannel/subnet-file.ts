@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { CniError, ErrorCode } from '../cni/errors.ts';
 import { canonicalCidr, formatCidr, parseCidr, type Cidr } from '../ip/index.ts';
 import { scanSubnetEnv } from './subnet-env.ts';
+import { errnoCode } from '../sys/errno.ts';
 
 /**
  * What the delegate is rendered from. `network` and `subnet` are the first IPv4 values ('' on an
@@ -84,11 +85,10 @@ export function readFlannelSubnetFile(path: string): FlannelEnv {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'ENOENT') {
+    if (errnoCode(e) === 'ENOENT') {
       throw loadFailure(ErrorCode.tryAgainLater, `open ${path}: no such file or directory`, e, 'weftd writes it once it holds a subnet lease; is weftd running?');
     }
-    throw loadFailure(ErrorCode.ioFailure, `open ${path}: ${err.message}`, e);
+    throw loadFailure(ErrorCode.ioFailure, `open ${path}: ${(e as Error).message}`, e);
   }
   return parseFlannelSubnetFile(text, path);
 }

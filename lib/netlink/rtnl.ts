@@ -1,80 +1,37 @@
-// Rtnl: the rtnetlink verbs weft uses, over one NETLINK_ROUTE socket. Every call is synchronous and
-// acts on the namespace the socket was opened in, whatever the calling thread's netns is later.
+// Rtnl: the rtnetlink verbs weft uses, over one NETLINK_ROUTE socket (reading links and addresses is
+// RtnlLinks's, rtnl-links.ts). Every call is synchronous and acts on the namespace the socket was
+// opened in, whatever the calling thread's netns is later.
 import { parseMac } from './addr.ts';
 import { attrStr, attrU32, formatAttr } from './attrs.ts';
 import {
-  AF_BRIDGE, AF_UNSPEC, IFLA_ADDRESS, IFLA_EXT_MASK, IFLA_IFALIAS, IFLA_IFNAME, IFLA_MASTER, IFLA_MTU, IFLA_NET_NS_FD, IFLA_TXQLEN, NETLINK_ROUTE,
-  NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, RTEXT_FILTER_SKIP_STATS, RTM_DELADDR, RTM_DELLINK, RTM_DELNEIGH, RTM_DELROUTE, RTM_GETADDR,
-  RTM_GETLINK, RTM_GETNEIGH, RTM_GETROUTE, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWNEIGH, RTM_NEWROUTE, RTM_SETLINK, afOf,
+  AF_BRIDGE, AF_UNSPEC, IFLA_ADDRESS, IFLA_IFALIAS, IFLA_IFNAME, IFLA_MASTER, IFLA_MTU, IFLA_NET_NS_FD, IFLA_TXQLEN, NETLINK_ROUTE,
+  NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, RTM_DELADDR, RTM_DELLINK, RTM_DELNEIGH, RTM_DELROUTE,
+  RTM_GETNEIGH, RTM_GETROUTE, RTM_NEWADDR, RTM_NEWLINK, RTM_NEWNEIGH, RTM_NEWROUTE, RTM_SETLINK, afOf,
 } from './constants.ts';
-import { isNotFound } from './errors.ts';
 import { formatFdbRequest, parseFdb, type Fdb } from './fdb.ts';
-import { formatAddrRequest, formatIfaddr, parseAddr, type Addr } from './ifaddr.ts';
-import { IFF_ALLMULTI, IFF_PROMISC, IFF_UP, formatIfinfo, parseLink, type Link } from './link.ts';
+import { formatAddrRequest } from './ifaddr.ts';
+import { IFF_ALLMULTI, IFF_PROMISC, IFF_UP, formatIfinfo } from './link.ts';
 import { formatHairpinProtinfo, formatLinkInfo, formatVethInfo, formatVxlanData, linkBasics } from './link-kinds.ts';
 import { formatNdmsg, formatNeighRequest, parseNeigh, type Neigh } from './neigh.ts';
 import { formatRouteRequest, formatRtmsg, parseRoute, type Route, type RouteSpec } from './route.ts';
+import { RtnlLinks } from './rtnl-links.ts';
 import { NlSocket, openSysTransport, type NlTransport } from './socket.ts';
-
-/** Asks the kernel to leave the link statistics (about a third of each reply, and unused) out of RTM_GETLINK answers. */
-function skipStats(): Uint8Array {
-  return attrU32(IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-}
 
 /** NLM_F_* for a create: fail with EEXIST unless `replace`. */
 function createFlags(replace?: boolean): number {
   return NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL);
 }
 
-/** An rtnetlink socket with weft's verbs. Failed requests throw NetlinkError (see isNotFound/isExists). */
-export class Rtnl {
-  private constructor(private readonly sock: NlSocket) {}
-
+/** An rtnetlink socket with weft's verbs (RtnlLinks's and the rest). Failed requests throw NetlinkError (see isNotFound/isExists). */
+export class Rtnl extends RtnlLinks {
   /** Opens a NETLINK_ROUTE socket in the calling thread's current netns; it stays bound to that netns. */
-  static open(): Rtnl {
+  static override open(): Rtnl {
     return new Rtnl(new NlSocket(openSysTransport(NETLINK_ROUTE, 0)));
   }
 
   /** Wraps an injected transport (unit tests with a fake kernel). */
-  static fromTransport(t: NlTransport): Rtnl {
+  static override fromTransport(t: NlTransport): Rtnl {
     return new Rtnl(new NlSocket(t));
-  }
-
-  /** Closes the socket. */
-  close(): void {
-    this.sock.close();
-  }
-
-  /** The underlying socket, for verb families kept in their own files (tc.ts). */
-  get socket(): NlSocket {
-    return this.sock;
-  }
-
-  // ---- links ----
-
-  /** All links of the socket's netns. */
-  listLinks(): Link[] {
-    return this.sock.dump('listLinks', RTM_GETLINK, formatIfinfo({}, [skipStats()])).filter((m) => m.type === RTM_NEWLINK).map((m) => parseLink(m.payload));
-  }
-
-  /** The link called `name`, or null when there is none. */
-  getLink(name: string): Link | null {
-    return this.getOne(`getLink ${name}`, formatIfinfo({}, [attrStr(IFLA_IFNAME, name), skipStats()]));
-  }
-
-  /** The link with ifindex `index`, or null when there is none. */
-  getLinkByIndex(index: number): Link | null {
-    return this.getOne(`getLinkByIndex ${index}`, formatIfinfo({ index }, [skipStats()]));
-  }
-
-  private getOne(op: string, payload: Uint8Array): Link | null {
-    try {
-      const m = this.sock.request(op, RTM_GETLINK, 0, payload).find((x) => x.type === RTM_NEWLINK);
-      return m ? parseLink(m.payload) : null;
-    } catch (e) {
-      if (isNotFound(e)) return null;
-      throw e;
-    }
   }
 
   /** Creates a veth pair; with peerNetnsFd the peer is created directly in that netns. EEXIST if `name` exists. */
@@ -108,14 +65,6 @@ export class Rtnl {
     this.sock.request(op, RTM_NEWLINK, createFlags(), formatIfinfo({ flags, change: flags }, attrs));
   }
 
-  private setLink(op: string, index: number, attrs: Uint8Array[], flags = 0, change = 0): void {
-    this.sock.request(op, RTM_SETLINK, 0, formatIfinfo({ index, flags, change }, attrs));
-  }
-
-  /** Sets IFF_UP. Idempotent. */
-  setLinkUp(index: number): void { this.setLink(`setLinkUp ${index}`, index, [], IFF_UP, IFF_UP); }
-  /** Clears IFF_UP. Idempotent. */
-  setLinkDown(index: number): void { this.setLink(`setLinkDown ${index}`, index, [], 0, IFF_UP); }
   /** Sets the MTU. Idempotent. */
   setMtu(index: number, mtu: number): void { this.setLink(`setMtu ${index}`, index, [attrU32(IFLA_MTU, mtu)]); }
   /** Enslaves the link to `masterIndex` (a bridge). Idempotent. */
@@ -157,15 +106,6 @@ export class Rtnl {
   }
 
   // ---- addresses ----
-
-  /** Addresses of the netns, optionally only one family and/or one link. */
-  listAddrs(o: { family?: 4 | 6; index?: number } = {}): Addr[] {
-    const req = formatIfaddr({ family: o.family ? afOf(o.family) : AF_UNSPEC, index: 0 });
-    return this.sock.dump('listAddrs', RTM_GETADDR, req)
-      .filter((m) => m.type === RTM_NEWADDR)
-      .map((m) => parseAddr(m.payload))
-      .filter((a): a is Addr => a !== null && (o.family === undefined || a.family === o.family) && (o.index === undefined || a.index === o.index));
-  }
 
   /** Adds `cidr` to link `index`; EEXIST when present unless `replace`. noDad skips IPv6 duplicate address detection. */
   addAddr(o: { index: number; cidr: string; noDad?: boolean; broadcast?: string; scope?: number; replace?: boolean }): void {

@@ -2,6 +2,7 @@
 // compare namespaces by identity (nsfs dev + inode).
 import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { sys } from '../sys/index.ts';
+import { errnoCode } from '../sys/errno.ts';
 
 /** CLONE_NEWNET (linux/sched.h): what NS_GET_NSTYPE answers for a network namespace. */
 const CLONE_NEWNET = 0x40000000;
@@ -65,7 +66,7 @@ function openOrNotNetns(path: string): number {
   try {
     return openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = errnoCode(e);
     if (code !== undefined && NOT_NETNS_OPEN_ERRORS.has(code)) throw new NotNetnsError(path, `unopenable (${code})`);
     throw e;
   }

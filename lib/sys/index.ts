@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { EMBEDDED_ADDON } from './embedded.ts';
 import { addonDirCandidates, ensureAddonFile, ensurePrivateDir } from './loader.ts';
 import type { EmbeddedAddon } from './loader.ts';
+export { errnoCode, isSysError, type ErrnoError } from './errno.ts';
 
 /** The native surface. Every call is synchronous and acts on the calling thread. */
 export interface Sys {
@@ -68,13 +69,6 @@ export interface SysError extends Error {
   errno: number;
   /** The failing call, e.g. 'setns', 'TUNSETIFF', 'bind'. */
   syscall: string;
-}
-
-/** True when `e` is an error carrying an errno code (from sys() or node:fs), optionally a given one. */
-export function isSysError(e: unknown, code?: string): e is SysError {
-  if (!(e instanceof Error)) return false;
-  const c = (e as { code?: unknown }).code;
-  return typeof c === 'string' && (code === undefined || c === code);
 }
 
 let loaded: Sys | undefined;

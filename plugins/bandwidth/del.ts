@@ -10,7 +10,8 @@ import { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { Tc } from '../../lib/netlink/tc.ts';
 import { removeShaping } from './add.ts';
 import { parseBandwidthConfig } from './config.ts';
-import { findHostVeth, openPodNetns } from './host-veth.ts';
+import { openPodNetns } from '../../lib/pod/netns.ts';
+import { findHostVeth } from './host-veth.ts';
 import { ifbName } from './names.ts';
 
 /** The network name DEL works with: from the parsed config, or straight from stdin when parsing refuses it. */

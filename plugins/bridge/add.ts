@@ -11,11 +11,11 @@ import { ensureForwarding, ensureGatewayAddr, gatewayCidr, pinBridgeMac, removeG
 import { ipamAdd, ipamDel, ipamValidate } from './ipam.ts';
 import { setupMacSpoof, teardownMacSpoof } from './macspoof.ts';
 import { setupMasq, teardownMasq } from './masquerade.ts';
-import { openPodNs } from './netns.ts';
+import { openPodNs } from '../../lib/pod/netns.ts';
 import { configurePodIface } from './pod-iface.ts';
 import { waitPortUp } from './port-wait.ts';
 import { buildResult, defaultRoutes } from './result.ts';
-import { Rollback } from './rollback.ts';
+import { Rollback } from '../../lib/cni/rollback.ts';
 import { setupVeth, teardownLinkByName } from './veth.ts';
 
 /** Refuses what this build cannot do yet, before any change (code 2). */

@@ -9,7 +9,7 @@ import { parseBridgeConfig } from './config.ts';
 import { checkFailed } from './errors.ts';
 import { ipamCheck } from './ipam.ts';
 import { checkMacSpoof } from './macspoof.ts';
-import { openPodNs, type PodNs } from './netns.ts';
+import { openPodNs, type PodNs } from '../../lib/pod/netns.ts';
 import { defaultGatewayFor } from './pod-iface.ts';
 
 function findIface(prev: Result, pred: (i: Interface) => boolean, what: string): Interface {

@@ -13,8 +13,8 @@ import { parseBridgeConfig } from './config.ts';
 import { ipamDel } from './ipam.ts';
 import { teardownMacSpoof } from './macspoof.ts';
 import { teardownMasq } from './masquerade.ts';
-import { attachmentAlias, hostVethName } from './names.ts';
-import { isNetnsGone, openPodNs } from './netns.ts';
+import { attachmentAlias, hostVethName } from '../../lib/attach/bridge-veth.ts';
+import { isPodGone, openPodNs } from '../../lib/pod/netns.ts';
 import { teardownLinkByName, teardownVethByAlias, teardownVethByName } from './veth.ts';
 
 /** Removes the pod's interface in its netns; false when the netns is gone or there was no such link. */
@@ -23,7 +23,7 @@ function teardownPodLink(netns: string, ifName: string): boolean {
   try {
     pod = openPodNs(netns);
   } catch (e) {
-    if (isNetnsGone(e) || (e as { code?: unknown }).code === 3) return false;
+    if (isPodGone(e)) return false;
     throw e;
   }
   try {

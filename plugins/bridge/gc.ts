@@ -15,9 +15,8 @@ import { normalizeKeys } from '../../lib/cni/decode.ts';
 import { validate } from '../../gen/validators/bridge.js';
 import { parseBridgeConfig } from './config.ts';
 import { gcMacSpoof } from './macspoof.ts';
-import { attachmentAlias, elementComment, isHostVethName, masqNames, vethAttachmentPart, vethNetworkPrefix } from './names.ts';
-
-const ALIAS_PREFIX = 'weft:';
+import { attachmentAlias, isAttachmentAlias, isHostVethName, vethAttachmentPart, vethNetworkPrefix } from '../../lib/attach/bridge-veth.ts';
+import { elementComment, masqNames } from './names.ts';
 
 /** The (containerID, ifname) pairs still in use; a GC without the key is refused (code 7), not read as "none". */
 export function parseValidAttachments(config: unknown): Array<{ containerId: string; ifName: string }> {
@@ -54,7 +53,7 @@ function isStaleVeth(l: Link, prefix: string, brIndex: number | undefined, keep:
     return l.name.startsWith(prefix) && !keep.parts.has(l.name.slice(prefix.length)) && !validAlias;
   }
   const onOurs = l.master === undefined || (brIndex !== undefined && l.master === brIndex);
-  return onOurs && l.alias?.startsWith(ALIAS_PREFIX) === true && !keep.aliases.has(l.alias);
+  return onOurs && isAttachmentAlias(l.alias) && !keep.aliases.has(l.alias);
 }
 
 /** Deletes, in the node netns, the host veths isStaleVeth picks. Returns how many. */

@@ -1,41 +1,7 @@
-// Names the bridge plugin derives: the host veth name, the link alias that finds it again, and the
-// nftables object names and element comment of one network/attachment.
+// nftables names the bridge plugin derives for one network, and the element comment of one
+// attachment. The host veth's name and alias are a contract with weft doctor: lib/attach/bridge-veth.ts.
 
 import { fnv1a32 } from '../../lib/hash/fnv.ts';
-
-/** `w` + 6 hex of the network name's hash: every host veth of network `network` starts with this. */
-export function vethNetworkPrefix(network: string): string {
-  return `w${fnv1a32(network).slice(0, 6)}`;
-}
-
-/** 8 hex of the hash of `<containerID>/<ifname>`: the attachment part of a host veth name. */
-export function vethAttachmentPart(containerId: string, ifName: string): string {
-  return fnv1a32(`${containerId}/${ifName}`);
-}
-
-/**
- * The host veth's name: vethNetworkPrefix + vethAttachmentPart, 15 bytes (IFNAMSIZ 16 minus the NUL,
- * include/uapi/linux/if.h). The name is set by the creating RTM_NEWLINK itself, so from the moment the
- * pair exists GC and DEL can tell its network and attachment; the alias needs a second message, and
- * an ADD killed between the two left a veth nobody could attribute.
- */
-export function hostVethName(network: string, containerId: string, ifName: string): string {
-  return vethNetworkPrefix(network) + vethAttachmentPart(containerId, ifName);
-}
-
-/** Whether `name` has the shape of a hostVethName (of any network). */
-export function isHostVethName(name: string): boolean {
-  return /^w[0-9a-f]{14}$/.test(name);
-}
-
-/**
- * The host veth's alias (IFLA_IFALIAS): `weft:<containerID>/<ifname>`, so a DEL without CNI_NETNS and
- * without prevResult still finds the pair. Long IDs are hashed to stay under IFALIASZ (256 bytes).
- */
-export function attachmentAlias(containerId: string, ifName: string): string {
-  const text = `weft:${containerId}/${ifName}`;
-  return text.length <= 200 ? text : `weft:h${fnv1a32(`${containerId}/${ifName}`)}`;
-}
 
 /** nftables names of one network's masquerade: its own base chain and per-family address sets. */
 export interface MasqNames {

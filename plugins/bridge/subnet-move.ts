@@ -3,14 +3,12 @@
 // someone runs `ip addr flush dev cni0`. Here, in the node netns, the bridge's address moves to the
 // new gateway when no pod is left on the old subnet, and the ADD fails naming the pods otherwise.
 //
-// Who is left on the old subnet: with host-local IPAM, its files (`<dataDir>/<network>/<ip>`,
-// holding `<containerID>\r\n<ifname>`) in every network directory, since several networks may share
-// one bridge. Bridge ports are not asked then: a pod added concurrently on the new subnet is a port
-// too. Without host-local there is no record of addresses, so any other port blocks the move.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { DEFAULT_DATA_DIR } from '../../ipam/host-local/disk-store.ts';
-import { cidrContains, parseCidr, parseIp, type Cidr } from '../../lib/ip/index.ts';
+// Who is left on the old subnet: with host-local IPAM, its reservations (lib/attach/host-local-list.ts)
+// in every network directory, since several networks may share one bridge. Bridge ports are not
+// asked then: a pod added concurrently on the new subnet is a port too. Without host-local there is no record of addresses, so any other port blocks the move.
+import { DEFAULT_DATA_DIR } from '../../lib/attach/host-local-files.ts';
+import { listAllHeld } from '../../lib/attach/host-local-list.ts';
+import { cidrContains, parseCidr, parseIp, type Cidr, type IpAddr } from '../../lib/ip/index.ts';
 import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { conflict } from './errors.ts';
 
@@ -32,35 +30,9 @@ export interface MoveContext {
 
 /** Addresses inside `old` held in host-local's dataDir (every network's directory); skips `ownId`. */
 export function hostLocalHolders(dataDir: string, old: Cidr, ownId: string): OldSubnetHolder[] {
-  const out: OldSubnetHolder[] = [];
-  let networks: string[];
-  try {
-    networks = readdirSync(dataDir);
-  } catch {
-    return out; // no dataDir: nothing was ever allocated here
-  }
-  for (const net of networks) {
-    let names: string[];
-    try {
-      names = readdirSync(join(dataDir, net));
-    } catch {
-      continue; // a file, or gone meanwhile
-    }
-    for (const name of names) {
-      const ip = parseIp(name);
-      if (ip === null || !cidrContains(old, ip)) continue;
-      let content: string;
-      try {
-        content = readFileSync(join(dataDir, net, name), 'utf8');
-      } catch {
-        continue; // released meanwhile
-      }
-      const [containerId = '', ifName = ''] = content.split(/\r?\n/);
-      if (containerId.trim() === ownId) continue;
-      out.push({ what: name, containerId: containerId.trim(), ifName: ifName.trim() });
-    }
-  }
-  return out;
+  return listAllHeld(dataDir)
+    .filter((h) => h.containerId !== ownId && cidrContains(old, parseIp(h.ip) as IpAddr))
+    .map((h) => ({ what: h.ip, containerId: h.containerId, ifName: h.ifname ?? '' }));
 }
 
 /** Ports of the bridge other than this ADD's veth, by name. */

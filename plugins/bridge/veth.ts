@@ -8,7 +8,7 @@ import type { NetnsHandle } from '../../lib/netns/handle.ts';
 import { withNetns } from '../../lib/netns/with-netns.ts';
 import { setIfSysctl } from './bridge-link.ts';
 import { conflict } from './errors.ts';
-import { attachmentAlias, hostVethName } from './names.ts';
+import { attachmentAlias, hostVethName } from '../../lib/attach/bridge-veth.ts';
 
 /** What setupVeth needs. */
 export interface VethSpec {

@@ -1,6 +1,7 @@
 // ADD: named steps. The kernel changes are the (idempotent, constant) rule set on a network's first
 // ADD and one element transaction; a refused ADD leaves no element behind.
 import { invalidConfig } from '../../lib/cni/errors.ts';
+import { Rollback } from '../../lib/cni/rollback.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { NftError } from '../../lib/netfilter/errors.ts';
@@ -53,23 +54,21 @@ export function cmdAdd(a: CmdArgs): Result {
  */
 export function ensureAttachment(att: FwAttachment, adminChain: string): void {
   const sock = keptNfnlSocket();
-  let added = true;
-  try {
-    addAttachmentElems(sock, att);
-  } catch (e) {
-    if (e instanceof NftError) throw e; // a refused value: the full path would refuse it too
-    added = false;
-  }
-  try {
+  // The elements are the only per-pod change to undo (rules and hooks are shared and constant).
+  new Rollback().runSync((rb) => {
+    let added = true;
+    try {
+      addAttachmentElems(sock, att);
+      rb.push('firewall elements', () => removeAttachmentElems(sock, att));
+    } catch (e) {
+      if (e instanceof NftError) throw e; // a refused value: the full path would refuse it too
+      added = false;
+    }
     // The network's chain is rewritten when its sets were missing or it jumps to another admin chain.
     const rewrite = !added || !listRuleComments(sock, WEFT_TABLE.family, WEFT_TABLE.name, fwNetworkNames(att.network).chain).some((r) => r.comment === adminJumpComment(adminChain));
     const hooks = formatHookLines(listForwardChains(sock));
     if (!rewrite && hooks.length === 0) return;
     runNft(['-f', '-'], (rewrite ? formatRulesetScript(att.network, adminChain) : '') + hooks.map((l) => `${l}\n`).join(''));
-    if (!added) addAttachmentElems(sock, att);
-  } catch (e) {
-    // One rollback: the elements are the only per-pod change (rules and hooks are shared and constant).
-    if (added) removeAttachmentElems(sock, att);
-    throw e;
-  }
+    if (!added) addAttachmentElems(sock, att); // the last step: nothing after it to fail
+  });
 }

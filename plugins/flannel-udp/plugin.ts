@@ -5,7 +5,7 @@ import { tryAgainLater } from '../../lib/cni/errors.ts';
 import type { Plugin } from '../../lib/cni/plugin.ts';
 import { Rtnl } from '../../lib/netlink/index.ts';
 import { UDP_TUN_NAME as TUN_NAME } from '../../lib/flannel/devices.ts';
-import { makeFlannelPlugin } from '../flannel/commands.ts';
+import { makeFlannelPlugin } from '../../lib/flannel-cni/commands.ts';
 
 /** In the runtime's (node's) netns: throws code 11 unless flannel0 exists and is up. */
 function checkTun(): void {

@@ -2,43 +2,19 @@
 import type { CmdArgs, Plugin } from '../../lib/cni/skel.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../../lib/cni/types.ts';
-import { CniError, unknownContainer } from '../../lib/cni/errors.ts';
+import { CniError } from '../../lib/cni/errors.ts';
 import { isNotFound } from '../../lib/netlink/errors.ts';
-import { Rtnl } from '../../lib/netlink/rtnl.ts';
-import { openNetns, withNetns } from '../../lib/netns/index.ts';
+import { RtnlLinks } from '../../lib/netlink/rtnl-links.ts';
+import { inPodNetnsWith, isPodGone } from '../../lib/pod/netns.ts';
 import { parseLoopbackConfig } from './config.ts';
 
 const LOOPBACK_MAC = '00:00:00:00:00:00';
 
-/** Opens CNI_NETNS; code 3 (unknown container) when it is missing or not a network namespace, as bridge does. */
-function openPodNetns(path: string): ReturnType<typeof openNetns> {
-  try {
-    return openNetns(path);
-  } catch (e) {
-    if (isGone(e)) throw unknownContainer('failed to open netns', `${JSON.stringify(path)}: ${(e as Error).message}`);
-    throw e;
-  }
-}
-
-/** Runs `fn` with a route socket inside the pod namespace at `path`; the socket is closed afterwards. */
-function inPodNetns<T>(path: string, fn: (rtnl: Rtnl) => T): T {
-  const ns = openPodNetns(path);
-  try {
-    return withNetns(ns, () => {
-      const rtnl = Rtnl.open();
-      try {
-        return fn(rtnl);
-      } finally {
-        rtnl.close();
-      }
-    });
-  } finally {
-    ns.close();
-  }
-}
+// loopback only reads and sets links and reads addresses: RtnlLinks keeps the other codecs out of its bundle.
+const openRtnl = (): RtnlLinks => RtnlLinks.open();
 
 /** Finds `lo` in the current namespace; every network namespace has one (created by the kernel). */
-function getLoopback(rtnl: Rtnl): { index: number; up: boolean } {
+function getLoopback(rtnl: RtnlLinks): { index: number; up: boolean } {
   const lo = rtnl.getLink('lo');
   if (lo === null) throw new CniError(5, 'no loopback device in the namespace', '');
   return lo;
@@ -49,7 +25,7 @@ function getLoopback(rtnl: Rtnl): { index: number; up: boolean } {
 const LOOPBACK_IFINDEX = 1;
 
 /** Sets `lo` up; a namespace without it (ENODEV) is code 5 as in getLoopback. */
-function setLoopbackUp(rtnl: Rtnl): void {
+function setLoopbackUp(rtnl: RtnlLinks): void {
   try {
     rtnl.setLinkUp(LOOPBACK_IFINDEX);
   } catch (e) {
@@ -61,7 +37,7 @@ function setLoopbackUp(rtnl: Rtnl): void {
 /** ADD: set `lo` up in the pod netns and report the addresses the kernel gave it. */
 function cmdAdd(args: CmdArgs): Result {
   parseLoopbackConfig(args.config);
-  const ips = inPodNetns(args.netns, (rtnl) => {
+  const ips = inPodNetnsWith(args.netns, openRtnl, (rtnl) => {
     const lo = { index: LOOPBACK_IFINDEX };
     setLoopbackUp(rtnl);
     // The kernel assigns 127.0.0.1/8 and ::1/128 itself when lo comes up (net/ipv4/devinet.c,
@@ -81,9 +57,9 @@ function cmdDel(args: CmdArgs): void {
   // DEL never blocks cleanup: nothing of the config is needed to set lo down, so none is checked.
   if (args.netns === '') return;
   try {
-    inPodNetns(args.netns, (rtnl) => rtnl.setLinkDown(getLoopback(rtnl).index));
+    inPodNetnsWith(args.netns, openRtnl, (rtnl) => rtnl.setLinkDown(getLoopback(rtnl).index));
   } catch (e) {
-    if (isGone(e) || (e instanceof CniError && e.code === 3)) return;
+    if (isPodGone(e)) return;
     throw e;
   }
 }
@@ -91,13 +67,8 @@ function cmdDel(args: CmdArgs): void {
 /** CHECK: `lo` must be up in the pod netns. */
 function cmdCheck(args: CmdArgs): void {
   parseLoopbackConfig(args.config);
-  const up = inPodNetns(args.netns, (rtnl) => getLoopback(rtnl).up);
+  const up = inPodNetnsWith(args.netns, openRtnl, (rtnl) => getLoopback(rtnl).up);
   if (!up) throw new CniError(100, 'loopback interface is down', `netns ${args.netns}`);
-}
-
-function isGone(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === 'ENOENT' || code === 'ENOTNETNS';
 }
 
 /** The plugin object: handlers for the CNI verbs; STATUS is always ready and GC has nothing to free. */

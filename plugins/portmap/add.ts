@@ -1,6 +1,7 @@
 // ADD: named steps; the only kernel change is one nft transaction, so a refused ADD changes nothing.
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import { log } from '../../lib/cni/log.ts';
+import { Rollback } from '../../lib/cni/rollback.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { NftBatch } from '../../lib/netfilter/batch.ts';
@@ -29,17 +30,15 @@ export function cmdAdd(a: CmdArgs): Result {
   const ips = containerIps(prev);
   const planned = planElements(cfg, ips);
   const comment = elementComment(cfg.name, a.containerId, a.ifName);
-  addElements(planned, comment);
-  if (ips.v4 !== undefined && planned.some((p) => p.set === N.snat4 && p.key[0] === '127.0.0.1')) {
-    try {
+  return new Rollback().runSync((rb) => {
+    addElements(planned, comment);
+    rb.push('portmap elements', () => removeElements(planned));
+    if (ips.v4 !== undefined && planned.some((p) => p.set === N.snat4 && p.key[0] === '127.0.0.1')) {
       const iface = ensureRouteLocalnet(prev, ips.v4);
       if (iface === undefined) log.warn('no route to the pod: 127.0.0.1 hostPorts will not work', { pod: ips.v4 });
-    } catch (e) {
-      removeElements(planned); // one rollback path: the elements are the only other change
-      throw e;
     }
-  }
-  return prev;
+    return prev;
+  });
 }
 
 /**

@@ -2,12 +2,15 @@
 // saved values and drop the state file, so a refused ADD leaves the pod as it was.
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import { log } from '../../lib/cni/log.ts';
+import { Rollback } from '../../lib/cni/rollback.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { Result } from '../../lib/cni/types.ts';
 import { readFileSync } from 'node:fs';
 import { parseTuningConfig, type TuningConfig } from './config.ts';
 import { applyTuning, captureState, needsLink, restoreTuning, tunablesOf } from './link-state.ts';
-import { inPod, openPod } from './pod.ts';
+import { openPodNetns } from '../../lib/pod/netns.ts';
+import { errnoCode } from '../../lib/sys/errno.ts';
+import { inPod } from './pod.ts';
 import { readState, removeState, statePath, writeState, type SavedState } from './state.ts';
 import { checkAllowlist } from './sysctl-keys.ts';
 
@@ -25,7 +28,7 @@ export function readAllowlist(path = ALLOWLIST_PATH): string[] | null {
   try {
     return readFileSync(path, 'utf8').split('\n');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (errnoCode(e) === 'ENOENT') return null;
     throw e;
   }
 }
@@ -55,21 +58,20 @@ export function cmdAdd(a: CmdArgs): Result {
   checkAllowlist(cfg.sysctls.map((s) => s.key), readAllowlist());
   if (!needsState(cfg)) return prev;
   const path = statePath(cfg.dataDir, a.containerId, a.ifName);
-  const ns = openPod(a.netns);
+  const ns = openPodNetns(a.netns);
   try {
-    inPod(ns, a.ifName, (rtnl, link) => {
+    // Unwound inside the pod netns: the sysctls restoreTuning writes are the pod's.
+    inPod(ns, a.ifName, (rtnl, link) => new Rollback().runSync((rb) => {
       const saved = mergeState(readState(path), captureState(cfg, link === null ? null : tunablesOf(link)));
       writeState(path, cfg.dataDir, saved);
+      rb.push(`state file ${path}`, () => removeState(path));
       const index = link?.index ?? null;
-      try {
-        applyTuning(rtnl, index, cfg);
-      } catch (e) {
+      rb.push(`tuning of ${a.ifName}`, () => {
         const failed = restoreTuning(rtnl, index, saved);
         if (failed.length > 0) log.warn('tuning ADD rollback incomplete', { failed: failed.join('; ') });
-        removeState(path);
-        throw e;
-      }
-    }, !needsLink(cfg));
+      });
+      applyTuning(rtnl, index, cfg);
+    }), !needsLink(cfg));
   } finally {
     ns.close();
   }

@@ -7,7 +7,8 @@ import { decodeForDel } from '../../lib/cni/validate.ts';
 import { validate } from '../../gen/validators/tuning.js';
 import { dataDirOf } from './config.ts';
 import { restoreTuning } from './link-state.ts';
-import { inPod, isNetnsGone, openPod } from './pod.ts';
+import { isPodGone, openPodNetns } from '../../lib/pod/netns.ts';
+import { inPod } from './pod.ts';
 import { readState, removeState, statePath } from './state.ts';
 
 /** DEL, in the pod netns when it still exists. */
@@ -25,7 +26,7 @@ export function cmdDel(a: CmdArgs): void {
   if (saved === null) return removeState(path);
   if (a.netns !== '') {
     try {
-      const ns = openPod(a.netns);
+      const ns = openPodNetns(a.netns);
       try {
         const failed = inPod(ns, a.ifName, (rtnl, link) => restoreTuning(rtnl, link?.index ?? null, saved), true);
         if (failed.length > 0) log.warn('tuning DEL: some values were not restored', { failed: failed.join('; ') });
@@ -33,7 +34,7 @@ export function cmdDel(a: CmdArgs): void {
         ns.close();
       }
     } catch (e) {
-      if (!isNetnsGone(e) && !(e instanceof Error && e.message.startsWith('failed to open netns'))) log.warn('tuning DEL: restore failed', { error: (e as Error).message });
+      if (!isPodGone(e)) log.warn('tuning DEL: restore failed', { error: (e as Error).message });
     }
   }
   removeState(path);

@@ -6,6 +6,7 @@ import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { readSysctl, writeSysctl } from '../../lib/netns/sysctl.ts';
 import type { TuningConfig } from './config.ts';
 import type { SavedState } from './state.ts';
+import { errnoCode } from '../../lib/sys/errno.ts';
 
 /** The tunables of a link as listed. */
 export interface LinkTunables {
@@ -55,8 +56,8 @@ export function refused<T>(key: string, what: string, fn: () => T): T {
   try {
     return fn();
   } catch (e) {
-    const code = (e as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && CONFIG_ERRNOS.has(code)) {
+    const code = errnoCode(e);
+    if (code !== undefined && CONFIG_ERRNOS.has(code)) {
       throw invalidConfig(`invalid configuration: the pod's kernel refused to ${what} ${key}`, e instanceof Error ? e.message : String(e));
     }
     throw e;

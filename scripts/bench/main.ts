@@ -16,6 +16,7 @@ import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
 import { benchMixedFlanneld } from './mixed-flanneld.ts';
 import { benchStandalone } from './standalone.ts';
+import { benchSizes } from './sizes.ts';
 import { ROOT, type BenchResult } from './util.ts';
 
 type Bench = () => BenchResult[] | Promise<BenchResult[]>;
@@ -35,6 +36,8 @@ const BENCHES: Record<string, Bench> = {
   udp: () => benchUdp(),
   'mixed-flanneld': () => benchMixedFlanneld(),
   standalone: () => benchStandalone(),
+  // Bytes of each bundle in dist/bin (no timing; loopback has a ceiling).
+  sizes: () => benchSizes(),
 };
 
 function formatTable(sections: Array<{ bench: string; rows: BenchResult[] }>): string {

@@ -11,7 +11,7 @@
 import { copyFileSync, linkSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ENTRIES } from '../build/entries.ts';
+import { ENTRIES } from '../../cli/entries.ts';
 import { benchNetns } from './netns.ts';
 import { nsCommand, CPU_REPORT, DIST, distBin, loadAverage, measureOnce, median, quantile, ROOT, round, timeOnce, type BenchResult, type Command } from './util.ts';
 

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
-import { formatLeaseFile, leasePath } from '../../agent/lease/file-lease-io.ts';
+import { formatLeaseFile, leasePath } from '../../agent/lease/file/lease-io.ts';
 import { formatLeaseAttrs, formatSubnetKey } from '../../agent/lease/lease-json.ts';
 import type { Lease } from '../../agent/lease/store.ts';
 import { RTPROT_WEFT } from '../../agent/reconcile/desired.ts';

@@ -3,7 +3,7 @@
 import { build } from 'esbuild';
 import { join } from 'node:path';
 import { embedAddonPlugin } from './addon.ts';
-import type { Entry } from './entries.ts';
+import type { Entry } from '../../cli/entries.ts';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 import { etcd3ProtosPlugin } from './etcd3-protos.ts';
 import { lazyChunkPlugin } from './lazy-chunk.ts';

@@ -1,6 +1,6 @@
 // esbuild plugin: modules of a bundle that are compiled only when first used, yet still live in the
-// one file (no node_modules beside it). A chunk stub (agent/lease/etcd-chunk.ts, etcd-grpc-chunk.ts,
-// kube-chunk.ts) is a module whose exported functions dynamically import a store or client; in a
+// one file (no node_modules beside it). A chunk stub (agent/lease/etcd/chunk.ts, etcd/grpc-chunk.ts,
+// kube/chunk.ts) is a module whose exported functions dynamically import a store or client; in a
 // bundle it is replaced by one holding the stub bundled on its own (CommonJS, same options and
 // plugins, the store inside), brotli-compressed and base64-encoded when large (COMPRESS_FROM), and
 // evaluated with the bundle's own `require` on the first call. A dynamic import alone is not enough:
@@ -13,8 +13,8 @@ import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants } from 'node:zlib';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 
-/** Chunk stubs: a file name under agent/lease/ ending in -chunk.ts. */
-const STUB = /agent[\\/]lease[\\/][a-z-]+-chunk\.ts$/;
+/** Chunk stubs: chunk.ts or a name ending in -chunk.ts in a lease source's folder (agent/lease/<source>/). */
+const STUB = /agent[\\/]lease[\\/][a-z]+[\\/](?:[a-z-]+-)?chunk\.ts$/;
 
 /** The functions a stub exports (`export function name(` or `export async function name(`). */
 export function stubExports(source: string): string[] {
@@ -49,7 +49,7 @@ export function formatChunkModule(chunk: string, exports: string[]): string {
   ].join('\n');
 }
 
-/** Replaces every agent/lease/*-chunk.ts with its embedded, lazily compiled chunk. */
+/** Replaces every agent/lease/<source>/*chunk.ts with its embedded, lazily compiled chunk. */
 export function lazyChunkPlugin(plugins: Plugin[]): Plugin {
   return {
     name: 'weft-lazy-chunk',

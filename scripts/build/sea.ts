@@ -1,4 +1,4 @@
-// Build step for the standalone executable dist/sea/weft: every entry of scripts/build/entries.ts in
+// Build step for the standalone executable dist/sea/weft: every entry of cli/entries.ts in
 // one Node single executable application (`node --experimental-sea-config`, then postject into a copy
 // of this node), in one of three start-up modes (SeaStartup; docs/standalone.md has them measured).
 // The file carries the build machine's node binary; it is rebuilt only when its inputs change.
@@ -10,15 +10,15 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { embedAddonPlugin } from './addon.ts';
 import { bundleBody } from './bundle.ts';
-import { ENTRIES } from './entries.ts';
+import { ENTRIES } from '../../cli/entries.ts';
 import { BUNDLE_OPTIONS } from './esbuild-options.ts';
 import { etcd3ProtosPlugin } from './etcd3-protos.ts';
 import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
 
 /**
  * How V8 start-up work is saved: `blob-cache`, the code cache node makes at build time (useCodeCache)
- * of one bundle of every entry (cli/standalone.ts) as main script; `run-cache`, each entry's own
- * bundle body (the one of dist/bin/<name>) as an asset, run by cli/standalone-loader.ts through
+ * of one bundle of every entry (cli/standalone/main.ts) as main script; `run-cache`, each entry's own
+ * bundle body (the one of dist/bin/<name>) as an asset, run by cli/standalone/loader.ts through
  * lib/sys/code-cache.ts (a cache per executable and command, written by its second run, in /run/weft);
  * `snapshot`, a V8 start-up snapshot with every plugin's modules loaded (useSnapshot).
  */
@@ -42,7 +42,7 @@ async function entryImports(root: string, names: ReadonlySet<string>): Promise<M
 }
 
 /**
- * esbuild plugin: replaces cli/sea-entries.ts with one lazy `require` of each entry point (esbuild
+ * esbuild plugin: replaces cli/standalone/sea-entries.ts with one lazy `require` of each entry point (esbuild
  * runs an ES module's body at its first require) and, for the entries in `warm`, one of the modules
  * that entry point imports.
  */
@@ -57,7 +57,7 @@ export function seaEntriesPlugin(root: string, warm: ReadonlyMap<string, string[
   return {
     name: 'weft-sea-entries',
     setup(b) {
-      b.onLoad({ filter: /[\\/]cli[\\/]sea-entries\.ts$/ }, () => ({ contents, loader: 'js', resolveDir: root }));
+      b.onLoad({ filter: /[\\/]cli[\\/]standalone[\\/]sea-entries\.ts$/ }, () => ({ contents, loader: 'js', resolveDir: root }));
     },
   };
 }
@@ -67,7 +67,7 @@ async function bundleStandalone(root: string, addonPath: string, version: string
   // The snapshot holds the plugins' modules loaded; weftd and the CLI (start-up off the hot path) load at run time.
   const warm = startup === 'snapshot' ? await entryImports(root, new Set(ENTRIES.filter((e) => e.codeCache !== false).map((e) => e.name))) : new Map<string, string[]>();
   const res = await build({
-    entryPoints: [join(root, 'cli', startup === 'snapshot' ? 'standalone-snapshot.ts' : 'standalone.ts')],
+    entryPoints: [join(root, 'cli', 'standalone', startup === 'snapshot' ? 'snapshot.ts' : 'main.ts')],
     outfile: join(root, 'dist', 'sea', 'weft.cjs'),
     ...BUNDLE_OPTIONS,
     banner: { js: `// weft-standalone ${version}` },
@@ -79,10 +79,10 @@ async function bundleStandalone(root: string, addonPath: string, version: string
   return text;
 }
 
-/** The run-cache mode's main script: cli/standalone-loader.ts with the sha256 of each entry's body defined. */
+/** The run-cache mode's main script: cli/standalone/loader.ts with the sha256 of each entry's body defined. */
 async function bundleLoader(root: string, shas: Record<string, string>): Promise<string> {
   const res = await build({
-    entryPoints: [join(root, 'cli', 'standalone-loader.ts')],
+    entryPoints: [join(root, 'cli', 'standalone', 'loader.ts')],
     ...BUNDLE_OPTIONS,
     define: { WEFT_SEA_BODIES: JSON.stringify(shas) },
   });

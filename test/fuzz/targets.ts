@@ -63,7 +63,7 @@ function hostLocalIpam(ctx: FuzzContext): Record<string, unknown> {
   };
 }
 
-// The flannel plugins' keys (plugins/flannel/config.ts validates them by hand; no generated validator).
+// The flannel plugins' keys (lib/flannel-cni/config.ts validates them by hand; no generated validator).
 const flannelSchema: SchemaNode = {
   type: 'object',
   required: ['cniVersion', 'name', 'type'],
@@ -180,7 +180,7 @@ export const FUZZ_TARGETS: readonly FuzzTarget[] = [
   },
   {
     name: 'flannel', schema: flannelSchema, opensNetns: true, extraCodes: [100, 110], delCodes: [], confined: flannelConfined, prepare: writeSubnetEnv,
-    load: async () => { await registerLikeMain(true); return (await import('../../plugins/flannel-cni/plugin.ts')).flannelPlugin; },
+    load: async () => { await registerLikeMain(true); return (await import('../../plugins/flannel/plugin.ts')).flannelPlugin; },
     baseConfig: (ctx) => flannelConfig('flannel', ctx),
   },
   {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { rootOnly } from '../../testkit/netns.ts';
 import { Cluster, waitFor, type ClusterNode } from '../../testkit/cluster.ts';
 import { nsRun } from '../../testkit/topology.ts';
-import { removeLeaseFile, replaceLeaseFile } from '../../agent/lease/file-lease-io.ts';
+import { removeLeaseFile, replaceLeaseFile } from '../../agent/lease/file/lease-io.ts';
 
 const EVENTS = Number(process.env['WEFTD_SOAK_EVENTS'] ?? 10_000);
 const FLAPS = Number(process.env['WEFTD_SOAK_FLAPS'] ?? 1000);

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { ipJson, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
-import { hostVethName, vethNetworkPrefix } from '../../../plugins/bridge/names.ts';
+import { hostVethName, vethNetworkPrefix } from '../../../lib/attach/bridge-veth.ts';
 import { bridgeConf, makeNodes, ours, runIn, tempDir, veths } from './harness.ts';
 
 interface LinkJ { ifname: string; ifalias?: string; master?: string; linkinfo?: { info_kind?: string } }

@@ -64,7 +64,7 @@ void describe('udp migration in place: flanneld -> weftd -> flanneld on node 1',
       const [a, b] = await swapAgentWithPings(c, f, step, { netns: podF.netns, ip: podF.ip }, { netns: podW.netns, ip: podW.ip });
       t.diagnostic(`-> ${step}: longest ping gap ${a.maxGapMs.toFixed(0)} ms out, ${b.maxGapMs.toFixed(0)} ms back (${a.replies}+${b.replies} replies)`);
       if (step === 'weftd') {
-        // weftd forwarded on the lease table it read before its etcd client was up (agent/udp/early.ts).
+        // weftd forwarded on the lease table it read before its etcd client was up (agent/backend/udp-early.ts).
         const early = c.weftdLog(f).split('\n').find((l) => l.includes('"udp: forwarding before the lease store is up"'));
         assert.ok(early, `weftd started the udp data plane early:\n${c.weftdLog(f)}`);
         t.diagnostic(`${early}\nlongest gap ${new Date(a.gapFrom).toISOString()} + ${a.maxGapMs.toFixed(0)} ms; weftd: ${c.weftdLog(f).split('\n').filter(Boolean).map((l) => { const j = JSON.parse(l) as { ts: string; msg: string }; return `${j.ts.slice(17, 23)} ${j.msg}`; }).join('; ')}`);

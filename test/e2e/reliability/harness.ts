@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestNetns, ipJson, type TestNetns, inNetns, run } from '../../../testkit/netns.ts';
 import { privateBinDir } from '../../fuzz/private-bin.ts';
-import { hostVethName } from '../../../plugins/bridge/names.ts';
+import { hostVethName } from '../../../lib/attach/bridge-veth.ts';
 
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** A private copy of dist/bin, so a concurrent rebuild cannot break a plugin mid-test. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
 import { normalizeNetConf } from '../../../agent/config/net-conf.ts';
-import { type EtcdLeaseStore, openEtcdLeaseStore } from '../../../agent/lease/etcd-store.ts';
+import { type EtcdLeaseStore, openEtcdLeaseStore } from '../../../agent/lease/etcd/store.ts';
 import type { Lease, LeaseEvent, LeaseLostEvent } from '../../../agent/lease/store.ts';
 import { createTestNetnsSync, inNetns } from '../../../testkit/netns.ts';
 

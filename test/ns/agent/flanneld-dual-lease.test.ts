@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Etcd3 } from 'etcd3';
-import { type EtcdLeaseStore, openEtcdLeaseStore } from '../../../agent/lease/etcd-store.ts';
+import { type EtcdLeaseStore, openEtcdLeaseStore } from '../../../agent/lease/etcd/store.ts';
 import { networkForm, parseSubnetEnv } from '../../../lib/flannel/subnet-env.ts';
 import { parseFlannelSubnetFile } from '../../../lib/flannel/subnet-file.ts';
 import { createTestNetnsSync, inNetns } from '../../../testkit/netns.ts';

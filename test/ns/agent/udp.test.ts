@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatLeaseFile, leasePath } from '../../../agent/lease/file-lease-io.ts';
+import { formatLeaseFile, leasePath } from '../../../agent/lease/file/lease-io.ts';
 import { createTestNetns, spawnInNetns, ipJson, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { formatLeaseFile, leasePath } from '../../../agent/lease/file-lease-io.ts';
+import { formatLeaseFile, leasePath } from '../../../agent/lease/file/lease-io.ts';
 import { RTPROT_WEFT } from '../../../agent/reconcile/desired.ts';
 import { Rtnl } from '../../../lib/netlink/index.ts';
 import { openNetns, withNetns } from '../../../lib/netns/index.ts';

@@ -13,7 +13,7 @@ import type { PluginOutput } from '../../../../lib/cni/plugin.ts';
 import { Rtnl } from '../../../../lib/netlink/index.ts';
 import { currentNetnsPath, openNetns, withNetns, type NetnsHandle } from '../../../../lib/netns/index.ts';
 import { sys } from '../../../../lib/sys/index.ts';
-import { hostVethName } from '../../../../plugins/bridge/names.ts';
+import { hostVethName } from '../../../../lib/attach/bridge-veth.ts';
 import { bridgePlugin } from '../../../../plugins/bridge/plugin.ts';
 import { generateValidators } from '../../../../scripts/gen-validators.ts';
 import { createTestNetns, rootOnly, type TestNetns } from '../../../../testkit/netns.ts';

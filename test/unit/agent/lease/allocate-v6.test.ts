@@ -3,8 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { normalizeNetConf } from '../../../../agent/config/net-conf.ts';
-import { checkAcquireFamilies, leaseFromPlan, planAcquire } from '../../../../agent/lease/allocate.ts';
-import { freeIpv6Subnets, isIpv6SubnetCompatible, pickFreeIpv6Subnet } from '../../../../agent/lease/allocate-v6.ts';
+import { checkAcquireFamilies, freeSubnets, isSubnetCompatible, leaseFromPlan, pickFreeSubnet, planAcquire } from '../../../../agent/lease/allocate.ts';
 import { type AcquireOptions, type Lease, OutOfSubnetsError } from '../../../../agent/lease/store.ts';
 
 const conf = normalizeNetConf({ Network: '10.244.0.0/16', EnableIPv6: true, IPv6Network: 'fd00:10:244::/56', Backend: { Type: 'vxlan' } });
@@ -17,28 +16,28 @@ const opts = (o: Partial<AcquireOptions> = {}): AcquireOptions =>
 
 void describe('allocate IPv6', () => {
   void it('never offers the first IPv6 subnet and stops at IPv6SubnetMax', () => {
-    const free = freeIpv6Subnets(conf, [], 1000);
+    const free = freeSubnets(conf, 6, [], 1000);
     assert.equal(free.length, 255);
     assert.equal(free[0], 'fd00:10:244:1::/64');
     assert.equal(free[254], 'fd00:10:244:ff::/64');
-    assert.equal(freeIpv6Subnets(conf, []).length, 100);
+    assert.equal(freeSubnets(conf, 6, []).length, 100);
   });
 
   void it('honours IPv6SubnetMin/Max and skips overlapping subnets of any size', () => {
     const c = normalizeNetConf({ Network: '10.1.0.0/16', EnableIPv6: true, IPv6Network: 'fd00::/48', IPv6SubnetMin: 'fd00:0:0:10::', IPv6SubnetMax: 'fd00:0:0:17::' });
-    const free = freeIpv6Subnets(c, ['fd00:0:0:11::/64', 'fd00:0:0:12::/63', 'fd00:0:0:10::/63', 'fd00::/60', 'garbage', '10.1.2.0/24']);
+    const free = freeSubnets(c, 6, ['fd00:0:0:11::/64', 'fd00:0:0:12::/63', 'fd00:0:0:10::/63', 'fd00::/60', 'garbage', '10.1.2.0/24']);
     assert.deepEqual(free, ['fd00:0:0:14::/64', 'fd00:0:0:15::/64', 'fd00:0:0:16::/64', 'fd00:0:0:17::/64']);
-    assert.ok(isIpv6SubnetCompatible(c, 'fd00:0:0:10::/64'));
-    assert.ok(!isIpv6SubnetCompatible(c, 'fd00:0:0:f::/64'));
-    assert.ok(!isIpv6SubnetCompatible(c, 'fd00:0:0:18::/64'));
-    assert.ok(!isIpv6SubnetCompatible(c, 'fd00:0:0:10::/65'));
-    assert.ok(!isIpv6SubnetCompatible(v4conf, 'fd00:0:0:10::/64'));
+    assert.ok(isSubnetCompatible(c, 6, 'fd00:0:0:10::/64'));
+    assert.ok(!isSubnetCompatible(c, 6, 'fd00:0:0:f::/64'));
+    assert.ok(!isSubnetCompatible(c, 6, 'fd00:0:0:18::/64'));
+    assert.ok(!isSubnetCompatible(c, 6, 'fd00:0:0:10::/65'));
+    assert.ok(!isSubnetCompatible(v4conf, 6, 'fd00:0:0:10::/64'));
   });
 
   void it('exhausts: every IPv6 subnet handed out once, then null', () => {
     const small = normalizeNetConf({ Network: '10.9.0.0/16', EnableIPv6: true, IPv6Network: 'fd00::/120', IPv6SubnetLen: 124 });
     const taken: string[] = [];
-    for (let s = pickFreeIpv6Subnet(small, taken); s !== null; s = pickFreeIpv6Subnet(small, taken)) {
+    for (let s = pickFreeSubnet(small, 6, taken); s !== null; s = pickFreeSubnet(small, 6, taken)) {
       assert.ok(!taken.includes(s), `duplicate ${s}`);
       taken.push(s);
     }

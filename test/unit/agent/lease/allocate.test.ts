@@ -11,28 +11,28 @@ const lease = (subnet: string, publicIp: string, expiration = Date.now() + 60_00
 
 void describe('allocate', () => {
   void it('never offers the first subnet and stops at SubnetMax', () => {
-    const free = freeSubnets(conf, [], 1000);
+    const free = freeSubnets(conf, 4, [], 1000);
     assert.equal(free.length, 255);
     assert.equal(free[0], '10.244.1.0/24');
     assert.equal(free[254], '10.244.255.0/24');
-    assert.equal(freeSubnets(conf, []).length, 100); // flannel's candidate window
+    assert.equal(freeSubnets(conf, 4, []).length, 100); // flannel's candidate window
   });
 
   void it('honours SubnetMin/SubnetMax and skips overlapping leases of any size', () => {
     const c = normalizeNetConf({ Network: '10.1.0.0/16', SubnetMin: '10.1.10.0', SubnetMax: '10.1.20.0' });
-    const free = freeSubnets(c, ['10.1.12.0/24', '10.1.14.0/23', '10.1.0.0/20', 'garbage']);
+    const free = freeSubnets(c, 4, ['10.1.12.0/24', '10.1.14.0/23', '10.1.0.0/20', 'garbage']);
     assert.deepEqual(free, ['10.1.16.0/24', '10.1.17.0/24', '10.1.18.0/24', '10.1.19.0/24', '10.1.20.0/24']);
-    assert.ok(isSubnetCompatible(c, '10.1.10.0/24'));
-    assert.ok(!isSubnetCompatible(c, '10.1.9.0/24'));
-    assert.ok(!isSubnetCompatible(c, '10.1.21.0/24'));
-    assert.ok(!isSubnetCompatible(c, '10.1.10.0/25'));
+    assert.ok(isSubnetCompatible(c, 4, '10.1.10.0/24'));
+    assert.ok(!isSubnetCompatible(c, 4, '10.1.9.0/24'));
+    assert.ok(!isSubnetCompatible(c, 4, '10.1.21.0/24'));
+    assert.ok(!isSubnetCompatible(c, 4, '10.1.10.0/25'));
   });
 
   void it('exhausts: every subnet handed out once, then null', () => {
     const small = normalizeNetConf({ Network: '10.9.0.0/22', SubnetLen: 26 });
     const taken: string[] = [];
     for (;;) {
-      const s = pickFreeSubnet(small, taken);
+      const s = pickFreeSubnet(small, 4, taken);
       if (s === null) break;
       assert.ok(!taken.includes(s), `duplicate ${s}`);
       taken.push(s);
@@ -42,8 +42,8 @@ void describe('allocate', () => {
   });
 
   void it('picks at random among the candidates', () => {
-    assert.equal(pickFreeSubnet(conf, [], () => 0), '10.244.1.0/24');
-    assert.equal(pickFreeSubnet(conf, [], () => 0.999999), '10.244.100.0/24');
+    assert.equal(pickFreeSubnet(conf, 4, [], () => 0), '10.244.1.0/24');
+    assert.equal(pickFreeSubnet(conf, 4, [], () => 0.999999), '10.244.100.0/24');
   });
 
   void it('plans: own lease first, then preferred, then free; stale own leases go', () => {

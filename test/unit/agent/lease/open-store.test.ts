@@ -5,8 +5,8 @@ import { normalizeStoreFlags } from '../../../../agent/lease/open-store.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { etcdKeys, etcdTransportFor, kvToLease } from '../../../../agent/lease/etcd-client.ts';
-import { createEtcdClient, etcdSecurityOptions } from '../../../../agent/lease/etcd-grpc.ts';
+import { etcdKeys, etcdTransportFor, kvToLease } from '../../../../agent/lease/etcd/client.ts';
+import { createEtcdClient, etcdSecurityOptions } from '../../../../agent/lease/etcd/grpc.ts';
 
 void describe('store flags', () => {
   void it('selects file or etcd and names the bad flag', () => {

@@ -1,8 +1,7 @@
 // doctor's udp peers check: the forwarder entries weftd exports against the leases it must take.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { parseNetConf } from '../../../../agent/config/net-conf.ts';
-import type { Lease } from '../../../../agent/lease/store.ts';
+import { parseNetConf, type Lease } from '../../../../agent/inspect.ts';
 import { checkUdp, compareForwarder, forwarderEntries } from '../../../../cli/doctor/check-udp.ts';
 import { parseMetrics } from '../../../../cli/doctor/check-health.ts';
 import { UPLINK, healthyNode, link, route } from './fixtures.ts';

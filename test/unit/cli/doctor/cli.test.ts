@@ -1,7 +1,7 @@
 // `weft doctor` through the CLI entry point: a bad flag exits 2 naming it, and --help lists the flags.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runWeftCli } from '../../../../cli/install/cli.ts';
+import { runWeftCli } from '../../../../cli/program.ts';
 
 function capture(): { out: string[]; err: string[]; io: { out: (s: string) => void; err: (s: string) => void } } {
   const out: string[] = [];

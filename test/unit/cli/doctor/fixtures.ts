@@ -1,9 +1,7 @@
 // Node states for the doctor's pure checks: a vxlan node 192.0.2.11 leasing 10.244.1.0/24 with one
 // peer 192.0.2.12 on 10.244.2.0/24, fully programmed, plus helpers to break it in one place.
 import type { Addr, Fdb, Link, Neigh, Route } from '../../../../lib/netlink/index.ts';
-import { parseNetConf } from '../../../../agent/config/net-conf.ts';
-import type { Lease } from '../../../../agent/lease/store.ts';
-import type { Uplink } from '../../../../agent/uplink.ts';
+import { parseNetConf, type Lease, type Uplink } from '../../../../agent/inspect.ts';
 import type { NodeState } from '../../../../cli/doctor/node-state.ts';
 
 export const NET_CONF = parseNetConf('{"Network":"10.244.0.0/16","Backend":{"Type":"vxlan"}}');

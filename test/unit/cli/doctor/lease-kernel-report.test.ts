@@ -122,7 +122,7 @@ describe('report', () => {
 
 describe('etcd gateway', () => {
   test('a prefix range ends one past the last byte (etcd\'s prefix convention)', async () => {
-    const { prefixRangeEnd } = await import('../../../../agent/lease/etcd-gateway.ts');
+    const { prefixRangeEnd } = await import('../../../../agent/lease/etcd/gateway.ts');
     assert.equal(prefixRangeEnd('/coreos.com/network/subnets/'), '/coreos.com/network/subnets0');
   });
 });

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, st
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { runWeftCli } from '../../../../cli/install/cli.ts';
+import { runWeftCli } from '../../../../cli/program.ts';
 import { install } from '../../../../cli/install/install.ts';
 import { normalizeLeaseSource, renderWeftdEnv } from '../../../../cli/install/lease-source.ts';
 import { InstallOptionError, normalizeInstallOptions, type RawInstallOptions } from '../../../../cli/install/options.ts';

@@ -1,12 +1,11 @@
-// Bridge config normalisation, derived names and the rollback stack (no root needed).
+// Bridge config normalisation and derived names (no root needed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cniCode } from '../../lib/cni/helpers.ts';
 import { parseBridgeConfig } from '../../../../plugins/bridge/config.ts';
 import { fnv1a32 } from '../../../../lib/hash/fnv.ts';
-import { attachmentAlias, elementComment, hostVethName, isHostVethName, masqNames, vethNetworkPrefix } from '../../../../plugins/bridge/names.ts';
+import { elementComment, masqNames } from '../../../../plugins/bridge/names.ts';
 import { broadcastOf, subnetOf } from '../../../../lib/ip/cidr.ts';
-import { Rollback } from '../../../../plugins/bridge/rollback.ts';
 import { normalizeKeys } from '../../../../lib/cni/decode.ts';
 import { parseValidAttachments } from '../../../../plugins/bridge/gc.ts';
 import { validate as bridgeValidate } from '../../../../gen/validators/bridge.js';
@@ -49,21 +48,12 @@ test('MAC: CNI_ARGS, then args.cni.mac, then runtimeConfig.mac; multicast refuse
   assert.equal(code(() => parse({ runtimeConfig: { mac: '01:00:5e:00:00:01' } })), 7);
 });
 
-test('names: veth names, stable hashes, comments within nft limits', () => {
-  // w + 6 hex of the network + 8 hex of the attachment: 15 bytes, IFNAMSIZ - 1.
-  assert.match(hostVethName('net', 'ctr1', 'eth0'), /^w[0-9a-f]{14}$/);
-  assert.equal(hostVethName('net', 'ctr1', 'eth0'), `${vethNetworkPrefix('net')}${fnv1a32('ctr1/eth0')}`);
-  assert.equal(hostVethName('net', 'ctr1', 'eth0'), 'w25999105102965'); // pinned: a changed name would orphan the veths of running pods
-  assert.notEqual(hostVethName('net', 'ctr1', 'eth0'), hostVethName('net', 'ctr2', 'eth0'));
-  assert.notEqual(vethNetworkPrefix('a'), vethNetworkPrefix('b'));
-  assert.ok(isHostVethName(hostVethName('Net.A', 'x'.repeat(300), 'net1')));
-  assert.ok(!isHostVethName('veth0123abcd'));
+test('names: stable hashes, comments within nft limits (host veth names: test/unit/lib/attach)', () => {
   assert.equal(fnv1a32(''), '811c9dc5');
   assert.equal(masqNames('Net.A').chain, 'bridge-masq-e8f65899'); // pinned: a changed hash would orphan existing chains
   assert.notEqual(masqNames('a').pods4, masqNames('b').pods4);
   assert.equal(elementComment('ctr1', 'eth0'), 'ctr1/eth0');
   assert.match(elementComment('x'.repeat(200), 'eth0'), /^h:[0-9a-f]{8}$/);
-  assert.equal(attachmentAlias('ctr1', 'eth0'), 'weft:ctr1/eth0');
 });
 
 test('address helpers: subnet and broadcast', () => {
@@ -72,22 +62,6 @@ test('address helpers: subnet and broadcast', () => {
   assert.equal(broadcastOf('10.88.3.7/24'), '10.88.3.255');
   assert.equal(broadcastOf('10.88.3.7/31'), undefined);
   assert.equal(broadcastOf('fd00::1/64'), undefined);
-});
-
-test('rollback runs undo actions newest first, keeps going past a failing one, rethrows the original error', async () => {
-  const order: string[] = [];
-  const boom = new Error('step failed');
-  await assert.rejects(
-    new Rollback().run(async (rb) => {
-      rb.push('a', () => { order.push('a'); });
-      rb.push('b', () => { throw new Error('undo b failed'); });
-      rb.push('c', async () => { order.push('c'); });
-      await Promise.resolve();
-      throw boom;
-    }),
-    (e) => e === boom,
-  );
-  assert.deepEqual(order, ['c', 'a']);
 });
 
 test('GC reads cni.dev/valid-attachments with Go-style keys (ContainerID, IfName)', () => {

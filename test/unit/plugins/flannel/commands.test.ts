@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runPlugin } from '../../../../lib/cni/skel.ts';
-import { flannelPlugin } from '../../../../plugins/flannel-cni/plugin.ts';
+import { flannelPlugin } from '../../../../plugins/flannel/plugin.ts';
 
 const RESULT = '{"cniVersion":"1.0.0","interfaces":[{"name":"eth0"}],"ips":[{"address":"10.244.3.2/24","gateway":"10.244.3.1","interface":0}]}';
 

@@ -1,0 +1,161 @@
+// `--store file:DIR`: the embedded lease store for a cluster on one machine, every node sharing
+// DIR. Allocation, renewal and release run under flock(DIR/.lock); readers never lock (files are
+// replaced atomically). Changes are seen through fs.watch plus a periodic re-scan (fs.watch can
+// drop events, e.g. on overflow), and expired leases count as gone and may be reclaimed.
+import { mkdirSync, watch as fsWatch, type FSWatcher } from 'node:fs';
+import type { NetConf } from '../../config/net-conf.ts';
+import { checkAcquireFamilies, leaseFromPlan, planAcquire } from '../allocate.ts';
+import { withDirLock } from './dir-lock.ts';
+import { LeaseDirReader, createLeaseFile, removeLeaseFile, replaceLeaseFile } from './lease-io.ts';
+import { LeaseTable } from '../lease-table.ts';
+import { OwnLeaseKeeper } from '../own-lease.ts';
+import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from '../store.ts';
+
+/** Options of the file store; ttlMs defaults to 24 h like flannel, rescanMs to 1 s. */
+export interface FileStoreOptions {
+  dir: string;
+  netConf: NetConf;
+  ttlMs?: number;
+  /** See OwnLeaseKeeper. */
+  renewMarginMs?: number;
+  rescanMs?: number;
+  /** Called for problems the store works around (unreadable lease file, failed renewal, ...). */
+  onError?: (err: Error) => void;
+}
+
+/** Lease store over a shared directory (see the module comment); safe across processes and namespaces. */
+export class FileLeaseStore implements LeaseStore {
+  readonly netConf: NetConf;
+  private readonly dir: string;
+  private readonly ttlMs: number;
+  private readonly rescanMs: number;
+  private readonly onError: (err: Error) => void;
+  private readonly reader: LeaseDirReader;
+  private readonly table = new LeaseTable();
+  private readonly keeper: OwnLeaseKeeper;
+  private watcher: FSWatcher | undefined;
+  private interval: NodeJS.Timeout | undefined;
+  private debounce: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(opts: FileStoreOptions) {
+    this.dir = opts.dir;
+    this.netConf = opts.netConf;
+    this.ttlMs = opts.ttlMs ?? 24 * 3600_000;
+    this.rescanMs = opts.rescanMs ?? 1000;
+    this.onError = opts.onError ?? (() => undefined);
+    mkdirSync(this.dir, { recursive: true });
+    this.reader = new LeaseDirReader(this.dir, (name, err) => this.onError(new Error(`lease file ${name} ignored: ${String(err)}`, { cause: err })));
+    this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttlMs, ...(opts.renewMarginMs !== undefined ? { renewMarginMs: opts.renewMarginMs } : {}), renew: (l) => this.renew(l), reacquire: async (o) => ({ lease: await this.acquireLocked(o), revision: 0 }), onError: this.onError });
+  }
+
+  /** Takes this node's lease under the directory lock and keeps it renewed. */
+  async acquire(opts: AcquireOptions): Promise<Lease> {
+    this.start();
+    const lease = await this.acquireLocked(opts);
+    this.keeper.hold(lease, opts);
+    this.rescan();
+    return lease;
+  }
+
+  private acquireLocked(opts: AcquireOptions): Promise<Lease> {
+    checkAcquireFamilies(this.netConf, opts);
+    return withDirLock(this.dir, () => {
+      const now = Date.now();
+      const plan = planAcquire(this.netConf, this.reader.readAll().values(), opts, (l) => l.expiration > now);
+      if (plan === null) throw new OutOfSubnetsError(this.netConf);
+      for (const s of plan.stale) removeLeaseFile(this.dir, s.subnet, s.ipv6Subnet);
+      const lease = leaseFromPlan(plan, opts, now + this.ttlMs);
+      // Under the lock nobody else writes, so replacing an expired or own file is safe; a fresh
+      // subnet is still created exclusively, so even a writer that skipped the lock cannot be overwritten.
+      if (plan.existing) replaceLeaseFile(this.dir, lease);
+      else createLeaseFile(this.dir, lease);
+      return lease;
+    });
+  }
+
+  /** Pushes the expiration out by the TTL; re-creates the file if it vanished; throws if another live node holds the subnet. */
+  renew(lease: Lease): Promise<Lease> {
+    return withDirLock(this.dir, () => {
+      const now = Date.now();
+      const cur = this.reader.readAll().get(lease.subnet);
+      if (cur && cur.publicIp !== lease.publicIp && cur.expiration > now) {
+        throw new Error(`lease ${lease.subnet} now belongs to ${cur.publicIp}`);
+      }
+      const next = { ...lease, backendData: { ...lease.backendData }, expiration: now + this.ttlMs };
+      // A file of this subnet under another key (other IPv6 part) is dead or ours: it goes.
+      if (cur && cur.ipv6Subnet !== lease.ipv6Subnet) removeLeaseFile(this.dir, cur.subnet, cur.ipv6Subnet);
+      if (cur && cur.ipv6Subnet === lease.ipv6Subnet) replaceLeaseFile(this.dir, next);
+      else createLeaseFile(this.dir, next);
+      return next;
+    });
+  }
+
+  /** Deletes the lease file if it still belongs to lease.publicIp, and stops renewing it. */
+  async release(lease: Lease): Promise<void> {
+    this.keeper.drop(lease);
+    await withDirLock(this.dir, () => {
+      const cur = this.reader.readAll().get(lease.subnet);
+      if (cur && cur.publicIp === lease.publicIp) removeLeaseFile(this.dir, cur.subnet, cur.ipv6Subnet);
+    });
+    this.rescan();
+  }
+
+  /** Live leases, freshly scanned. */
+  list(): Promise<{ leases: Lease[]; revision: number }> {
+    this.start();
+    this.rescan();
+    return Promise.resolve(this.table.snapshot());
+  }
+
+  /** Diffs after fromRevision, from the shared table fed by fs.watch and the periodic scan. */
+  watch(fromRevision: number, onEvent: (ev: LeaseEvent) => void): Watch {
+    this.start();
+    return this.table.watch(fromRevision, onEvent);
+  }
+
+  /** See LeaseStore.onLost. */
+  onLost(cb: (ev: LeaseLostEvent) => void): () => void {
+    return this.keeper.onLost(cb);
+  }
+
+  /** Stops watching and renewing; the lease file stays. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.keeper.stop();
+    this.watcher?.close();
+    clearInterval(this.interval);
+    clearTimeout(this.debounce);
+    this.table.clearWatchers();
+    return Promise.resolve();
+  }
+
+  private start(): void {
+    if (this.closed || this.interval) return;
+    this.interval = setInterval(() => this.rescan(), this.rescanMs).unref();
+    try {
+      this.watcher = fsWatch(this.dir, { persistent: false }, () => {
+        // Coalesce the burst of events one rename produces into one scan.
+        this.debounce ??= setTimeout(() => { this.debounce = undefined; this.rescan(); }, 10).unref();
+      });
+      this.watcher.on('error', (err) => this.onError(err));
+    } catch (err) {
+      this.onError(err as Error); // the periodic scan still works
+    }
+    this.rescan();
+  }
+
+  private rescan(): void {
+    if (this.closed) return;
+    let all: Map<string, Lease>;
+    try {
+      all = this.reader.readAll();
+    } catch (err) {
+      this.onError(err as Error);
+      return;
+    }
+    const now = Date.now();
+    this.table.applySnapshot([...all.values()].filter((l) => l.expiration > now));
+    this.keeper.check((subnet) => this.table.get(subnet));
+  }
+}
