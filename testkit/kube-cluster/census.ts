@@ -1,6 +1,6 @@
 // What a torn-down kube cluster may have left on the machine, counted from the root namespace's
 // view (read only): namespaces of its prefix, its cgroup roots, mounts under its directory, and
-// processes whose command line names its directory or whose cgroup is one of its roots.
+// processes (zombies aside) whose command line names its directory or whose cgroup is one of its roots.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { cgroupTree } from './cgroups.ts';
@@ -27,6 +27,9 @@ export function takeCensus(prefix: string, dir: string, cgroupNames: readonly st
   const processes: string[] = [];
   for (const p of readdirSync('/proc').filter((e) => /^\d+$/.test(e) && Number(e) !== process.pid)) {
     try {
+      // A zombie (killed, not yet reaped by its new parent) holds nothing but its pid.
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') continue;
       const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ');
       const cg = readFileSync(`/proc/${p}/cgroup`, 'utf8');
       if (cmd.includes(dir) || cgroupNames.some((n) => cg.includes(`/${n}`))) processes.push(`${p} ${cmd.slice(0, 120)}`);
