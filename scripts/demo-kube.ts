@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { KubeCluster } from '../testkit/kube-cluster/cluster.ts';
 import { formatCensus } from '../testkit/kube-cluster/census.ts';
 import { buildWeftImageArchive } from '../testkit/kube-cluster/image.ts';
-import { podStartLatencies, quantile } from '../testkit/kube-cluster/latency.ts';
+import { podStartLatencies, quantile, type PodStartTimes } from '../testkit/kube-cluster/latency.ts';
 import { formatLeftovers, nodeLeftovers } from '../testkit/kube-cluster/leftovers.ts';
 import { kubeClusterMissing } from '../testkit/kube-cluster/requirements.ts';
 import { formatReachability, httpdDeployment, listPods, reachability } from '../testkit/kube-cluster/workload.ts';
@@ -106,9 +106,20 @@ async function main(): Promise<void> {
     const nodeMs = nodeStartMs(5);
     const q = (v: number[]): string => `p50 ${(quantile(v, 0.5) / 1000).toFixed(2)} s, p99 ${(quantile(v, 0.99) / 1000).toFixed(2)} s`;
     process.stdout.write(`pod start, 30 pods created at once: to Running ${q(lat.running)}; to Ready (HTTP readiness probe) ${q(lat.ready)}; node -e 0: ${nodeMs.toFixed(0)} ms\n`);
+    const single = await timed('pod start latency: 5 pods one at a time', async () => {
+      const t: PodStartTimes = { running: [], ready: [] };
+      for (let i = 0; i < 5; i++) {
+        const one = await podStartLatencies(c, NS, `one${i}`, 1, KubeCluster.busyboxImage);
+        t.running.push(...one.running);
+        t.ready.push(...one.ready);
+        await c.mustKubectl(['-n', NS, 'delete', 'deployment', `one${i}`, '--wait=false']);
+      }
+      return { running: t.running.sort((a, b) => a - b), ready: t.ready.sort((a, b) => a - b) };
+    });
+    process.stdout.write(`pod start, one pod at a time (5): to Running ${q(single.running)}; to Ready ${q(single.ready)}\n`);
     await timed('scale to 0 and count what pods left on the nodes', async () => {
       await c.mustKubectl(['-n', NS, 'scale', 'deployment/lat', '--replicas=0']);
-      await c.waitFor('lat pods gone', async () => (await listPods(c, NS, 'lat')).length === 0, 180_000, 250);
+      await c.waitFor('pods gone', async () => (await c.control.call<{ items: unknown[] }>('GET', `/api/v1/namespaces/${NS}/pods`)).items.length === 0, 180_000, 250);
       await c.waitFor('addresses freed', async () => (await Promise.all(c.nodes.map((n) => nodeLeftovers(n)))).every((l) => l.addresses.length === 0 && l.veths === 0), 60_000, 500).catch(() => undefined);
       for (const n of c.nodes) step(`  ${n.name}: ${formatLeftovers(await nodeLeftovers(n))}`);
     });
