@@ -20,6 +20,7 @@
 //        compaction, reconnects or fs.watch gaps), so a watcher sees a consistent sequence.
 //        The list includes this node's own lease; callers skip it by subnet.
 //   w.stop(); await store.close();   // close() does NOT release the lease: a restart takes it back.
+import type { KubeApi } from '../kube/api.ts';
 import type { NetConf } from '../config/net-conf.ts';
 
 /** BackendData as flannel writes it; vxlan sets VNI and VtepMAC, host-gw nothing. Unknown keys are kept. */
@@ -94,6 +95,8 @@ export interface LeaseStore {
   onLost(cb: (ev: LeaseLostEvent) => void): () => void;
   /** Stops timers, watches and connections; the lease stays in the store (a restart takes it back). */
   close(): Promise<void>;
+  /** The kube store's API connection and watch cache (--kube-subnet-mgr), for weftd's other kube controllers to share; absent for file and etcd. */
+  readonly kubeApi?: KubeApi;
 }
 
 /** Thrown by acquire when no free subnet is left between SubnetMin and SubnetMax (or, dual stack, IPv6SubnetMin and IPv6SubnetMax). */

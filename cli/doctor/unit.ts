@@ -4,7 +4,7 @@
 // the same credentials. Reads files only; no systemd involved.
 import { readFileSync } from 'node:fs';
 import type { RawDoctorFlags } from './options.ts';
-import { errnoCode } from '../../lib/sys/errno.ts';
+import { isSysError } from '../../lib/errno/errno.ts';
 
 /** Where `weft install` puts the unit. */
 export const DEFAULT_UNIT = '/etc/systemd/system/weftd.service';
@@ -54,7 +54,7 @@ export function readUnitFlags(path: string, explicit: boolean): RawDoctorFlags |
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    if (!explicit && errnoCode(e) === 'ENOENT') return null;
+    if (!explicit && isSysError(e, 'ENOENT')) return null;
     throw new Error(`--unit ${JSON.stringify(path)}: ${(e as Error).message}`, { cause: e });
   }
   const env = new Map<string, string>();

@@ -12,7 +12,7 @@ import { loadIndex, removeIndex, saveIndex } from './holder-index.ts';
 import type { Holder } from '../../lib/attach/host-local-files.ts';
 import type { Allocation, Store } from './store.ts';
 import { LAST_RESERVED_PREFIX as LAST_PREFIX, LOCK_FILE, TEMP_PREFIX, formatHolder, parseHolder, reservationKey } from '../../lib/attach/host-local-files.ts';
-import { errnoCode as errno } from '../../lib/sys/errno.ts';
+import { isSysError } from '../../lib/errno/errno.ts';
 
 /** flock(2) as lib/sys exposes it (injected so the store has no native dependency of its own). */
 export type FlockFn = (fd: number, op: 'sh' | 'ex' | 'un', nonBlocking?: boolean) => boolean;
@@ -99,7 +99,7 @@ export class DiskStore implements Store {
     try {
       return openSync(path, flags, 0o750);
     } catch (e) {
-      if (errno(e) !== 'ENOENT') throw e;
+      if (!isSysError(e, 'ENOENT')) throw e;
     }
     mkdirSync(this.dir, { recursive: true, mode: 0o755 });
     return openSync(path, flags, 0o750);
@@ -186,7 +186,7 @@ export class DiskStore implements Store {
         try {
           content = readFileSync(`${this.dir}/${name}`, 'utf8');
         } catch (e) {
-          if (errno(e) === 'ENOENT' || errno(e) === 'EISDIR') continue;
+          if (isSysError(e, 'ENOENT', 'EISDIR')) continue;
           throw e;
         }
       }
@@ -207,7 +207,7 @@ export class DiskStore implements Store {
     try {
       unlinkSync(join(this.dir, name));
     } catch (e) {
-      if (errno(e) !== 'ENOENT') throw e;
+      if (!isSysError(e, 'ENOENT')) throw e;
     }
   }
 
@@ -248,7 +248,7 @@ export class DiskStore implements Store {
     try {
       linkSync(join(this.dir, tmp), join(this.dir, name));
     } catch (e) {
-      if (errno(e) === 'EEXIST') {
+      if (isSysError(e, 'EEXIST')) {
         this.taken.add(name);
         return false;
       }
@@ -273,7 +273,7 @@ export class DiskStore implements Store {
       try {
         unlinkSync(path);
       } catch (e) {
-        if (errno(e) !== 'ENOENT') throw e;
+        if (!isSysError(e, 'ENOENT')) throw e;
       }
       renameSync(join(this.dir, tmp), path);
     } catch (e) {
@@ -288,7 +288,7 @@ export class DiskStore implements Store {
     try {
       text = readFileSync(join(this.dir, `${LAST_PREFIX}${rangeSetIndex}`), 'utf8');
     } catch (e) {
-      if (errno(e) === 'ENOENT') return null;
+      if (isSysError(e, 'ENOENT')) return null;
       throw e;
     }
     const ip = parseIp(text.trim());

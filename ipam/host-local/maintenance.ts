@@ -8,7 +8,7 @@ import type { Allocation } from './store.ts';
 import { parseHostLocalConfig } from './config.ts';
 import type { OpenStore } from './commands.ts';
 import { rangeFor, rangeSetCapacity } from './range.ts';
-import { errnoCode } from '../../lib/sys/errno.ts';
+import { errnoCode } from '../../lib/errno/errno.ts';
 
 function unavailable(msg: string, details: string): CniError {
   return new CniError(ErrorCode.pluginNotAvailable, msg, details);

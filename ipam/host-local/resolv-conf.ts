@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { invalidConfig } from '../../lib/cni/errors.ts';
 import type { Dns } from '../../lib/cni/types.ts';
-import { errnoCode } from '../../lib/sys/errno.ts';
+import { errnoCode } from '../../lib/errno/errno.ts';
 
 /**
  * Parses resolv.conf text (resolv.conf(5)): `nameserver` lines accumulate, `domain` sets the

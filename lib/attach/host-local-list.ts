@@ -4,7 +4,7 @@
 // listing may miss a concurrent change but never sees half of one. Runs in any netns.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoCode } from '../sys/errno.ts';
+import { isSysError } from '../errno/errno.ts';
 import { INDEX_DIR, parseHolder, reservationKey, type Holder } from './host-local-files.ts';
 
 /** One reservation file as found on disk. */
@@ -22,7 +22,7 @@ export function listNetworks(dataDir: string): string[] {
   try {
     entries = readdirSync(dataDir, { withFileTypes: true });
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return [];
+    if (isSysError(e, 'ENOENT', 'ENOTDIR')) return [];
     throw e;
   }
   return entries.filter((d) => d.isDirectory() && d.name !== INDEX_DIR).map((d) => d.name).sort();
@@ -39,7 +39,7 @@ export function listHeld(dataDir: string, network: string): HeldAddress[] {
   try {
     names = readdirSync(dir);
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'ENOTDIR') return [];
+    if (isSysError(e, 'ENOENT', 'ENOTDIR')) return [];
     throw e;
   }
   const out: HeldAddress[] = [];
@@ -51,7 +51,7 @@ export function listHeld(dataDir: string, network: string): HeldAddress[] {
     try {
       content = readFileSync(path, 'utf8');
     } catch (e) {
-      if (errnoCode(e) === 'ENOENT' || errnoCode(e) === 'EISDIR') continue; // released meanwhile, or not a file
+      if (isSysError(e, 'ENOENT', 'EISDIR')) continue; // released meanwhile, or not a file
       throw e;
     }
     const holder = parseHolder(content);

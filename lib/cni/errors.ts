@@ -1,6 +1,6 @@
 // CniError and its constructors: the spec's well-known error codes plus weft's own (100+).
 import type { ErrorDocument } from './types.ts';
-import { errnoCode } from '../sys/errno.ts';
+import { errnoCode } from '../errno/errno.ts';
 
 /** Error codes from the CNI spec ("Error" section); 100+ are plugin-specific, 999 is "unexpected". */
 export const ErrorCode = {

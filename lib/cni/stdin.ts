@@ -1,6 +1,6 @@
 // Bounded synchronous read of the plugin's stdin (the network configuration).
 import { fstatSync, readSync } from 'node:fs';
-import { errnoCode } from '../sys/errno.ts';
+import { errnoCode } from '../errno/errno.ts';
 
 /** Largest configuration we accept on stdin; a larger one is refused with code 7. */
 export const MAX_STDIN_BYTES = 1024 * 1024;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ioFailure } from '../cni/errors.ts';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { scratchName } from './config.ts';
-import { errnoCode } from '../sys/errno.ts';
+import { isSysError } from '../errno/errno.ts';
 
 /** Path of the stored delegate config for a container. */
 export function scratchPath(dataDir: string, containerId: string): string {
@@ -28,7 +28,7 @@ export function loadDelegateConf(dataDir: string, containerId: string): Buffer |
   try {
     return readFileSync(scratchPath(dataDir, containerId));
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return null;
+    if (isSysError(e, 'ENOENT')) return null;
     throw ioFailure(`cannot read the delegate config of ${containerId}`, (e as Error).message, e);
   }
 }

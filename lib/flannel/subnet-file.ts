@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { CniError, ErrorCode } from '../cni/errors.ts';
 import { canonicalCidr, formatCidr, parseCidr, type Cidr } from '../ip/index.ts';
 import { scanSubnetEnv } from './subnet-env.ts';
-import { errnoCode } from '../sys/errno.ts';
+import { isSysError } from '../errno/errno.ts';
 
 /**
  * What the delegate is rendered from. `network` and `subnet` are the first IPv4 values ('' on an
@@ -85,7 +85,7 @@ export function readFlannelSubnetFile(path: string): FlannelEnv {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT') {
+    if (isSysError(e, 'ENOENT')) {
       throw loadFailure(ErrorCode.tryAgainLater, `open ${path}: no such file or directory`, e, 'weftd writes it once it holds a subnet lease; is weftd running?');
     }
     throw loadFailure(ErrorCode.ioFailure, `open ${path}: ${(e as Error).message}`, e);

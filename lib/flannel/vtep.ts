@@ -10,7 +10,7 @@ import { FNV32_OFFSET, FNV32_PRIME, fnv1a32Step } from '../hash/fnv.ts';
 import type { Link, Rtnl } from '../netlink/index.ts';
 import { isExists, isNotFound } from '../netlink/index.ts';
 import { ensureSysctl } from '../netns/sysctl.ts';
-import { errnoCode } from '../sys/errno.ts';
+import { isSysError } from '../errno/errno.ts';
 
 /** Everything that defines the VTEP; weftd computes it, the plugin replays it. */
 export interface VtepSpec {
@@ -133,7 +133,7 @@ export function writeVtepSpec(path: string, spec: VtepSpec): void {
 export function readVtepSpec(path: string): VtepSpec | null {
   let text: string;
   try { text = readFileSync(path, 'utf8'); } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return null;
+    if (isSysError(e, 'ENOENT')) return null;
     throw e;
   }
   const v = JSON.parse(text) as Partial<VtepSpec>;

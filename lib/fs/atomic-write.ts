@@ -6,7 +6,7 @@
 // where node:crypto would cost 4-20 ms, so temp names are pid + time + counter instead of random bytes.
 import { closeSync, constants, fchmodSync, fsyncSync, linkSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { errnoCode } from '../sys/errno.ts';
+import { isSysError } from '../errno/errno.ts';
 
 /** How a file is written; every field optional (see the defaults on each). */
 export interface AtomicWriteOptions {
@@ -48,7 +48,7 @@ function openExclusive(path: string, opts: AtomicWriteOptions): { fd: number; tm
     try {
       return { fd: openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, opts.mode ?? 0o644), tmp };
     } catch (e) {
-      if (errnoCode(e) !== 'EEXIST' || attempt >= 3) throw e;
+      if (!isSysError(e, 'EEXIST') || attempt >= 3) throw e;
     }
   }
 }

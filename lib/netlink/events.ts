@@ -13,7 +13,7 @@ import { parseLink, type Link } from './link.ts';
 import { parseNeigh, type Neigh } from './neigh.ts';
 import { parseRoute, type Route } from './route.ts';
 import { openSysTransport, type NlTransport } from './socket.ts';
-import { errnoCode } from '../sys/errno.ts';
+import { isSysError } from '../errno/errno.ts';
 
 export type RtnlGroup = 'link' | 'ipv4-route' | 'ipv6-route' | 'neigh' | 'ipv4-ifaddr' | 'ipv6-ifaddr';
 
@@ -113,7 +113,7 @@ export class RtnlEvents {
         buf = this.transport.recv(0);
       } catch (e) {
         // ENOBUFS: the receive queue overflowed and notifications were lost (netlink(7)).
-        if (errnoCode(e) === 'ENOBUFS') { this.emit({ type: 'overrun' }); continue; }
+        if (isSysError(e, 'ENOBUFS')) { this.emit({ type: 'overrun' }); continue; }
         throw e;
       }
       if (!buf) return;

@@ -2,7 +2,7 @@
 // compare namespaces by identity (nsfs dev + inode).
 import { closeSync, constants, fstatSync, openSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { sys } from '../sys/index.ts';
-import { errnoCode } from '../sys/errno.ts';
+import { errnoCode } from '../errno/errno.ts';
 
 /** CLONE_NEWNET (linux/sched.h): what NS_GET_NSTYPE answers for a network namespace. */
 const CLONE_NEWNET = 0x40000000;

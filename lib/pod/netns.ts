@@ -5,12 +5,11 @@ import { CniError, ErrorCode, unknownContainer } from '../cni/errors.ts';
 import { Rtnl } from '../netlink/rtnl.ts';
 import { openNetns, type NetnsHandle } from '../netns/handle.ts';
 import { withNetns } from '../netns/with-netns.ts';
-import { errnoCode } from '../sys/errno.ts';
+import { isSysError } from '../errno/errno.ts';
 
 /** True for the errors that mean "this netns path is gone or is not a netns" (ENOENT, ENOTNETNS). */
 export function isNetnsGone(e: unknown): boolean {
-  const code = errnoCode(e);
-  return code === 'ENOENT' || code === 'ENOTNETNS';
+  return isSysError(e, 'ENOENT', 'ENOTNETNS');
 }
 
 /** True when `e` says the pod's netns is gone: the open's own error, or the code 3 openPodNetns made of it. */

@@ -7,7 +7,6 @@ import { fileURLToPath } from 'node:url';
 import { EMBEDDED_ADDON } from './embedded.ts';
 import { addonDirCandidates, ensureAddonFile, ensurePrivateDir } from './loader.ts';
 import type { EmbeddedAddon } from './loader.ts';
-export { errnoCode, isSysError, type ErrnoError } from './errno.ts';
 
 /** The native surface. Every call is synchronous and acts on the calling thread. */
 export interface Sys {

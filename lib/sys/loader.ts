@@ -4,7 +4,7 @@ import { accessSync, constants, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { isLowerHex } from '../text/digits.ts';
-import { errnoCode } from './errno.ts';
+import { isSysError } from '../errno/errno.ts';
 
 /**
  * The addon as a bundle carries it (see lib/sys/embedded.ts). The bytes come from a function: V8
@@ -51,7 +51,7 @@ export function ensurePrivateDir(dir: string, uid: number = currentUid()): void 
     try {
       mkdirSync(dir, { mode: 0o700 });
     } catch (e) {
-      if (errnoCode(e) !== 'EEXIST') throw e;
+      if (!isSysError(e, 'EEXIST')) throw e;
     }
     st = lstatSync(dir);
   }
@@ -81,7 +81,7 @@ export function ensureAddonFile(dir: string, addon: EmbeddedAddon, uid: number =
     const st = lstatSync(path);
     if (st.isFile() && st.size === addon.size && st.uid === uid) return path;
   } catch (e) {
-    if (errnoCode(e) !== 'ENOENT') throw e;
+    if (!isSysError(e, 'ENOENT')) throw e;
   }
   const bytes = Buffer.from(addon.base64(), 'base64');
   const actual = nodeCrypto().createHash('sha256').update(bytes).digest('hex');

@@ -5,14 +5,14 @@ import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { ensureSysctl, readSysctl, writeSysctl } from '../../lib/netns/sysctl.ts';
 import type { BridgeConfig } from './config.ts';
 import { conflict } from './errors.ts';
-import { errnoCode } from '../../lib/sys/errno.ts';
+import { isSysError } from '../../lib/errno/errno.ts';
 
 /** Writes a per-interface sysctl when the file exists (IPv6 may be disabled: no net/ipv6 tree); returns whether it wrote. */
 export function ensureIfSysctl(name: string, value: number): boolean {
   try {
     return ensureSysctl(name, value);
   } catch (e) {
-    if (errnoCode(e) !== 'ENOENT') throw e;
+    if (!isSysError(e, 'ENOENT')) throw e;
     return false;
   }
 }
@@ -22,7 +22,7 @@ export function setIfSysctl(name: string, value: number): void {
   try {
     writeSysctl(name, value);
   } catch (e) {
-    if (errnoCode(e) !== 'ENOENT') throw e;
+    if (!isSysError(e, 'ENOENT')) throw e;
   }
 }
 

@@ -7,7 +7,7 @@ import { parseCidr, cidrContains, parseIp } from '../../lib/ip/index.ts';
 import { conflict } from './errors.ts';
 import { broadcastOf } from '../../lib/ip/cidr.ts';
 import { assertOldSubnetEmpty, type MoveContext } from './subnet-move.ts';
-import { errnoCode } from '../../lib/sys/errno.ts';
+import { isSysError } from '../../lib/errno/errno.ts';
 
 /** The gateway's address on the bridge: gateway IP with the pod address's prefix length. */
 export function gatewayCidr(ip: IpConfig): string | undefined {
@@ -105,7 +105,7 @@ export function ensureForwarding(families: ReadonlySet<4 | 6>): string[] {
       if (ensureSysctl(FORWARDING[family], 1)) changed.push(FORWARDING[family]);
     } catch (e) {
       // IPv6 may be disabled (no net/ipv6 tree): nothing to forward then.
-      if (family === 4 || errnoCode(e) !== 'ENOENT') throw e;
+      if (family === 4 || !isSysError(e, 'ENOENT')) throw e;
     }
   }
   return changed;

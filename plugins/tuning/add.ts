@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { parseTuningConfig, type TuningConfig } from './config.ts';
 import { applyTuning, captureState, needsLink, restoreTuning, tunablesOf } from './link-state.ts';
 import { openPodNetns } from '../../lib/pod/netns.ts';
-import { errnoCode } from '../../lib/sys/errno.ts';
+import { isSysError } from '../../lib/errno/errno.ts';
 import { inPod } from './pod.ts';
 import { readState, removeState, statePath, writeState, type SavedState } from './state.ts';
 import { checkAllowlist } from './sysctl-keys.ts';
@@ -28,7 +28,7 @@ export function readAllowlist(path = ALLOWLIST_PATH): string[] | null {
   try {
     return readFileSync(path, 'utf8').split('\n');
   } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return null;
+    if (isSysError(e, 'ENOENT')) return null;
     throw e;
   }
 }

@@ -6,7 +6,7 @@ import type { Rtnl } from '../../lib/netlink/rtnl.ts';
 import { readSysctl, writeSysctl } from '../../lib/netns/sysctl.ts';
 import type { TuningConfig } from './config.ts';
 import type { SavedState } from './state.ts';
-import { errnoCode } from '../../lib/sys/errno.ts';
+import { errnoCode } from '../../lib/errno/errno.ts';
 
 /** The tunables of a link as listed. */
 export interface LinkTunables {

@@ -3,7 +3,7 @@
 // addon's share is listed apart: every plugin carries the lean build, weftd the full one.
 import { statSync } from 'node:fs';
 import { ADDON_PATHS } from '../build/addon.ts';
-import { ENTRIES } from '../build/entries.ts';
+import { ENTRIES } from '../../cli/entries.ts';
 import { distBin, type BenchResult } from './util.ts';
 
 /** Bytes a bundle may not exceed, by entry name. */

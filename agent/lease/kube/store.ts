@@ -3,57 +3,62 @@
 // into annotations, written with a strategic-merge PATCH of nodes/<name>/status, followed by the
 // NetworkUnavailable=False condition flanneld sets. Dual stack: the IPv6 entry of spec.podCIDRs and
 // the public-ipv6 / backend-v6-data annotations, when acquire() is given the IPv6 attributes.
-// Peers come from one list of all nodes, then a watch from the list's resourceVersion (bookmarks keep it fresh); the server ending the watch
-// resumes it, a 410 Gone (version too old), a broken connection or one silent for 150 s (no
-// bookmark: a dead peer) re-lists and diffs. No polling.
+// Peers come from the Node informer of the shared watch cache (agent/kube/watch-cache.ts: one list,
+// a watch with bookmarks resumed when the server ends it, a re-list on 410 Gone, a broken connection
+// or 150 s of silence), the same informer the Services and NetworkPolicy controllers read. No polling.
 import type { NetConf } from '../../config/net-conf.ts';
-import { KubeClient } from '../../kube/client.ts';
+import { type KubeApi, openKubeApi } from '../../kube/api.ts';
 import type { KubeConn } from '../../kube/config.ts';
+import type { CacheEvent, KubeObject } from '../../kube/watch-cache.ts';
+import { createAgentLog } from '../../log.ts';
 import { type KubeNode, leaseAnnotations, nodePodCidr, nodeToLease, subnetInNetwork } from './node-lease.ts';
 import { type NodeNameSource, resolveNodeName } from '../../kube/node-name.ts';
 import { LeaseTable } from '../lease-table.ts';
 import type { AcquireOptions, Lease, LeaseEvent, LeaseStore, Watch } from '../store.ts';
 import { isoNow } from '../../../lib/time/format.ts';
 
-/** Options of the kube store. */
-export interface KubeStoreOptions extends NodeNameSource {
-  conn: KubeConn;
+/** Options of the kube store: a connection of its own (conn), or weftd's shared one (api). */
+export type KubeStoreOptions = NodeNameSource & {
   annotationPrefix: string;
   netConf: NetConf;
   onError?: (err: Error) => void;
-  /** Longest wait between re-list attempts while the API server is unreachable; default 5 s. */
+  /** Longest wait between re-list attempts while the API server is unreachable; default 5 s (own connection only). */
   maxBackoffMs?: number;
-  /** A watch silent this long is taken for dead and re-listed (the API server sends a bookmark every minute); default 150 s. */
+  /** A watch silent this long is taken for dead and re-listed (the API server sends a bookmark every minute); default 150 s (own connection only). */
   watchIdleMs?: number;
-}
-
-interface WatchEvent {
-  type?: string;
-  object?: KubeNode & { code?: number; message?: string };
-}
+} & ({ conn: KubeConn; api?: undefined } | { api: KubeApi; conn?: undefined });
 
 const NODES = '/api/v1/nodes';
 /** kube-apiserver's watch cache sends bookmarks about once a minute (defaultBookmarkFrequency): 2.5 of them missed means a dead connection. */
 const WATCH_IDLE_MS = 150_000;
 
+type NodeObject = KubeNode & KubeObject;
+
 /** Lease store over the Kubernetes API (see the module comment). */
 export class KubeLeaseStore implements LeaseStore {
   readonly netConf: NetConf;
-  private readonly client: KubeClient;
+  /** The API connection and watch cache this store reads through (shared with weftd's other controllers). */
+  readonly kubeApi: KubeApi;
+  private readonly ownsApi: boolean;
   private readonly table = new LeaseTable();
   /** Node name -> subnet of its lease, to withdraw a node whose annotations or podCIDR went away. */
   private readonly byNode = new Map<string, string>();
   private readonly errorSinks = new Set<(err: Error) => void>();
-  private resourceVersion = '';
-  private current: { abort(): void } | undefined;
-  private closed = false;
-  private backoffMs = 0;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
   private nodeName: string | undefined;
 
   constructor(private readonly o: KubeStoreOptions) {
     this.netConf = o.netConf;
-    this.client = new KubeClient(o.conn);
+    this.ownsApi = o.api === undefined;
+    // Every failure of an own cache goes to onError (below), so its log is never written to.
+    this.kubeApi = o.api ?? openKubeApi(o.conn, {
+      log: createAgentLog('error', () => undefined), onError: (_resource, e) => this.report(e),
+      idleMs: o.watchIdleMs ?? WATCH_IDLE_MS, maxBackoffMs: o.maxBackoffMs ?? 5000,
+    });
+  }
+
+  private get client(): KubeApi['client'] {
+    return this.kubeApi.client;
   }
 
   /** Reads this node's podCIDR(s) and publishes the backend annotations when they differ. */
@@ -100,10 +105,14 @@ export class KubeLeaseStore implements LeaseStore {
     return Promise.resolve();
   }
 
-  /** Lists the nodes, diffs them into the table and starts the watch. */
+  /** Follows the Node informer (started here if nobody did) and returns the leases once it has listed. */
   async list(): Promise<{ leases: Lease[]; revision: number }> {
-    await this.relist();
-    this.startWatch();
+    const nodes = this.kubeApi.cache.informer<NodeObject>({ path: NODES });
+    if (this.unsubscribe === undefined) {
+      this.unsubscribe = nodes.subscribe((ev) => this.onCacheEvent(ev));
+      for (const n of nodes.list()) this.onNode(n.metadata.name, n);
+    }
+    await nodes.synced;
     return this.table.snapshot();
   }
 
@@ -119,13 +128,11 @@ export class KubeLeaseStore implements LeaseStore {
     return () => undefined;
   }
 
-  /** Ends the watch and closes connections; the annotations stay. */
+  /** Stops following the nodes (and closes an own connection); the annotations stay. */
   close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retryTimer);
-    this.current?.abort();
+    this.unsubscribe?.();
     this.table.clearWatchers();
-    this.client.close();
+    if (this.ownsApi) this.kubeApi.close();
     return Promise.resolve();
   }
 
@@ -134,69 +141,15 @@ export class KubeLeaseStore implements LeaseStore {
     for (const s of this.errorSinks) s(err);
   }
 
-  private async relist(): Promise<void> {
-    const res = await this.client.call('GET', NODES) as { metadata?: { resourceVersion?: string }; items?: KubeNode[] };
-    const leases: Lease[] = [];
-    this.byNode.clear();
-    for (const n of res.items ?? []) {
-      const l = nodeToLease(n, this.o.annotationPrefix);
-      if (l && n.metadata?.name) {
-        leases.push(l);
-        this.byNode.set(n.metadata.name, l.subnet);
-      }
-    }
-    this.table.applySnapshot(leases);
-    this.resourceVersion = res.metadata?.resourceVersion ?? '';
+  private onCacheEvent(ev: CacheEvent<NodeObject>): void {
+    if (ev.type === 'synced') return;
+    this.onNode(ev.obj.metadata.name, ev.type === 'deleted' ? null : ev.obj);
   }
 
-  private startWatch(): void {
-    if (this.closed) return;
-    const q = `?watch=true&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(this.resourceVersion)}`;
-    let gone = false;
-    const w = this.client.watch(NODES + q, (raw) => {
-      const ev = raw as WatchEvent;
-      if (ev.type === 'ERROR') {
-        gone = ev.object?.code === 410;
-        if (!gone) this.report(new Error(`kube watch error: ${ev.object?.message ?? JSON.stringify(ev.object)}`));
-        w.abort();
-        return;
-      }
-      this.onEvent(ev);
-      this.backoffMs = 0;
-    }, this.o.watchIdleMs ?? WATCH_IDLE_MS);
-    this.current = w;
-    void w.done.then((end) => {
-      if (this.closed || this.current !== w) return;
-      if (gone || end.error) {
-        if (end.error && !gone) this.report(new Error(`kube watch broken, re-listing: ${end.error.message}`, { cause: end.error }));
-        this.retry();
-      } else {
-        this.startWatch(); // the server's watch timeout: resume from the last resourceVersion
-      }
-    });
-  }
-
-  /** Re-lists then watches again; waits longer after each failure (up to maxBackoffMs). */
-  private retry(): void {
-    if (this.closed) return;
-    const delay = this.backoffMs;
-    this.backoffMs = Math.min(Math.max(this.backoffMs * 2, 250), this.o.maxBackoffMs ?? 5000);
-    this.retryTimer = setTimeout(() => {
-      this.relist().then(() => this.startWatch(), (e: unknown) => {
-        this.report(new Error(`kube re-list failed: ${(e as Error).message}`, { cause: e }));
-        this.retry();
-      });
-    }, delay);
-  }
-
-  private onEvent(ev: WatchEvent): void {
-    const node = ev.object;
-    const rv = node?.metadata?.resourceVersion;
-    if (rv) this.resourceVersion = rv;
-    const name = node?.metadata?.name;
-    if (!node || !name || ev.type === 'BOOKMARK') return;
+  /** A node's current state (null: deleted) into the table: its old lease withdrawn when it changed or went away. */
+  private onNode(name: string, node: NodeObject | null): void {
     const old = this.byNode.get(name);
-    const lease = ev.type === 'DELETED' ? null : nodeToLease(node, this.o.annotationPrefix);
+    const lease = node === null ? null : nodeToLease(node, this.o.annotationPrefix);
     if (old !== undefined && old !== lease?.subnet) {
       this.byNode.delete(name);
       this.table.apply({ type: 'removed', lease: { subnet: old, publicIp: '', backendType: '', backendData: {}, expiration: 0 } });

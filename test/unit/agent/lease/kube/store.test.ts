@@ -1,14 +1,20 @@
-// The kube store's acquire against an in-process fake API server (plain HTTP on loopback): the node
-// found through its pod, the annotations patched only when they differ, and the IPv6 side.
+// The kube store against an in-process fake API server (plain HTTP on loopback): acquire (the node
+// found through its pod, the annotations patched only when they differ, the IPv6 side) and the
+// peers read through the shared watch cache's Node informer.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { type Server, createServer } from 'node:http';
+import { type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeLeaseStore, type KubeStoreOptions } from '../../../../../agent/lease/kube/store.ts';
 import { parseNetConf } from '../../../../../agent/config/net-conf.ts';
+import { openKubeApi } from '../../../../../agent/kube/api.ts';
+import { createAgentLog } from '../../../../../agent/log.ts';
+import { leaseAnnotations } from '../../../../../agent/lease/kube/node-lease.ts';
 
 const P = 'flannel.alpha.coreos.com';
 interface Call { method: string; path: string; body: unknown }
+/** A list of the nodes (the watch cache pages with ?limit=), not a watch. */
+const isNodeList = (path: string): boolean => /^\/api\/v1\/nodes(\?limit=\d+)?$/.test(path);
 
 /** A fake API server: one pod, one node; records every call; PATCH merges annotations. */
 function fakeApi(node: Record<string, unknown>): { server: Server; calls: Call[] } {
@@ -21,7 +27,7 @@ function fakeApi(node: Record<string, unknown>): { server: Server; calls: Call[]
       calls.push({ method: req.method ?? '', path: req.url ?? '', body });
       const send = (code: number, obj: unknown): void => { res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify(obj)); };
       // The list, then a watch that never says anything (a dead connection seen from this side).
-      if (req.url === '/api/v1/nodes') return send(200, { metadata: { resourceVersion: '7' }, items: [] });
+      if (isNodeList(req.url ?? '')) return send(200, { metadata: { resourceVersion: '7' }, items: [] });
       if (req.url?.startsWith('/api/v1/nodes?watch=true')) return void res.writeHead(200, { 'Content-Type': 'application/json' }).flushHeaders();
       if (req.url === '/api/v1/namespaces/kube-flannel/pods/weft-abc') return send(200, { spec: { nodeName: 'worker-1' } });
       if (req.url === '/api/v1/nodes/worker-1' && req.method === 'GET') return send(200, node);
@@ -111,11 +117,55 @@ void describe('kube store watch', () => {
     try {
       await store.list();
       await new Promise((r) => setTimeout(r, 900));
-      const lists = api.calls.filter((c) => c.path === '/api/v1/nodes').length;
+      const lists = api.calls.filter((c) => isNodeList(c.path)).length;
       assert.ok(lists >= 2, `re-listed after the silent watch (${lists} lists)`);
       assert.match(errors[0] ?? '', /nothing received for 200 ms/);
     } finally {
       await store.close();
+    }
+  });
+});
+
+void describe('kube store on a shared watch cache', { timeout: 10_000 }, () => {
+  const annotated = (name: string, cidr: string, ip: string): Record<string, unknown> => ({
+    metadata: { name, resourceVersion: '5', annotations: leaseAnnotations(P, { publicIp: ip, backendType: 'vxlan', backendData: { VNI: 1 } }) },
+    spec: { podCIDR: cidr },
+  });
+  let lists = 0;
+  let watch: ServerResponse | undefined;
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/api/v1/nodes?limit=')) {
+      lists++;
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ metadata: { resourceVersion: '5' }, items: [annotated('a', '10.244.1.0/24', '192.0.2.1'), annotated('b', '10.244.2.0/24', '192.0.2.2')] }));
+    } else if (req.url?.startsWith('/api/v1/nodes?watch=true')) {
+      watch = res;
+      res.writeHead(200, { 'Content-Type': 'application/json' }).flushHeaders();
+    } else {
+      res.writeHead(404).end('{}');
+    }
+  });
+  before(() => new Promise<void>((r) => server.listen(0, '127.0.0.1', r)));
+  after(() => { server.closeAllConnections(); server.close(); });
+
+  void it('reads Nodes through the one informer another controller shares, and withdraws a deleted or re-addressed Node', async () => {
+    const kube = openKubeApi({ server: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }, { log: createAgentLog('error', () => undefined) });
+    const store = new KubeLeaseStore({ api: kube, nodeName: 'a', annotationPrefix: P, netConf: parseNetConf('{"Network":"10.244.0.0/16","Backend":{"Type":"vxlan"}}') });
+    try {
+      const other = kube.cache.informer({ path: '/api/v1/nodes' });
+      const { leases, revision } = await store.list();
+      assert.deepEqual(leases.map((l) => l.subnet).sort(), ['10.244.1.0/24', '10.244.2.0/24']);
+      assert.equal(other.list().length, 2);
+      assert.equal(lists, 1, 'one list for both readers');
+      const events: string[] = [];
+      store.watch(revision, (ev) => events.push(`${ev.type} ${ev.lease.subnet}`));
+      while (watch === undefined) await new Promise((r) => setTimeout(r, 10));
+      watch.write(`${JSON.stringify({ type: 'DELETED', object: annotated('b', '10.244.2.0/24', '192.0.2.2') })}\n`);
+      watch.write(`${JSON.stringify({ type: 'MODIFIED', object: { ...annotated('a', '10.244.3.0/24', '192.0.2.1'), metadata: { ...annotated('a', '', '192.0.2.1')['metadata'] as object, resourceVersion: '6' } } })}\n`);
+      while (events.length < 3) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(events, ['removed 10.244.2.0/24', 'removed 10.244.1.0/24', 'added 10.244.3.0/24']);
+    } finally {
+      await store.close();
+      kube.close();
     }
   });
 });
