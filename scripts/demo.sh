@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm run demo`: installs what it needs, builds weft, then runs the simulated-cluster demo.
-# Arguments go to scripts/demo.ts (--keep, --store etcd, --backends vxlan,host-gw).
+# Arguments go to scripts/demo.ts (--keep, --store etcd, --backends vxlan,host-gw); with --kube,
+# scripts/demo-kube.ts runs instead: a real 3-node Kubernetes cluster with weft's DaemonSet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" -ne 0 ]; then
@@ -9,4 +10,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 bash scripts/deps.sh
 npm run --silent build
+if [ "${1:-}" = --kube ]; then
+  shift
+  exec node --import tsx scripts/demo-kube.ts "$@"
+fi
 exec node --import tsx scripts/demo.ts "$@"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the DaemonSet's image (deploy/weft.yaml) locally with podman, pulling nothing: FROM scratch
 # holding the standalone executable (dist/sea/weft) at /opt/weft/weft, nft (weftd --ip-masq) with the
-# shared libraries ldd finds for both, and a static busybox for the init container's sh/cp/mv/ln.
+# shared libraries ldd finds for both, and a static busybox for the init container's sh/cp/mv/ln/cmp.
 #   scripts/image.sh [--tag TAG] [--sea FILE] [--keep-context DIR]
 # TAG defaults to the one deploy/weft.yaml names; PODMAN (word-split) replaces `podman`, e.g. to
 # give --root/--runroot of a private store. Prints the image ID on stdout.
@@ -38,7 +38,7 @@ cp "$SEA" "$R/opt/weft/weft"
 cp "$NFT" "$R/usr/sbin/nft"
 cp "$BUSYBOX" "$R/bin/busybox"
 chmod 755 "$R/opt/weft/weft" "$R/usr/sbin/nft" "$R/bin/busybox"
-for applet in sh cp mv ln rm mkdir cat ls; do ln -s busybox "$R/bin/$applet"; done
+for applet in sh cp mv ln rm mkdir cat ls cmp; do ln -s busybox "$R/bin/$applet"; done
 
 # Every shared object either executable loads (the dynamic loader included), at the path ldd
 # resolved it to, dereferenced: the image has no symlink farm of its own.
