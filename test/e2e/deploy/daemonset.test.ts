@@ -67,7 +67,7 @@ function commandOf(c: PodContainer, image: string): string[] {
 
 /**
  * A command prefix running its command in a private mount namespace where the node's fake root
- * is /run (with the machine's /run/netns bound back in, for the namespaces) and /var/lib/cni:
+ * is /run (with the machine's /run/netns bound back in, for the namespaces) and /var/lib:
  * the node's file system as the plugins see it, without touching the machine's.
  */
 function nodeRootWrap(n: SimNode): string[] {
@@ -75,7 +75,8 @@ function nodeRootWrap(n: SimNode): string[] {
     'mkdir -p "$1/run/netns" "$1/var/lib/cni"',
     'mount --rbind /run/netns "$1/run/netns"',
     'mount --rbind "$1/run" /run',
-    'mount --bind "$1/var/lib/cni" /var/lib/cni',
+    // The whole of /var/lib: a fresh machine has no /var/lib/cni to mount on, and the test must not make one.
+    'mount --bind "$1/var/lib" /var/lib',
     'shift',
     'exec "$@"',
   ].join('\n');
