@@ -1,14 +1,15 @@
 // NetworkPolicies + Pods + Namespaces -> the whole content of weft's `inet weft-policy` table (pure).
 // Packet path O(1) in pods: pods are elements of sets (one set per distinct selector, one per named
-// port), a policy is one chain of rules per peer x port clause, isolation is set membership. Two
-// forward-hook base chains (ingress, egress) so that an accept by one never skips the other.
-import { createHash } from 'node:crypto';
-import { nftExpr, type NftExpr } from '../../lib/netfilter/expr.ts';
+// port), a policy is one chain of rules per peer x port clause (compile.ts), isolation is set
+// membership. Two forward-hook base chains (ingress, egress) so that an accept by one never skips the other.
+import { nftExpr } from '../../lib/netfilter/expr.ts';
 import { elementKey, taggedRule, type TableChain, type TableContent, type TableRule, type TableSet } from '../../lib/netfilter/table-diff.ts';
 import type { NftTableRef } from '../../lib/netfilter/types.ts';
-import { formatIPv4, maskIPv4, parseCidr4Loose, lastIPv4, type Cidr4 } from '../../lib/ip/ipv4.ts';
-import { matchesSelector, selectorKey } from './selector.ts';
-import type { LabelSelector, NamespaceLabels, PodInfo, Policy, PolicyPeer, PolicyPort, PolicyRule } from './types.ts';
+import { blockElements, compilePolicy, hash, PROTOCOLS, scopeKey, type CompiledPolicy, type Scope, type SetRequest } from './compile.ts';
+import { matchesSelector } from './selector.ts';
+import type { NamespaceLabels, PodInfo, Policy } from './types.ts';
+
+export { peerSetName } from './compile.ts';
 
 /** weft's policy table (runs in the node's netns). */
 export const POLICY_TABLE: NftTableRef = { family: 'inet', name: 'weft-policy' };
@@ -47,102 +48,8 @@ export interface DesiredPolicy {
   rules: number;
 }
 
-/** Where pods come from: one namespace, or namespaces matching a selector; then an optional pod selector. */
-interface Scope {
-  ns?: string;
-  nsSel?: LabelSelector;
-  podSel?: LabelSelector;
-}
-
-const PROTOCOLS: Record<string, 'tcp' | 'udp' | 'sctp'> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
-
-/** A set a compiled policy refers to; its elements are filled from the pods on every pass. */
-type SetRequest = { kind: 'pods'; scope: Scope } | { kind: 'named'; scope: Scope; port: string; proto: 'tcp' | 'udp' | 'sctp' } | { kind: 'block'; cidrs: readonly Cidr4[] };
-
-/** A policy's rules, which depend on the policy alone (set names name content, not members). */
-interface CompiledPolicy {
-  target: Scope;
-  targetSet: string;
-  ingress?: { chain: string; rules: TableRule[]; jump: TableRule; drop: TableRule };
-  egress?: { chain: string; rules: TableRule[]; jump: TableRule; drop: TableRule };
-  requests: Map<string, SetRequest>;
-}
-
 /** Compiled policies by their content, kept by the caller across passes (only the current ones stay). */
 export type PolicyCompileCache = Map<string, CompiledPolicy>;
-
-function podSetName(s: Scope): string {
-  return `s-${hash(`pods ${scopeKey(s)}`)}`;
-}
-
-function namedSetName(s: Scope, port: string, proto: string): string {
-  return `n-${hash(`named ${scopeKey(s)} port=${port}/${proto}`)}`;
-}
-
-function blockElements(cidrs: readonly Cidr4[]): string[] {
-  return dropCovered(cidrs).map((c) => (c.prefix === 32 ? formatIPv4(c.ip) : `${formatIPv4(c.ip)}/${c.prefix}`)).sort();
-}
-
-function blockSetName(cidrs: readonly Cidr4[]): string {
-  return `b-${hash(`block ${blockElements(cidrs).join(',')}`)}`;
-}
-
-/** A policy -> its chains' rules and the sets they use (pure; cached by content). */
-function compilePolicy(pol: Policy): CompiledPolicy {
-  const key = `${pol.namespace}/${pol.name}`;
-  const target: Scope = { ns: pol.namespace, podSel: pol.podSelector };
-  const requests = new Map<string, SetRequest>();
-  const note = (name: string, r: SetRequest): string => {
-    requests.set(name, r);
-    return name;
-  };
-  const targetSet = note(podSetName(target), { kind: 'pods', scope: target });
-  const ctx: ClauseCtx = {
-    pol, target,
-    podSet: (scope) => note(podSetName(scope), { kind: 'pods', scope }),
-    namedPortSet: (scope, port, proto) => note(namedSetName(scope, port, proto), { kind: 'named', scope, port, proto }),
-    cidrSet: (cidrs) => note(blockSetName(cidrs), { kind: 'block', cidrs }),
-  };
-  const out: CompiledPolicy = { target, targetSet, requests };
-  if (pol.types.ingress) {
-    const chain = `pi-${hash(key)}`;
-    out.ingress = {
-      chain, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip daddr @${targetSet} counter`, `drop ${key}`),
-      rules: [taggedRule(nftExpr`ip daddr != @${targetSet} return`, key), ...pol.ingress.flatMap((r) => clauses(ctx, r, 'in').map((e) => taggedRule(e, key)))],
-    };
-  }
-  if (pol.types.egress) {
-    const chain = `pe-${hash(key)}`;
-    out.egress = {
-      chain, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip saddr @${targetSet} counter`, `drop ${key}`),
-      rules: [taggedRule(nftExpr`ip saddr != @${targetSet} return`, key), ...pol.egress.flatMap((r) => clauses(ctx, r, 'eg').map((e) => taggedRule(e, key)))],
-    };
-  }
-  return out;
-}
-
-const hashMemo = new Map<string, string>();
-
-function hash(s: string, n = 12): string {
-  const k = `${n}:${s}`;
-  let h = hashMemo.get(k);
-  if (h === undefined) {
-    // Bounded: names of selectors and policies long gone are not kept for ever.
-    if (hashMemo.size > 20_000) hashMemo.clear();
-    h = createHash('sha256').update(s).digest('hex').slice(0, n);
-    hashMemo.set(k, h);
-  }
-  return h;
-}
-
-function scopeKey(s: Scope): string {
-  return `${s.ns !== undefined ? `ns=${s.ns}` : `nsSel=${selectorKey(s.nsSel ?? {})}`} pods=${s.podSel === undefined ? '*' : selectorKey(s.podSel)}`;
-}
-
-/** The set of a peer `podSelector` in `namespace` (benchmarks and tests look elements up in it). */
-export function peerSetName(namespace: string, podSelector: LabelSelector): string {
-  return podSetName({ ns: namespace, podSel: podSelector });
-}
 
 /** Builds the desired table; deterministic (policies sorted, sets named by content). */
 export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Map()): DesiredPolicy {
@@ -241,76 +148,6 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   });
   const rules = [...chains.values()].reduce((n, c) => n + c.rules.length, 0);
   return { content: { sets, chains }, plans, isolated: { ingress: isoIn.size, egress: isoEg.size }, rules };
-}
-
-interface ClauseCtx {
-  pol: Policy;
-  target: Scope;
-  podSet(s: Scope): string;
-  namedPortSet(s: Scope, port: string, proto: 'tcp' | 'udp' | 'sctp'): string;
-  cidrSet(c: readonly Cidr4[]): string;
-}
-
-type PeerMatch = { kind: 'any' } | { kind: 'pods'; scope: Scope } | { kind: 'block'; cidrs: Cidr4[]; except: Cidr4[] };
-type PortMatch = { kind: 'any' } | { kind: 'proto'; proto: 'tcp' | 'udp' | 'sctp' } | { kind: 'range'; proto: 'tcp' | 'udp' | 'sctp'; from: number; to: number } | { kind: 'named'; proto: 'tcp' | 'udp' | 'sctp'; name: string };
-
-function peerMatch(pol: Policy, p: PolicyPeer): PeerMatch | undefined {
-  if (p.ipBlock !== undefined) {
-    const c = parseCidr4Loose(p.ipBlock.cidr);
-    if (c === null) return undefined; // IPv6 blocks: IPv6 is not enforced (accepted above)
-    const except = (p.ipBlock.except ?? []).map(parseCidr4Loose).filter((x): x is Cidr4 => x !== null);
-    return { kind: 'block', cidrs: [network(c)], except: except.map(network) };
-  }
-  if (p.namespaceSelector !== undefined) return { kind: 'pods', scope: { nsSel: p.namespaceSelector, ...(p.podSelector !== undefined ? { podSel: p.podSelector } : {}) } };
-  if (p.podSelector !== undefined) return { kind: 'pods', scope: { ns: pol.namespace, podSel: p.podSelector } };
-  return undefined;
-}
-
-function portMatch(p: PolicyPort): PortMatch | undefined {
-  const proto = PROTOCOLS[(p.protocol ?? 'TCP').toUpperCase()];
-  if (proto === undefined) return undefined;
-  if (p.port === undefined) return { kind: 'proto', proto };
-  if (typeof p.port === 'string') return /^\d+$/.test(p.port) ? { kind: 'range', proto, from: Number(p.port), to: Number(p.port) } : { kind: 'named', proto, name: p.port };
-  return { kind: 'range', proto, from: p.port, to: p.endPort !== undefined && p.endPort > p.port ? p.endPort : p.port };
-}
-
-/** The accept rules of one ingress/egress rule: every peer x every port (an empty list means all). */
-function clauses(c: ClauseCtx, r: PolicyRule, dir: 'in' | 'eg'): NftExpr[] {
-  const peers: PeerMatch[] = r.peers === undefined || r.peers.length === 0 ? [{ kind: 'any' }] : r.peers.map((p) => peerMatch(c.pol, p)).filter((x): x is PeerMatch => x !== undefined);
-  const ports: PortMatch[] = r.ports === undefined || r.ports.length === 0 ? [{ kind: 'any' }] : r.ports.map(portMatch).filter((x): x is PortMatch => x !== undefined);
-  const peerAddr = dir === 'in' ? nftExpr`ip saddr` : nftExpr`ip daddr`;
-  const out: NftExpr[] = [];
-  for (const peer of peers) {
-    for (const port of ports) {
-      const parts: NftExpr[] = [];
-      if (peer.kind === 'pods' && !(dir === 'eg' && port.kind === 'named')) parts.push(nftExpr`${peerAddr} @${c.podSet(peer.scope)}`);
-      if (peer.kind === 'block') {
-        parts.push(nftExpr`${peerAddr} @${c.cidrSet(peer.cidrs)}`);
-        if (peer.except.length > 0) parts.push(nftExpr`${peerAddr} != @${c.cidrSet(peer.except)}`);
-      }
-      if (port.kind === 'proto') parts.push(nftExpr`meta l4proto ${port.proto}`);
-      if (port.kind === 'range') parts.push(port.from === port.to ? nftExpr`meta l4proto ${port.proto} th dport ${port.from}` : nftExpr`meta l4proto ${port.proto} th dport ${port.from}-${port.to}`);
-      if (port.kind === 'named') {
-        // Ingress: the name is looked up on the destination, the policy's own pods; egress: on the
-        // peer pods (every pod when the peer is an ipBlock or absent).
-        const holder = dir === 'in' ? c.target : peer.kind === 'pods' ? peer.scope : { nsSel: {} };
-        parts.push(nftExpr`ip daddr . meta l4proto . th dport @${c.namedPortSet(holder, port.name, port.proto)}`);
-      }
-      parts.push(nftExpr`accept`);
-      out.push(parts.reduce((a, b) => nftExpr`${a} ${b}`));
-    }
-  }
-  return out;
-}
-
-function network(c: Cidr4): Cidr4 {
-  return { ip: maskIPv4(c.ip, c.prefix), prefix: c.prefix };
-}
-
-/** Drops prefixes inside another of the list (an interval set refuses overlapping elements). */
-function dropCovered(cs: readonly Cidr4[]): Cidr4[] {
-  const uniq = [...new Map(cs.map((c) => [`${c.ip}/${c.prefix}`, c])).values()];
-  return uniq.filter((c) => !uniq.some((o) => o !== c && o.prefix < c.prefix && o.ip <= c.ip && lastIPv4(c) <= lastIPv4(o)));
 }
 
 function commentOf(s: string): string {
