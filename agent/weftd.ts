@@ -27,7 +27,10 @@ import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
 import type { ServiceProxyFlags } from './services/flags.ts';
 import { refuseBesideKubeProxy } from './services/kube-proxy-present.ts';
-import { startServiceProxy, type RunningServiceProxy } from './services/start.ts';
+import type { RunningServiceProxy } from './services/start.ts';
+import type { KubeApi } from './kube/api.ts';
+import type { KubeConnFlags } from './kube/config.ts';
+import type { WatchCache } from './kube/watch-cache.ts';
 import type { NetworkPolicyHandle } from './policy/start.ts';
 import { policyNodeAddrs, policyIsLocal } from './policy/node.ts';
 
@@ -64,6 +67,8 @@ export class Weftd {
   private watch: Watch | undefined;
   private server: Server | undefined;
   private services: RunningServiceProxy | undefined;
+  /** The API connection the controllers share when the lease store is not the kube one. */
+  private controllersKube: KubeApi | undefined;
   private lastOk = 0;
   private lastError = '';
   private masqTimer: NodeJS.Timeout | undefined;
@@ -172,9 +177,11 @@ export class Weftd {
     this.events.on((ev) => { if (this.concerns(ev)) this.loop?.trigger(`netlink-${ev.type}`); });
     if (o.serviceProxy !== undefined) {
       const conf = this.store.netConf;
-      this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics);
+      const { startServiceProxy } = await import('./services/start.ts');
+      const cache = await this.kubeCache(o.serviceProxy);
+      this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics, cache);
     }
-    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, this.metrics, () => this.own, this.uplink);
+    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink);
     if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
@@ -264,6 +271,19 @@ export class Weftd {
     }
   }
 
+  /**
+   * The one watch cache every controller reads (one list and watch per collection): the kube lease
+   * store's with --kube-subnet-mgr, else one opened for the controllers from their kube flags.
+   */
+  private async kubeCache(flags: KubeConnFlags): Promise<WatchCache> {
+    if (this.store.kubeApi !== undefined) return this.store.kubeApi.cache;
+    if (this.controllersKube === undefined) {
+      const [{ openKubeApi }, { resolveKubeConn }] = await Promise.all([import('./kube/api.ts'), import('./kube/config.ts')]);
+      this.controllersKube = openKubeApi(await resolveKubeConn(flags), { log: this.o.log });
+    }
+    return this.controllersKube.cache;
+  }
+
   private health(): { ok: boolean; detail: string } {
     const p = this.policy?.controller.health();
     if (p !== undefined && !p.ok) return p;
@@ -290,6 +310,7 @@ export class Weftd {
     this.events?.close();
     this.server?.close();
     this.services?.stop();
+    this.controllersKube?.close();
     this.backend.stop?.();
     await this.store.close();
     this.rtnl.close();
@@ -297,9 +318,9 @@ export class Weftd {
 }
 
 /** Starts --network-policy (loaded only then): this node's addresses and pods follow the current lease. */
-async function startPolicy(o: WeftdOptions, metrics: Metrics, own: () => Lease, uplink: Uplink): Promise<NetworkPolicyHandle> {
+async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics, own: () => Lease, uplink: Uplink): Promise<NetworkPolicyHandle> {
   const { startNetworkPolicy } = await import('./policy/start.ts');
-  return startNetworkPolicy({ kube: o.networkPolicy ?? {}, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp) });
+  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp) });
 }
 
 /** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */
