@@ -89,12 +89,10 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
 
   const chains = new Map<string, TableChain>();
   const plans: PolicyPlan[] = [];
-  const isoIn = new Set<string>();
-  const isoEg = new Set<string>();
-  const jumpsIn: TableRule[] = [];
-  const jumpsEg: TableRule[] = [];
-  const dropIn: TableRule[] = [];
-  const dropEg: TableRule[] = [];
+  // One accumulator per direction: local pods isolated that way, the jumps into policy chains, their drops.
+  const dirs = { ingress: newDirection(), egress: newDirection() };
+  const { iso: isoIn, jumps: jumpsIn, drops: dropIn } = dirs.ingress;
+  const { iso: isoEg, jumps: jumpsEg, drops: dropEg } = dirs.egress;
   const policies = [...w.policies].sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
   const used = new Set<string>();
   for (const pol of policies) {
@@ -109,19 +107,15 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
     for (const [name, r] of cp.requests) fill(name, r);
     const local = podsOf(cp.target).filter((p) => w.isLocal(p));
     const plan: PolicyPlan = { key, localSelected: local.length };
-    if (cp.ingress !== undefined) {
-      for (const p of local) for (const ip of p.ips) isoIn.add(ip);
-      plan.ingressChain = cp.ingress.chain;
-      chains.set(cp.ingress.chain, { rules: cp.ingress.rules });
-      jumpsIn.push(cp.ingress.jump);
-      dropIn.push(cp.ingress.drop);
-    }
-    if (cp.egress !== undefined) {
-      for (const p of local) for (const ip of p.ips) isoEg.add(ip);
-      plan.egressChain = cp.egress.chain;
-      chains.set(cp.egress.chain, { rules: cp.egress.rules });
-      jumpsEg.push(cp.egress.jump);
-      dropEg.push(cp.egress.drop);
+    for (const d of ['ingress', 'egress'] as const) {
+      const c = cp[d];
+      if (c === undefined) continue;
+      const acc = dirs[d];
+      for (const p of local) for (const ip of p.ips) acc.iso.add(ip);
+      plan[d === 'ingress' ? 'ingressChain' : 'egressChain'] = c.chain;
+      chains.set(c.chain, { rules: c.rules });
+      acc.jumps.push(c.jump);
+      acc.drops.push(c.drop);
     }
     plans.push(plan);
   }
@@ -153,4 +147,9 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
 function commentOf(s: string): string {
   const clean = s.replace(/[^A-Za-z0-9_.:/@=+,-]+/g, ' ').trim().replace(/\s+/g, ' ');
   return clean.length > 120 ? `${clean.slice(0, 107)} ${hash(s, 12)}` : clean || 'weft';
+}
+
+/** A direction's accumulator for desiredPolicy. */
+function newDirection(): { iso: Set<string>; jumps: TableRule[]; drops: TableRule[] } {
+  return { iso: new Set<string>(), jumps: [], drops: [] };
 }
