@@ -41,6 +41,7 @@ export async function openEtcdLeaseStore(opts: EtcdStoreOptions): Promise<EtcdLe
 
 /** flannel retries allocation this often when another node wins the race for a subnet. */
 const RACE_RETRIES = 10;
+const STALE_LIST_RETRIES = 5; // lists in a row that may lag a watch event before one is applied anyway
 
 /** Lease store over etcd v3 (see the module comment). Create it with openEtcdLeaseStore. */
 export class EtcdLeaseStore implements LeaseStore {
@@ -195,9 +196,16 @@ export class EtcdLeaseStore implements LeaseStore {
   private resync(): Promise<void> {
     this.resyncing ??= (async () => {
       try {
-        const { kvs, revision } = await this.fetch();
+        // etcd's revision only grows, so a list older than what was seen before it was asked for
+        // means etcd lost its data. One older than a watch event that arrived while it was in
+        // flight is merely stale: applying it would drop that event's lease, so list again.
+        const before = this.seenRev;
+        let { kvs, revision } = await this.fetch();
+        for (let tries = 0; tries < STALE_LIST_RETRIES && revision >= before && revision < this.seenRev && !this.closed; tries++) {
+          ({ kvs, revision } = await this.fetch());
+        }
         if (this.closed) return;
-        const wiped = revision < this.seenRev;
+        const wiped = revision < before;
         this.table.applySnapshot([...kvs.values()].map((e) => e.lease), revision);
         this.snapRev = revision;
         this.seenRev = wiped ? revision : Math.max(this.seenRev, revision);
