@@ -8,7 +8,9 @@ function statOrNull(path: string): Stats | null {
   try {
     return statSync(path);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    // ENOTDIR: an ancestor is a file, which the walk up reports.
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
     throw e;
   }
 }

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { normalizeWeftdFlags, weftdCommand, type RawFlags } from '../../../agent/flags.ts';
 import { FLANNELD_FLAGS, FLANNELD_REFUSED, flanneldArgv } from '../../../agent/flanneld-argv.ts';
-import { FLAG_CASES, NO_VALUE_FLAGS, type FlagCase, type StoreKind } from './flag-cases.ts';
+import { FLAG_CASES, NO_VALUE_FLAGS, baseWithout, type FlagCase, type StoreKind } from './flag-cases.ts';
 
 /** A working command line per store (paths need not exist: the flag checks read no file). */
 export const BASE: Record<StoreKind, { args: string[]; env: Record<string, string> }> = {
@@ -20,7 +20,7 @@ function run(c: FlagCase, store: StoreKind): void {
     if (v === null) delete env[k];
     else env[k] = v;
   }
-  const args = [...BASE[store].args, ...c.args].map((a) => a.replace('$DIR', '/t').replace('$FILE', '/t/file'));
+  const args = [...baseWithout(BASE[store].args, c.without), ...c.args].map((a) => a.replace('$DIR', '/t').replace('$FILE', '/t/file'));
   const cmd = weftdCommand('0').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
   cmd.parse(flanneldArgv(args, env), { from: 'user' });
   normalizeWeftdFlags(cmd.opts<RawFlags>(), env);
