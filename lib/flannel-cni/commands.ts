@@ -12,6 +12,7 @@ import { SUPPORTED_VERSIONS } from '../cni/types.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
+import { cmdStatus } from './status.ts';
 import { readFlannelSubnetFile, type FlannelEnv } from '../flannel/subnet-file.ts';
 
 /** Backend-specific work before the delegate runs (flannel-vxlan: make sure the VTEP exists). */
@@ -102,5 +103,6 @@ export function makeFlannelPlugin(name: string, hooks: FlannelHooks = {}): Plugi
     add: (a) => cmdAdd(a, hooks),
     del: cmdDel,
     check: (a) => cmdCheck(a, hooks),
+    status: cmdStatus,
   };
 }
