@@ -10,19 +10,10 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { netnsFixture, rootOnly, run, type TestNetns } from '../../../testkit/netns.ts';
+import { netnsFixture, rootOnly, type TestNetns } from '../../../testkit/netns.ts';
+import { ROOT, drive as driveIn, libcniHarness } from './libcni-harness.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..', '..');
 const BIN = join(ROOT, 'dist', 'bin');
-
-interface HarnessOut {
-  ok: boolean;
-  code?: number;
-  error?: string;
-  versions?: string[];
-  cniVersion?: string;
-  result?: { cniVersion?: string; ips?: Array<{ address: string }> };
-}
 
 type ConfList = { cniVersion: string; cniVersions?: string[]; name: string; plugins: Array<Record<string, unknown>> };
 
@@ -35,23 +26,12 @@ void describe("containerd 2's libcni: STATUS and GC reach weft's conflists", { .
 
   before(async () => {
     assert.ok(existsSync(join(BIN, 'flannel')), `${BIN}/flannel is missing: run npm run build`);
-    const r = await run(['bash', join(ROOT, 'scripts', 'libcni-setup.sh')], { timeoutMs: 280_000 });
-    assert.equal(r.code, 0, `scripts/libcni-setup.sh failed: ${r.stderr}`);
-    harness = r.stdout.trim().split('\n').pop() ?? '';
-    assert.ok(existsSync(harness), harness);
+    harness = await libcniHarness();
     node = await nets.create();
   });
 
   /** Runs the harness inside the node namespace. */
-  async function drive(args: string[]): Promise<HarnessOut> {
-    const r = await node.exec([harness, ...args]);
-    const line = r.stdout.trim().split('\n').pop() ?? '';
-    try {
-      return JSON.parse(line) as HarnessOut;
-    } catch {
-      throw new Error(`harness ${args.join(' ')}: exit ${r.code}, stdout ${r.stdout}, stderr ${r.stderr}`);
-    }
-  }
+  const drive = (args: string[]) => driveIn(node, harness, args);
 
   /** conf/<file> with the plugin paths under `dir`, written alone into `dir`/net.d; returns that conf dir. */
   function confDir(dir: string, file: string, edit: (c: ConfList) => void = () => undefined): string {
