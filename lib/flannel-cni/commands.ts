@@ -12,6 +12,7 @@ import { SUPPORTED_VERSIONS } from '../cni/types.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
+import { cmdGc } from './gc.ts';
 import { cmdStatus } from './status.ts';
 import { readFlannelSubnetFile, type FlannelEnv } from '../flannel/subnet-file.ts';
 
@@ -104,5 +105,6 @@ export function makeFlannelPlugin(name: string, hooks: FlannelHooks = {}): Plugi
     del: cmdDel,
     check: (a) => cmdCheck(a, hooks),
     status: cmdStatus,
+    gc: cmdGc,
   };
 }

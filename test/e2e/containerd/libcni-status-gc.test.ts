@@ -98,6 +98,28 @@ void describe("containerd 2's libcni: STATUS and GC reach weft's conflists", { .
     assert.deepEqual(readdirSync(join(dir, 'ipam', 'cbr0')).filter((f) => f.startsWith('10.')), []);
   });
 
+  it('GC reaches flannel\'s delegate: an attachment the runtime forgot loses its veth and address, a valid one keeps them', async () => {
+    const dir = join(t, 'fgc');
+    confDir(dir, '10-flannel.conflist', flannelPaths(dir, join(dir, 'ipam')));
+    writeFileSync(join(dir, 'subnet.env'), SUBNET_ENV);
+    const list = join(dir, 'net.d', '10-flannel.conflist');
+    const addPod = async (id: string): Promise<void> => {
+      const pod = await nets.create();
+      const r = await drive(['add', '--conflist', list, '--bin-dir', BIN, '--cache-dir', join(dir, 'cache'), '--netns', pod.path, '--id', id]);
+      assert.equal(r.ok, true, JSON.stringify(r));
+    };
+    await addPod('kept-pod');
+    await addPod('forgotten-pod');
+    const veths = async (): Promise<number> => (await node.exec(['ip', '-o', 'link', 'show', 'type', 'veth'])).stdout.trim().split('\n').filter((l) => l !== '').length;
+    assert.equal(await veths(), 2);
+    assert.deepEqual(readdirSync(join(dir, 'ipam', 'cbr0')).filter((f) => f.startsWith('10.')), ['10.244.7.2', '10.244.7.3']);
+    // A runtime that lost its cache (an empty cache dir): libcni has nothing to DEL, only the plugins' GC frees.
+    const gc = await drive(['gc', '--conflist', list, '--bin-dir', BIN, '--cache-dir', join(dir, 'empty-cache'), '--valid', 'kept-pod/eth0']);
+    assert.equal(gc.ok, true, JSON.stringify(gc));
+    assert.deepEqual(readdirSync(join(dir, 'ipam', 'cbr0')).filter((f) => f.startsWith('10.')), ['10.244.7.2']);
+    assert.equal(await veths(), 1, 'the forgotten pod\'s host veth is gone');
+  });
+
   it('GC reaches bridge and host-local: a leaked reservation goes, a valid one stays', async () => {
     const dir = join(t, 'gc');
     const ipam = join(dir, 'ipam');
