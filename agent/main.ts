@@ -1,4 +1,5 @@
 // Entry point of dist/bin/weftd: flags, start, and SIGTERM/SIGINT handling (wiring only).
+import { CommanderError } from 'commander';
 import { flanneldArgv } from './flanneld-argv.ts';
 import { normalizeWeftdFlags, weftdCommand, type RawFlags } from './flags.ts';
 import { setMemoryFlags } from './memory.ts';
@@ -15,13 +16,15 @@ setMemoryFlags();
 process.noDeprecation = true;
 
 async function main(): Promise<void> {
-  const cmd = weftdCommand(VERSION);
+  // commander prints its own usage errors; exitOverride makes them exit 2 like every other bad flag.
+  const cmd = weftdCommand(VERSION).exitOverride();
   let opts;
   try {
     // flanneld's syntax and FLANNELD_* environment, so that a flanneld unit runs weftd unchanged.
     cmd.parse(flanneldArgv(process.argv.slice(2), process.env), { from: 'user' });
     opts = normalizeWeftdFlags(cmd.opts<RawFlags>());
   } catch (e) {
+    if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
     process.stderr.write(`weftd: ${(e as Error).message}\n`);
     process.exit(2);
   }

@@ -24,6 +24,7 @@ import { familyTargets, reconcileFamily } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
+import { checkSubnetFileWritable } from './preflight.ts';
 import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
 import type { ServiceProxyFlags } from './services/flags.ts';
 import { refuseBesideKubeProxy } from './services/kube-proxy-present.ts';
@@ -60,12 +61,10 @@ export interface WeftdOptions {
 
 /** A running weftd. */
 export class Weftd {
-  readonly metrics: Metrics = createAgentMetrics();
   private readonly leases = new Map<string, Lease>();
   private loop: ReconcileLoop | undefined;
   private events: RtnlEvents | undefined;
   private watch: Watch | undefined;
-  private server: Server | undefined;
   private services: RunningServiceProxy | undefined;
   /** The API connection the controllers share when the lease store is not the kube one. */
   private controllersKube: KubeApi | undefined;
@@ -78,6 +77,8 @@ export class Weftd {
   private dev: DevIndexes | undefined;
 
   private constructor(
+    readonly metrics: Metrics,
+    private readonly server: Server | undefined,
     private readonly o: WeftdOptions,
     private readonly rtnl: Rtnl,
     private readonly uplink: Uplink,
@@ -91,9 +92,26 @@ export class Weftd {
   static async start(o: WeftdOptions): Promise<Weftd> {
     // Before anything is written: two Service proxies on one node would both DNAT the ClusterIPs.
     if (o.serviceProxy !== undefined) refuseBesideKubeProxy();
+    checkSubnetFileWritable(o.subnetFile);
     const rtnl = Rtnl.open();
-    const uplink = findUplink(rtnl, o.uplink);
+    let uplink: Uplink;
+    try {
+      uplink = findUplink(rtnl, o.uplink);
+    } catch (e) {
+      rtnl.close();
+      throw e;
+    }
     o.log.info('uplink', { ...uplink });
+    // Bound before the lease is taken: a port in use or an address the node lacks fails here.
+    const metrics = createAgentMetrics();
+    let running: Weftd | undefined;
+    let server: Server | undefined;
+    try {
+      if (o.metricsAddr !== undefined) server = await serveMetrics(o.metricsAddr, metrics, () => running?.health() ?? { ok: false, detail: 'starting: no lease yet' });
+    } catch (e) {
+      rtnl.close();
+      throw new Error(`cannot serve /healthz and /metrics on ${o.metricsAddr ?? ''} (--metrics-addr, --healthz-ip/--healthz-port): ${(e as Error).message}`, { cause: e });
+    }
     // udp: flannel0 died with the previous agent; forward again before the slow store start-up.
     const early = await startUdpEarly(o, rtnl, uplink);
     let store: LeaseStore;
@@ -101,6 +119,8 @@ export class Weftd {
       store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
     } catch (e) {
       early?.backend.stop();
+      server?.close();
+      rtnl.close();
       throw e;
     }
     try {
@@ -122,10 +142,12 @@ export class Weftd {
         ...(uplink6 !== undefined && v6Data !== undefined ? { publicIpv6: uplink6.publicIp, backendV6Data: v6Data } : {}),
       });
       o.log.info('lease acquired', { subnet: own.subnet, publicIp: own.publicIp, backend: backend.type, preferred });
-      const d = new Weftd(o, rtnl, uplink, uplink6, store, backend, own);
+      const d = new Weftd(metrics, server, o, rtnl, uplink, uplink6, store, backend, own);
       await d.run();
+      running = d;
       return d;
     } catch (e) {
+      server?.close();
       await store.close();
       rtnl.close();
       throw e;
@@ -182,7 +204,6 @@ export class Weftd {
       this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics, cache);
     }
     if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink);
-    if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
 
