@@ -45,7 +45,7 @@ const refuses = (raw: RawInstallOptions, re: RegExp): void => {
 describe('lease source options', () => {
   test('a flannel backend with no lease source is refused, saying why the file store is one machine only', () => {
     const { base } = fixture();
-    refuses(base, /--backend flannel-vxlan needs a lease source: --etcd-endpoints .* or --single-node .*nodes never learn each other's subnets/);
+    refuses(base, /--backend flannel-vxlan needs a lease source: --kube-subnet-mgr for a Kubernetes cluster .*--etcd-endpoints .* or --single-node .*nodes never learn each other's subnets/);
   });
 
   test('contradictions and half-given options name the option', () => {
