@@ -64,8 +64,8 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   const lease = checkLease({ view, publicIp: uplink?.publicIp ?? null, subnetFile: o.subnetFile, subnetEnvText, now: Date.now() });
   if (uplink === null && 'error' in node.uplink) lease.problems.push({ check: 'lease', detail: `no uplink: ${node.uplink.error}`, fix: 'pass --iface as weftd has it (systemctl cat weftd)' });
   results.push(lease);
-  const weftd = await readWeftd(o.metricsAddr);
-  results.push(checkHealth(weftd));
+  const weftd = await readWeftd(o.metricsAddr, o.metricsFrom === 'default');
+  results.push(checkHealth(weftd, noMetricsWhy(o)));
   results.push(cni);
   const own = 'error' in view ? null : ownLease(view, uplink?.publicIp ?? null);
   if ('error' in view || own === null || uplink === null) {
@@ -109,6 +109,13 @@ function localChecks(o: DoctorOptions, node: NodeState, backend: BackendConf | n
   return { allocs, live, tail: results };
 }
 
+/** Why the weftd check has no address to read. */
+function noMetricsWhy(o: DoctorOptions): string {
+  return o.metricsFrom === 'unit-has-none'
+    ? 'the weftd unit runs weftd without --metrics-addr, so it serves no /healthz (weft install adds --metrics-addr=127.0.0.1:9101; or pass --metrics-addr)'
+    : 'no --metrics-addr (weftd serves /healthz only with it)';
+}
+
 const OVERLAY_TYPES = ['flannel', 'flannel-vxlan', 'host-gw', 'flannel-udp'];
 
 /** The CNI config was read and names no flannel plugin: a plain bridge network, no weftd. */
@@ -120,7 +127,9 @@ function usesNoOverlay(cni: CheckResult): boolean {
 /** A node whose CNI config is a plain bridge network: weftd's checks do not apply. */
 async function bridgeOnly(o: DoctorOptions, cni: CheckResult, node: NodeState): Promise<Report> {
   const why = `${String(cni.facts['config'])} uses no flannel plugin and there is no ${o.subnetFile}: a bridge network without weftd`;
-  const results = [skipped('lease', why), checkHealth(await readWeftd(o.metricsAddr)), cni, skipped('peers', why), skipped('bridge', why), skipped('mtu', why)];
+  // No weftd is expected here: its health is checked only at an address given for it.
+  const health = o.metricsFrom === 'given' ? checkHealth(await readWeftd(o.metricsAddr)) : skipped('weftd', why);
+  const results = [skipped('lease', why), health, cni, skipped('peers', why), skipped('bridge', why), skipped('mtu', why)];
   results.push(...localChecks(o, node, null).tail);
   return buildReport(results);
 }

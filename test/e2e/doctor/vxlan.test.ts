@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
-import { nsRun } from '../../../testkit/topology.ts';
-import { assertClean, doctor, problemsOf, skipReason, type DoctorReport } from './helpers.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
+import { assertClean, doctor, doctorArgs, problemsOf, skipReason, WEFT, type DoctorReport } from './helpers.ts';
 
 /** Pauses weftd on `n` while `fn` runs (so it does not repair what the test breaks), then resumes it. */
 async function withWeftdPaused<T>(n: ClusterNode, fn: () => Promise<T>): Promise<T> {
@@ -162,6 +162,21 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
       assert.deepEqual([...new Set(r.problems.map((p) => p.check))].filter((x) => x !== 'mtu' && x !== 'weftd'), []);
     });
     await cleanAgain(c, n1);
+  });
+
+  void it("checks weftd's health by default at the address weft install and the DaemonSet use", async () => {
+    const args = doctorArgs(c, n1);
+    const at = args.indexOf('--metrics-addr');
+    args.splice(at, 2);
+    const run = async (): Promise<DoctorReport> => {
+      const r = await nsExec(n1.netns, ['node', WEFT, 'doctor', '--json', ...args], { timeoutMs: 20_000 });
+      return JSON.parse(r.stdout) as DoctorReport;
+    };
+    const ok = (await run()).checks.find((x) => x.check === 'weftd');
+    assert.equal(ok?.status, 'ok', JSON.stringify(ok));
+    assert.equal(ok?.facts['metricsAddr'], '127.0.0.1:9101');
+    const paused = await withWeftdPaused(n1, run);
+    assert.match(problemsOf(paused, 'weftd')[0]?.detail ?? '', /weftd does not answer at http:\/\/127\.0\.0\.1:9101\/healthz .*the address weft install and the DaemonSet give weftd/);
   });
 
   void it('names weftd not answering and exits 1', async () => {
