@@ -73,8 +73,8 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   } else {
     results.push(checkPeers({ netConf: view.netConf, leases: view.leases, own, uplink, node, metrics: weftd?.metrics ?? null }));
   }
-  const { allocs, live, tail } = localChecks(o, node, 'error' in view ? null : view.netConf.backend);
   const subnet = own?.subnet ?? (lease.env !== null ? networkForm(lease.env.subnet) : null);
+  const { allocs, live, tail } = localChecks(o, node, 'error' in view ? null : view.netConf.backend, subnet === null ? [] : [subnet]);
   results.push(checkBridge({ bridge: o.bridge, subnet, node, allocs, live }));
   if ('error' in view || uplink === null) results.push(skipped('mtu', 'needs the net-conf and the uplink (see lease)'));
   else results.push(checkMtu({ netConf: view.netConf, uplink, env: lease.env, bridge: o.bridge, node }));
@@ -84,11 +84,14 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
 }
 
 /** The checks that need no lease: host-local leaks, orphan nft elements, kernel facts. */
-function localChecks(o: DoctorOptions, node: NodeState, backend: BackendConf | null): { allocs: Allocation[]; live: LiveAttachments; tail: CheckResult[] } {
+function localChecks(o: DoctorOptions, node: NodeState, backend: BackendConf | null, subnets: readonly string[]): { allocs: Allocation[]; live: LiveAttachments; tail: CheckResult[] } {
   const allocs = readAllocations(o.ipamDataDir);
   const live = liveAttachments(node.links);
   const results: CheckResult[] = [];
-  results.push(checkAllocations(o.ipamDataDir, allocs, live));
+  // The pods' subnets of this node: its lease's, and the bridge's (a bridge-only network has no lease).
+  const bridge = node.links.find((l) => l.name === o.bridge);
+  const onBridge = bridge === undefined ? [] : node.addrs.filter((a) => a.index === bridge.index && a.family === 4).map((a) => a.cidr);
+  results.push(checkAllocations(o.ipamDataDir, allocs, live, [...subnets, ...onBridge]));
   let table: NftTableState | null = null;
   let nftOk = true;
   try {
@@ -130,6 +133,6 @@ async function bridgeOnly(o: DoctorOptions, cni: CheckResult, node: NodeState): 
   // No weftd is expected here: its health is checked only at an address given for it.
   const health = o.metricsFrom === 'given' ? checkHealth(await readWeftd(o.metricsAddr)) : skipped('weftd', why);
   const results = [skipped('lease', why), health, cni, skipped('peers', why), skipped('bridge', why), skipped('mtu', why)];
-  results.push(...localChecks(o, node, null).tail);
+  results.push(...localChecks(o, node, null, []).tail);
   return buildReport(results);
 }

@@ -3,7 +3,7 @@
 // repair it at once), sees doctor name it with its fix and exit 1, and puts it back.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
 import { nsExec, nsRun } from '../../../testkit/topology.ts';
@@ -112,6 +112,25 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
       assert.equal(r.problems.length, 1, JSON.stringify(r.problems));
     } finally {
       unlinkSync(file);
+    }
+    assertClean(await doctor(c, n1));
+  });
+
+  void it("names two CNI networks allocating from the node's subnet (kube-flannel's cbr0 records beside weft's)", async () => {
+    const pod = c.pods.find((p) => p.node === n1);
+    const cbr0 = join(n1.dir, 'ipam', 'cbr0');
+    mkdirSync(cbr0);
+    // kube-flannel's record of the address weft's network also gave out (the migration's duplicate).
+    writeFileSync(join(cbr0, pod?.ip ?? 'none'), 'old-flannel-pod\r\neth0');
+    try {
+      const r = await doctor(c, n1);
+      const ipam = problemsOf(r, 'ipam');
+      const shared = ipam.find((p) => p.detail.startsWith(`CNI networks "cbr0" and "weft" both allocate from ${n1.subnet as string} on this node`));
+      assert.ok(shared, JSON.stringify(ipam));
+      assert.ok(shared.detail.includes(`already given twice: ${pod?.ip ?? '?'} held under cbr0 (old-flannel-pod/eth0) and weft (${pod?.containerId ?? '?'}/eth0)`), shared.detail);
+      assert.match(shared.fix, /--network-name cbr0/);
+    } finally {
+      rmSync(cbr0, { recursive: true, force: true });
     }
     assertClean(await doctor(c, n1));
   });
