@@ -20,12 +20,21 @@ export const PROTOCOLS: Record<string, 'tcp' | 'udp' | 'sctp'> = { TCP: 'tcp', U
 /** A set a compiled policy refers to; its elements are filled from the pods on every pass. */
 export type SetRequest = { kind: 'pods'; scope: Scope } | { kind: 'named'; scope: Scope; port: string; proto: 'tcp' | 'udp' | 'sctp' } | { kind: 'block'; cidrs: readonly Cidr4[] };
 
+/** One direction of a policy: its chain, the base chain's jump to it, and its drop-counting rule with its named counter. */
+export interface CompiledDirection {
+  chain: string;
+  rules: TableRule[];
+  jump: TableRule;
+  drop: TableRule;
+  counter: string;
+}
+
 /** A policy's rules, which depend on the policy alone (set names name content, not members). */
 export interface CompiledPolicy {
   target: Scope;
   targetSet: string;
-  ingress?: { chain: string; rules: TableRule[]; jump: TableRule; drop: TableRule };
-  egress?: { chain: string; rules: TableRule[]; jump: TableRule; drop: TableRule };
+  ingress?: CompiledDirection;
+  egress?: CompiledDirection;
   requests: Map<string, SetRequest>;
 }
 
@@ -65,15 +74,17 @@ export function compilePolicy(pol: Policy): CompiledPolicy {
   const out: CompiledPolicy = { target, targetSet, requests };
   if (pol.types.ingress) {
     const chain = `pi-${hash(key)}`;
+    const counter = `ci-${hash(key)}`;
     out.ingress = {
-      chain, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip daddr @${targetSet} counter`, `drop ${key}`),
+      chain, counter, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip daddr @${targetSet} counter name ${counter}`, `drop ${key}`),
       rules: [taggedRule(nftExpr`ip daddr != @${targetSet} return`, key), ...pol.ingress.flatMap((r) => clauses(ctx, r, 'in').map((e) => taggedRule(e, key)))],
     };
   }
   if (pol.types.egress) {
     const chain = `pe-${hash(key)}`;
+    const counter = `ce-${hash(key)}`;
     out.egress = {
-      chain, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip saddr @${targetSet} counter`, `drop ${key}`),
+      chain, counter, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip saddr @${targetSet} counter name ${counter}`, `drop ${key}`),
       rules: [taggedRule(nftExpr`ip saddr != @${targetSet} return`, key), ...pol.egress.flatMap((r) => clauses(ctx, r, 'eg').map((e) => taggedRule(e, key)))],
     };
   }

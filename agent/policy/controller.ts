@@ -9,7 +9,8 @@ import type { Metrics } from '../metrics.ts';
 import { ReconcileLoop } from '../reconcile/loop.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { TableApplier } from './apply.ts';
-import { desiredPolicy, POLICY_TABLE, type PolicyCompileCache } from './desired.ts';
+import { listCounters } from '../../lib/netfilter/list-counters.ts';
+import { desiredPolicy, POLICY_TABLE, type PolicyCompileCache, type PolicyPlan } from './desired.ts';
 import { definePolicyMetrics, PM, readDropCounters } from './metrics.ts';
 import { namespaceLabels, trimPod, trimPolicy, type PodInfo, type Policy } from './types.ts';
 
@@ -39,6 +40,7 @@ export class PolicyController {
   private readonly loop: ReconcileLoop;
   private readonly unsubscribe: (() => void)[] = [];
   private lastRules = 0;
+  private lastPlans: readonly PolicyPlan[] = [];
   private lastError = '';
   /** ms timestamps of the pass that last made the table current (tests, bench). */
   lastAppliedAt = 0;
@@ -96,6 +98,7 @@ export class PolicyController {
       const d = desiredPolicy({ policies: [...this.policies.values()], pods: [...this.pods.values()], namespaces: this.namespaces, isLocal: this.o.isLocal, nodeAddrs: this.o.nodeAddrs() }, this.compiled);
       const r = this.applier.apply(d.content);
       this.lastRules = d.rules;
+      this.lastPlans = d.plans;
       this.lastAppliedAt = Date.now();
       this.lastError = '';
       const m = this.o.metrics;
@@ -104,8 +107,9 @@ export class PolicyController {
       m.set(PM.selected, d.isolated.egress, { direction: 'egress' });
       m.set(PM.rules, d.rules);
       m.set(PM.elements, [...d.content.sets.values()].reduce((n, s) => n + s.elements.size, 0));
-      m.inc(PM.passes, { result: r.script === '' ? 'unchanged' : 'applied' });
-      if (r.script !== '') this.o.log.debug('network policy applied', { trigger: why, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs) });
+      m.inc(PM.passes, { result: r.via === 'none' ? 'unchanged' : 'applied' });
+      if (r.via !== 'none') m.inc(PM.applies, { via: r.via });
+      if (r.via !== 'none') this.o.log.debug('network policy applied', { trigger: why, via: r.via, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs) });
     } catch (e) {
       this.lastError = (e as Error).message;
       this.o.metrics.inc(PM.passes, { result: 'failed' });
@@ -120,7 +124,7 @@ export class PolicyController {
     try {
       const m = this.o.metrics;
       m.clear(PM.drops);
-      for (const d of readDropCounters(this.applier.list())) m.set(PM.drops, d.packets, { policy: d.policy, direction: d.direction });
+      for (const d of readDropCounters(listCounters(POLICY_TABLE, this.o.nft ?? {}), this.lastPlans)) m.set(PM.drops, d.packets, { policy: d.policy, direction: d.direction });
     } catch (e) {
       this.o.metrics.inc(PM.errors, { source: 'list' });
       this.o.log.debug('network policy counters', { error: e });

@@ -21,6 +21,9 @@ export const CHAIN_DROP_EG = 'pol-drop-eg';
 export const SET_ISO_IN = 'iso-ingress';
 export const SET_ISO_EG = 'iso-egress';
 export const SET_NODE = 'node-addrs';
+/** Named counters of every drop, by direction. */
+export const COUNTER_DROP_IN = 'drops-in';
+export const COUNTER_DROP_EG = 'drops-eg';
 
 /** What the node knows: the cluster's policies, pods and namespaces, and which pods are its own. */
 export interface PolicyWorld {
@@ -37,6 +40,9 @@ export interface PolicyPlan {
   key: string;
   ingressChain?: string;
   egressChain?: string;
+  /** Named counters of its drops (pol-drop-*), by direction. */
+  ingressCounter?: string;
+  egressCounter?: string;
   localSelected: number;
 }
 
@@ -88,6 +94,7 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   };
 
   const chains = new Map<string, TableChain>();
+  const counters = new Set<string>();
   const plans: PolicyPlan[] = [];
   // One accumulator per direction: local pods isolated that way, the jumps into policy chains, their drops.
   const dirs = { ingress: newDirection(), egress: newDirection() };
@@ -113,6 +120,8 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
       const acc = dirs[d];
       for (const p of local) for (const ip of p.ips) acc.iso.add(ip);
       plan[d === 'ingress' ? 'ingressChain' : 'egressChain'] = c.chain;
+      plan[d === 'ingress' ? 'ingressCounter' : 'egressCounter'] = c.counter;
+      counters.add(c.counter);
       chains.set(c.chain, { rules: c.rules });
       acc.jumps.push(c.jump);
       acc.drops.push(c.drop);
@@ -130,8 +139,11 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
     taggedRule(nftExpr`ct state established,related accept`, 'replies'),
     taggedRule(dir === 'daddr' ? nftExpr`ip daddr != @${iso} accept` : nftExpr`ip saddr != @${iso} accept`, 'not isolated'),
   ];
-  chains.set(CHAIN_DROP_IN, { rules: [...dropIn, taggedRule(nftExpr`counter drop`, 'drop')] });
-  chains.set(CHAIN_DROP_EG, { rules: [...dropEg, taggedRule(nftExpr`counter drop`, 'drop')] });
+  // Named counters keep their values when a drop chain is rewritten (a policy added or removed).
+  counters.add(COUNTER_DROP_IN);
+  counters.add(COUNTER_DROP_EG);
+  chains.set(CHAIN_DROP_IN, { rules: [...dropIn, taggedRule(nftExpr`counter name ${COUNTER_DROP_IN} drop`, 'drop')] });
+  chains.set(CHAIN_DROP_EG, { rules: [...dropEg, taggedRule(nftExpr`counter name ${COUNTER_DROP_EG} drop`, 'drop')] });
   chains.set(CHAIN_IN, {
     base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' },
     rules: [...head(SET_ISO_IN, 'daddr'), taggedRule(nftExpr`ip saddr @${SET_NODE} accept`, 'node'), ...jumpsIn, taggedRule(nftExpr`jump ${CHAIN_DROP_IN}`, 'deny')],
@@ -141,7 +153,7 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
     rules: [...head(SET_ISO_EG, 'saddr'), ...jumpsEg, taggedRule(nftExpr`jump ${CHAIN_DROP_EG}`, 'deny')],
   });
   const rules = [...chains.values()].reduce((n, c) => n + c.rules.length, 0);
-  return { content: { sets, chains }, plans, isolated: { ingress: isoIn.size, egress: isoEg.size }, rules };
+  return { content: { sets, chains, counters }, plans, isolated: { ingress: isoIn.size, egress: isoEg.size }, rules };
 }
 
 function commentOf(s: string): string {

@@ -39,15 +39,20 @@ void describe('compile cache', () => {
 });
 
 void describe('readDropCounters', () => {
-  it('reads per-policy and total drop counters from the drop chains', () => {
+  it('reads per-policy named counters by the plans, and the totals', () => {
+    const pol = trimPolicy({ metadata: { namespace: 'x', name: 'deny' }, spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } });
+    const d = desiredPolicy({ policies: [pol], pods: [], namespaces: new Map(), isLocal: () => true, nodeAddrs: [] });
+    const plan = d.plans[0]!;
+    assert.ok(plan.ingressCounter !== undefined && d.content.counters?.has(plan.ingressCounter));
     const listing = JSON.stringify({ nftables: [
-      { table: { family: 'inet', name: 'weft-policy', handle: 1 } },
-      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-in', handle: 2, comment: 'drop x/deny 0123456789', expr: [{ match: {} }, { counter: { packets: 7, bytes: 420 } }] } },
-      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-in', handle: 3, comment: 'drop 31e1ec47c0', expr: [{ counter: { packets: 9, bytes: 540 } }, { drop: null }] } },
-      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-eg', handle: 4, comment: 'drop 31e1ec47c0', expr: [{ counter: { packets: 0, bytes: 0 } }, { drop: null }] } },
+      { counter: { family: 'inet', table: 'weft-policy', name: plan.ingressCounter, handle: 2, packets: 7, bytes: 420 } },
+      { counter: { family: 'inet', table: 'weft-policy', name: plan.egressCounter, handle: 3, packets: 1, bytes: 60 } },
+      { counter: { family: 'inet', table: 'weft-policy', name: 'drops-in', handle: 4, packets: 9, bytes: 540 } },
+      { counter: { family: 'inet', table: 'weft-policy', name: 'drops-eg', handle: 5, packets: 0, bytes: 0 } },
     ] });
-    assert.deepEqual(readDropCounters(parseNftListing(listing)), [
-      { policy: 'x/deny', direction: 'ingress', packets: 7 }, { policy: 'all', direction: 'ingress', packets: 9 }, { policy: 'all', direction: 'egress', packets: 0 },
+    assert.deepEqual(readDropCounters(parseNftListing(listing).counters ?? new Map(), d.plans), [
+      { policy: 'x/deny', direction: 'ingress', packets: 7 }, { policy: 'x/deny', direction: 'egress', packets: 1 },
+      { policy: 'all', direction: 'ingress', packets: 9 }, { policy: 'all', direction: 'egress', packets: 0 },
     ]);
   });
 });
