@@ -181,7 +181,7 @@ export class Weftd {
       const cache = await this.kubeCache(o.serviceProxy);
       this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics, cache);
     }
-    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink);
+    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink, this.uplink6);
     if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
@@ -318,9 +318,10 @@ export class Weftd {
 }
 
 /** Starts --network-policy (loaded only then): this node's addresses and pods follow the current lease. */
-async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics, own: () => Lease, uplink: Uplink): Promise<NetworkPolicyHandle> {
+async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics, own: () => Lease, uplink: Uplink, uplink6: UplinkV6 | undefined): Promise<NetworkPolicyHandle> {
   const { startNetworkPolicy } = await import('./policy/start.ts');
-  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp) });
+  const v6 = () => ({ ...(own().ipv6Subnet !== undefined ? { subnet: own().ipv6Subnet } : {}), ...(uplink6 !== undefined ? { publicIp: uplink6.publicIp } : {}) });
+  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp, v6()), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp, v6()) });
 }
 
 /** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */

@@ -16,8 +16,15 @@ void describe('policy node helpers', () => {
     assert.equal(policyIsLocal(p('10.244.3.7')!, '10.244.3.0/24', '192.0.2.13'), true);
     assert.equal(policyIsLocal(p('10.244.4.7', '192.0.2.14')!, '10.244.3.0/24', '192.0.2.13'), false);
   });
-  it('pod addresses are normalised and non-IPv4 ones dropped', () => {
-    assert.deepEqual(trimPod({ metadata: { namespace: 'x', name: 'p' }, status: { podIP: '10.0.0.1', podIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }, { ip: '999.0.0.1' }] } })?.ips, ['10.0.0.1']);
+  it('pod addresses of both families are normalised, invalid ones dropped', () => {
+    assert.deepEqual(trimPod({ metadata: { namespace: 'x', name: 'p' }, status: { podIP: '10.0.0.1', podIPs: [{ ip: '10.0.0.1' }, { ip: 'FD00:0::1' }, { ip: '::ffff:10.0.0.2' }, { ip: '999.0.0.1' }] } })?.ips, ['10.0.0.1', 'fd00::1', '10.0.0.2']);
+  });
+  it('dual-stack node: both subnets give gateway and VTEP addresses, and make pods local', () => {
+    const v6 = { subnet: 'fd00:10:244:3::/64', publicIp: '2001:db8::13' };
+    assert.deepEqual(policyNodeAddrs('10.244.3.0/24', '192.0.2.13', v6), ['10.244.3.0', '10.244.3.1', '192.0.2.13', 'fd00:10:244:3::', 'fd00:10:244:3::1', '2001:db8::13']);
+    const p = trimPod({ metadata: { namespace: 'x', name: 'p' }, status: { podIPs: [{ ip: 'fd00:10:244:3::7' }] } })!;
+    assert.equal(policyIsLocal(p, '10.244.3.0/24', '192.0.2.13', v6), true);
+    assert.equal(policyIsLocal(p, '10.244.3.0/24', '192.0.2.13'), false);
   });
 });
 
