@@ -33,6 +33,7 @@ import type { KubeConnFlags } from './kube/config.ts';
 import type { WatchCache } from './kube/watch-cache.ts';
 import type { NetworkPolicyHandle } from './policy/start.ts';
 import { policyNodeAddrs, policyIsLocal } from './policy/node.ts';
+import { policyViewPath } from './policy/state.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -321,7 +322,7 @@ export class Weftd {
 async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics, own: () => Lease, uplink: Uplink, uplink6: UplinkV6 | undefined): Promise<NetworkPolicyHandle> {
   const { startNetworkPolicy } = await import('./policy/start.ts');
   const v6 = () => ({ ...(own().ipv6Subnet !== undefined ? { subnet: own().ipv6Subnet } : {}), ...(uplink6 !== undefined ? { publicIp: uplink6.publicIp } : {}) });
-  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp, v6()), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp, v6()) });
+  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp, v6()), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp, v6()), viewFile: policyViewPath(o.subnetFile) });
 }
 
 /** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */

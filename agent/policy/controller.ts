@@ -10,7 +10,8 @@ import { ReconcileLoop } from '../reconcile/loop.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { TableApplier } from './apply.ts';
 import { listCounters } from '../../lib/netfilter/list-counters.ts';
-import { desiredPolicy, POLICY_TABLE, type PolicyCompileCache, type PolicyPlan } from './desired.ts';
+import { desiredPolicy, POLICY_TABLE, type DesiredPolicy, type PolicyCompileCache, type PolicyPlan } from './desired.ts';
+import { formatPolicyView, PolicyViewWriter } from './state.ts';
 import { definePolicyMetrics, PM, readDropCounters } from './metrics.ts';
 import { namespaceLabels, trimPod, trimPolicy, type PodInfo, type Policy } from './types.ts';
 
@@ -28,6 +29,8 @@ export interface PolicyControllerOptions {
   /** Kernel re-list period (default 30 s). */
   resyncMs?: number;
   nft?: NftRunOptions;
+  /** Where to leave the policy view for `weft doctor` (state.ts); none when absent. */
+  viewFile?: string;
 }
 
 /** The running controller. */
@@ -38,6 +41,7 @@ export class PolicyController {
   private readonly applier: TableApplier;
   private readonly compiled: PolicyCompileCache = new Map();
   private readonly loop: ReconcileLoop;
+  private readonly view: PolicyViewWriter | undefined;
   private readonly unsubscribe: (() => void)[] = [];
   private lastRules = 0;
   private lastPlans: readonly PolicyPlan[] = [];
@@ -47,6 +51,7 @@ export class PolicyController {
 
   constructor(private readonly o: PolicyControllerOptions) {
     this.applier = new TableApplier(POLICY_TABLE, o.nft ?? {});
+    this.view = o.viewFile !== undefined ? new PolicyViewWriter(o.viewFile) : undefined;
     definePolicyMetrics(o.metrics);
     o.metrics.addCollector(() => this.collectDrops());
     this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs ?? 2, periodMs: o.resyncMs ?? 30_000 });
@@ -109,6 +114,7 @@ export class PolicyController {
       m.set(PM.elements, [...d.content.sets.values()].reduce((n, s) => n + s.elements.size, 0));
       m.inc(PM.passes, { result: r.via === 'none' ? 'unchanged' : 'applied' });
       if (r.via !== 'none') m.inc(PM.applies, { via: r.via });
+      this.writeView(d);
       if (r.via !== 'none') this.o.log.debug('network policy applied', { trigger: why, via: r.via, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs) });
     } catch (e) {
       this.lastError = (e as Error).message;
@@ -118,6 +124,15 @@ export class PolicyController {
       this.loop.trigger('retry', 1000);
     }
     this.o.metrics.set(PM.applySeconds, (performance.now() - t0) / 1000);
+  }
+
+  private writeView(d: DesiredPolicy): void {
+    try {
+      this.view?.write(formatPolicyView(`${POLICY_TABLE.family} ${POLICY_TABLE.name}`, d));
+    } catch (e) {
+      this.o.metrics.inc(PM.errors, { source: 'view' });
+      this.o.log.warn('network policy view not written', { path: this.o.viewFile, error: e });
+    }
   }
 
   private collectDrops(): void {

@@ -48,7 +48,17 @@ export interface PolicyPlan {
   /** Named counters of its drops (pol-drop-*), by direction. */
   ingressCounter?: string;
   egressCounter?: string;
+  /** The set of the policy's own pods, per family ("4", "6"). */
+  targetSets: Partial<Record<'4' | '6', string>>;
   localSelected: number;
+}
+
+/** A pod of this node as the table sees it: its addresses and the policies selecting it, by direction. */
+export interface LocalPod {
+  pod: string;
+  ips: string[];
+  ingress: string[];
+  egress: string[];
 }
 
 /** The desired table plus figures for metrics. */
@@ -57,6 +67,8 @@ export interface DesiredPolicy {
   plans: PolicyPlan[];
   isolated: { ingress: number; egress: number };
   rules: number;
+  /** Every pod of this node (selected or not), sorted: what `weft doctor` compares the kernel with. */
+  local: LocalPod[];
 }
 
 /** Compiled policies by their content, kept by the caller across passes (only the current ones stay). */
@@ -111,6 +123,17 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   const { iso: isoEg, iso6: isoEg6, jumps: jumpsEg, drops: dropEg } = dirs.egress;
   const policies = [...w.policies].sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
   const used = new Set<string>();
+  const localPods = new Map<string, LocalPod>();
+  const localView = (p: PodInfo): LocalPod => {
+    const k = `${p.namespace}/${p.name}`;
+    let v = localPods.get(k);
+    if (v === undefined) {
+      v = { pod: k, ips: [...p.ips], ingress: [], egress: [] };
+      localPods.set(k, v);
+    }
+    return v;
+  };
+  for (const p of w.pods) if (w.isLocal(p)) localView(p);
   for (const pol of policies) {
     const key = `${pol.namespace}/${pol.name}`;
     const id = `${families.join(',')} ${JSON.stringify(pol)}`;
@@ -122,13 +145,14 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
     }
     for (const [name, r] of cp.requests) fill(name, r);
     const local = podsOf(cp.target).filter((p) => w.isLocal(p));
-    const plan: PolicyPlan = { key, localSelected: local.length };
+    const plan: PolicyPlan = { key, targetSets: { ...(cp.targetSets[4] !== undefined ? { 4: cp.targetSets[4] } : {}), ...(cp.targetSets[6] !== undefined ? { 6: cp.targetSets[6] } : {}) }, localSelected: local.length };
     for (const d of ['ingress', 'egress'] as const) {
       const c = cp[d];
       if (c === undefined) continue;
       const acc = dirs[d];
       for (const p of local) {
         acc.pods.add(`${p.namespace}/${p.name}`);
+        localView(p)[d].push(key);
         for (const ip of p.ips) (familyOfText(ip) === 4 ? acc.iso : acc.iso6).add(ip);
       }
       plan[d === 'ingress' ? 'ingressChain' : 'egressChain'] = c.chain;
@@ -172,7 +196,8 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
     rules: [...head('saddr'), ...jumpsEg, taggedRule(nftExpr`jump ${CHAIN_DROP_EG}`, 'deny')],
   });
   const rules = [...chains.values()].reduce((n, c) => n + c.rules.length, 0);
-  return { content: { sets, chains, counters }, plans, isolated: { ingress: dirs.ingress.pods.size, egress: dirs.egress.pods.size }, rules };
+  return { content: { sets, chains, counters }, plans, isolated: { ingress: dirs.ingress.pods.size, egress: dirs.egress.pods.size }, rules,
+    local: [...localPods.values()].sort((a, b) => (a.pod < b.pod ? -1 : 1)) };
 }
 
 function commentOf(s: string): string {
