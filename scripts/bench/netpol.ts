@@ -3,17 +3,15 @@
 // and 200 NetworkPolicies. Node 1 runs weftd --network-policy, node 2 kube-router (firewall only), so
 // each programs the same load for its 500 local pods. Figures: cold programming (process start ->
 // every policy's chain in the kernel), one label change -> the pod's address in the kernel set (p50/p99,
-// timed by a poll loop inside the node's netns, resolution one nft/ipset run), and rule counts.
+// timed by polling the kernel), the same for a new pod and a deleted policy, and rule counts; then
+// the per-packet cost (netpol-throughput.ts).
 import { Cluster } from '../../testkit/cluster.ts';
 import { KUBE_ROUTER_BIN, kubeRouterMissing, setNodeAddresses, startKubeRouter } from '../../testkit/kube-router.ts';
 import { nsExec } from '../../testkit/topology.ts';
 import { createHash } from 'node:crypto';
-import { peerSetName, POLICY_TABLE } from '../../agent/policy/desired.ts';
+import { peerSetName } from '../../agent/policy/desired.ts';
 import { hash } from '../../agent/policy/compile.ts';
-import { listRuleComments } from '../../lib/netfilter/nfnl/chains.ts';
-import { formatKeyBytes } from '../../lib/netfilter/nfnl/key-codec.ts';
-import { listSetElems, NfnlSocket } from '../../lib/netfilter/nfnl/index.ts';
-import { openNetns, withNetns } from '../../lib/netns/index.ts';
+import { benchNetpolThroughput, nfnlIn } from './netpol-throughput.ts';
 import { loadAverage, median, quantile, round, type BenchResult } from './util.ts';
 
 const PODS = 1000;
@@ -46,25 +44,6 @@ async function pollHere(check: () => boolean, timeoutS = 60): Promise<number> {
   return Date.now();
 }
 
-/** Reads weft's policy table of a node over nf_tables netlink, from this process (the socket is opened in the node's netns). */
-function nfnlIn(netns: string): { has(set: string, ip: string): boolean; hasChain(chain: string): boolean; close(): void } {
-  const h = openNetns(`/run/netns/${netns}`);
-  let sock: NfnlSocket;
-  try {
-    sock = withNetns(h, () => NfnlSocket.open());
-  } finally {
-    h.close();
-  }
-  return {
-    has: (set, ip) => {
-      const want = formatKeyBytes('ipv4_addr', ip).join(',');
-      return (listSetElems(sock, POLICY_TABLE, set) ?? []).some((e) => e.key.join(',') === want);
-    },
-    hasChain: (chain) => listRuleComments(sock, 'inet', POLICY_TABLE.name, chain).length > 0,
-    close: () => sock.close(),
-  };
-}
-
 /** kube-router v2.1.0's ipset of an ingress rule's pod peers (policyIndexedSourcePodIPSetName, pkg/controllers/netpol/policy.go). */
 function kubeRouterSrcSet(ns: string, policy: string, rule: number): string {
   return `KUBE-SRC-${base32(createHash('sha256').update(`${ns}${policy}ingressrule${rule}IPv4pod`).digest()).slice(0, 16)}`;
@@ -93,8 +72,17 @@ function base32(b: Uint8Array): string {
   return bits > 0 ? out + A[(v << (5 - bits)) & 31] : out;
 }
 
-/** The netpol benchmark (see the module comment). */
+/** The netpol benchmark: changes against kube-router, then per-packet cost (WEFT_BENCH_NETPOL_PARTS=changes,throughput picks). */
 export async function benchNetpol(): Promise<BenchResult[]> {
+  const parts = (process.env['WEFT_BENCH_NETPOL_PARTS'] ?? 'changes,throughput').split(',');
+  const rows: BenchResult[] = [];
+  if (parts.includes('changes')) rows.push(...await benchNetpolChanges());
+  if (parts.includes('throughput')) rows.push(...await benchNetpolThroughput());
+  return rows;
+}
+
+/** Cold programming, change latencies and rule counts, weft vs kube-router (see the module comment). */
+async function benchNetpolChanges(): Promise<BenchResult[]> {
   const missing = kubeRouterMissing();
   if (missing !== undefined) throw new Error(`netpol bench needs kube-router: ${missing}`);
   const c = await Cluster.create({ backend: 'host-gw', store: 'kube', nodes: 2, podsPerNode: 0, onProgress: (m) => process.stderr.write(`  ${m}\n`) });
