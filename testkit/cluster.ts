@@ -245,7 +245,7 @@ export class Cluster {
     await waitFor(`weftd on ${n.netns}`, async () => {
       if (proc.exitCode !== null) throw new Error(`weftd on ${n.netns} exited with ${proc.exitCode}: ${this.weftdLog(n).slice(-2000)}`);
       return (await nsExec(n.netns, ['curl', '-fsS', '--max-time', '1', 'http://127.0.0.1:9101/healthz'])).code === 0;
-    }, 20_000, 100);
+    }, 60_000, 100); // generous: a loaded machine starts Node slowly; a weftd that fails exits and is reported at once
     this.readSubnet(n);
   }
 
