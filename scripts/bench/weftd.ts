@@ -32,7 +32,9 @@ function nodeCount(): number {
 /** One store's rows: idle RSS, then each step of the ladder. */
 async function benchStore(store: Store, steps: number[]): Promise<BenchResult[]> {
   const nodes = nodeCount();
-  const c = await Cluster.create({ backend: 'vxlan', store, nodes, podsPerNode: 0, network: '10.0.0.0/8', onProgress: (m) => process.stderr.write(`  ${m}\n`) });
+  // WEFT_BENCH_BIN_DIR: another build's dist/bin (e.g. a copy from before a change) for a before/after in one session.
+  const binDir = process.env['WEFT_BENCH_BIN_DIR'];
+  const c = await Cluster.create({ backend: 'vxlan', store, nodes, podsPerNode: 0, network: '10.0.0.0/8', ...(binDir !== undefined ? { binDir } : {}), onProgress: (m) => process.stderr.write(`  ${m}\n`) });
   const w = watchRoutes(c);
   const writer = writerFor(c, store);
   try {
