@@ -63,7 +63,10 @@ export class Flannel {
     if (!p || p.exitCode !== null || p.signalCode !== null) return;
     const closed = new Promise((res) => p.once('close', res));
     p.kill('SIGTERM');
+    // flanneld drains for a while on SIGTERM; kube-flannel's pod would be killed after its grace period too.
+    const t = setTimeout(() => p.kill('SIGKILL'), 10_000);
     await closed;
+    clearTimeout(t);
     this.procs.delete(n.name);
   }
 }

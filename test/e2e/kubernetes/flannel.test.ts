@@ -117,6 +117,7 @@ void describe('kube-flannel as users run it on a kubelet cluster, then migrated 
     for (const [i, n] of k.nodes.entries()) {
       const t0 = Date.now();
       await flannel.stop(n);
+      const tStop = Date.now() - t0;
       await k.mustKubectl(['label', 'node', n.name, `${LABEL}=weft`]);
       await k.waitFor(`weft's pod Ready on ${n.name}`, async () => {
         const l = await k.control.call<{ items: Array<{ spec: { nodeName?: string }; status: { conditions?: Array<{ type: string; status: string }> } }> }>('GET', `/api/v1/namespaces/${m.dsNs}/pods`);
@@ -124,10 +125,11 @@ void describe('kube-flannel as users run it on a kubelet cluster, then migrated 
       }, 180_000, 250);
       await k.waitFor(`${n.name}: weft's conflist`, () => { try { return readFileSync(join(n.cniConfDir, '10-flannel.conflist'), 'utf8') === m.conflist; } catch { return false; } }, 60_000, 250);
       assert.equal(statSync(join(n.cniBinDir, 'flannel')).ino, statSync(join(n.cniBinDir, 'weft')).ino, `${n.name}: flannel is weft's`);
+      const tWeft = Date.now() - t0;
       await k.mustKubectl(['apply', '-f', '-'], JSON.stringify(httpdPod(`new${i}`, NS, KubeCluster.busyboxImage, n.name)));
       await k.waitFor(`new${i} Running`, async () => (await pods(`new${i}`)).some((x) => x.phase === 'Running' && x.ip !== ''), 120_000, 250);
       fresh.push(...(await pods(`new${i}`)));
-      log(`${n.name} migrated to weft in ${Date.now() - t0} ms (flanneld stopped -> weft Ready -> a new pod Running)`);
+      log(`${n.name} migrated to weft: flanneld stopped ${tStop} ms, weft's pod Ready and its conflist written ${tWeft} ms, a new pod Running ${Date.now() - t0} ms`);
       const other = old.find((x) => x.node !== n.name);
       assert.ok(other);
       await assertReach([...old, ...fresh], [fresh.at(-1) as PodView, other], [n], ` after ${n.name}`);
