@@ -41,7 +41,7 @@ export interface RawFlags extends RawLeaseSourceFlags {
 /** Builds the commander program (no parsing yet). */
 export function weftdCommand(version: string): Command {
   return withEtcdSecurityOptions(new Command('weftd')
-    .description('weft node agent: flannel-compatible subnet leases and vxlan / host-gw data plane')
+    .description('weft node agent: flannel-compatible subnet leases and the vxlan, host-gw or udp data plane (net-conf Backend.Type)')
     .version(version)
     .option('--net-conf <path>', "flannel net-conf.json (required with the file store; with etcd, default <etcd-prefix>/config)")
     .option('--store <spec>', 'lease store: file:/DIR shared by the nodes of one machine (default file:/var/lib/weft/leases)')
