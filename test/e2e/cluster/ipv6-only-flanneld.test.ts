@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { Cluster, waitFor } from '../../../testkit/cluster.ts';
 import { kubeBinariesPresent } from '../../../testkit/kube-apiserver.ts';
 import { canPing } from '../../../testkit/probe.ts';
+import { nsExec } from '../../../testkit/topology.ts';
 import { FLANNEL_CNI, skipReason, weftRoutes6 } from './helpers.ts';
 
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
@@ -54,6 +55,8 @@ for (const { store, backend } of CASES) {
         assert.equal(shape(kv[1]), shape(kv[3]), `flanneld's and weftd's values: ${kv[1] ?? ''} ${kv[3] ?? ''}`);
         return;
       }
+      // flanneld learns weftd's Node through its own informer, a moment after weftd published it.
+      await waitFor('flanneld routes to weftd\'s subnet', async () => (await nsExec(f.netns, ['ip', '-6', 'route', 'show', w.subnet6 ?? ''])).stdout.trim() !== '', 15_000, 200);
       for (const a of c.pods) for (const b of c.pods) {
         if (a !== b) assert.ok(await canPing(a.netns, b.ip), `${a.name} -> ${b.name} (${b.ip})`);
       }
