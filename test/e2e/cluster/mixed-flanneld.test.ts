@@ -11,7 +11,7 @@ import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { canPing } from '../../../testkit/probe.ts';
 import { assertProgrammedFor, pingLog, pingOnce, FLANNEL_CNI, routesTo, skipReason, swapAgentWithPings, vtep6Fdb, vtep6Neighs, vtepLink } from './helpers.ts';
 
-// The longest ping gap across an agent swap is a figure (printed above; near 0 on a quiet machine);
+// The longest ping gap across an agent swap is a figure (a test diagnostic; near 0 on a quiet machine);
 // the bound only catches a broken swap, loose enough that a loaded machine does not fail it.
 const GAP_BOUND_MS = 3000;
 
