@@ -101,6 +101,15 @@ function validateCidr4(option: string, value: string): string {
   const m = CIDR4_RE.exec(value);
   const ok = m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) >= 8 && Number(m[5]) <= 28;
   if (!ok) throw new InstallOptionError(`${option}: "${value}" is not an IPv4 CIDR with a prefix between /8 and /28`);
+  // flanneld refuses a Network with host bits, and host-local a subnet with them: say so before the first write.
+  const prefix = Number(m[5]);
+  const addr = m.slice(1, 5).reduce((a, o) => a * 256 + Number(o), 0);
+  const size = 2 ** (32 - prefix);
+  if (addr % size !== 0) {
+    const net = addr - (addr % size);
+    const text = [24, 16, 8, 0].map((sh) => Math.floor(net / 2 ** sh) % 256).join('.');
+    throw new InstallOptionError(`${option}: "${value}" has host bits set; the network is ${text}/${prefix}`);
+  }
   return value;
 }
 

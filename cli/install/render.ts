@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { kubeUnitEnv, leaseSourceArgs, type LeaseSource } from './lease-source.ts';
 import { FLANNEL_TYPE, usesWeftd, type Backend, type InstallOptions } from './options.ts';
 
+/** Where the installed weftd serves /healthz and /metrics (the DaemonSet's address too): the node's loopback. */
+export const WEFTD_METRICS_ADDR = '127.0.0.1:9101';
+
 /** The subnet.env weftd writes and the flannel plugins read (flannel's well-known path). */
 export const SUBNET_FILE = '/run/flannel/subnet.env';
 
@@ -76,7 +79,8 @@ export function weftdEnvPath(opts: Pick<InstallOptions, 'weftConfDir'>): string 
 export function renderWeftdUnit(opts: WeftdPlace & Pick<InstallOptions, 'weftConfDir'> & UnitSource): string {
   const source = opts.leaseSource ?? { kind: 'file' };
   const netConf = unitNetConfPath(opts);
-  const args = [...(netConf !== undefined ? [`--net-conf=${netConf}`] : []), ...leaseSourceArgs(source), `--subnet-file=${SUBNET_FILE}`, '--ip-masq'];
+  // /healthz and /metrics on the node's loopback only: `weft doctor` reads them there by default.
+  const args = [...(netConf !== undefined ? [`--net-conf=${netConf}`] : []), ...leaseSourceArgs(source), `--subnet-file=${SUBNET_FILE}`, '--ip-masq', `--metrics-addr=${WEFTD_METRICS_ADDR}`];
   const envFile = source.kind === 'etcd' && source.password !== undefined ? [`EnvironmentFile=${weftdEnvPath(opts)}`] : [];
   return [
     '# weftd, the weft node agent. Written by `weft install`; `weft install --uninstall` removes it.',

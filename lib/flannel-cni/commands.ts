@@ -42,7 +42,9 @@ async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
   const bytes = Buffer.from(JSON.stringify(conf));
   const type = delegateType(conf);
   // The delegate's (and its IPAM's) own checks, before the VTEP, the stored config or the bridge exist.
-  await delegateValidateAdd(type, bytes, a.env, { config: conf as NetConf, cniVersion: cfg.cniVersion });
+  // The same decoded object goes to the ADD: an in-process delegate reuses what its checks found.
+  const decoded = { config: conf as NetConf, cniVersion: cfg.cniVersion };
+  await delegateValidateAdd(type, bytes, a.env, decoded);
   hooks.beforeAdd?.(cfg, env);
   // ADD leaves nothing behind: the delegate's partial work is undone, then the config forgotten.
   return new Rollback().run(async (rb) => {
@@ -52,7 +54,7 @@ async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
     rb.push(`${type} ADD`, async () => {
       try { await delegateDel(type, bytes, a.env); } catch { /* the delegate's own rollback ran already */ }
     });
-    return await delegateAdd(type, bytes, a.env);
+    return await delegateAdd(type, bytes, a.env, decoded);
   });
 }
 

@@ -30,6 +30,8 @@ describe('normalizeInstallOptions', () => {
     [{ network: '10.0.0.0/7' }, /^--network: "10\.0\.0\.0\/7"/],
     [{ network: '300.0.0.0/16' }, /^--network: "300/],
     [{ network: 'fd00::/64' }, /^--network: "fd00::\/64"/],
+    [{ network: '10.244.1.0/16' }, /^--network: "10\.244\.1\.0\/16" has host bits set; the network is 10\.244\.0\.0\/16$/],
+    [{ network: '192.168.1.1/24', backend: 'bridge' }, /^--network: "192\.168\.1\.1\/24" has host bits set; the network is 192\.168\.1\.0\/24$/],
     [{ networkName: 'a/b' }, /^--network-name: "a\/b"/],
     [{ conflistName: '../10-weft.conflist' }, /^--conflist-name/],
     [{ conflistName: 'weft.conf' }, /^--conflist-name/],
