@@ -130,16 +130,17 @@ export class DiskStore implements Store {
 
   /**
    * A shared flock on network `name`'s lock file (its writers, ours and the reference's, hold it
-   * exclusively while they reserve), pushed onto `fds`. A directory without a lock file never had a
-   * locking writer: it is read unlocked. Never creates anything in another network's directory.
+   * exclusively while they reserve), pushed onto `fds`. The file is created when missing, as its own
+   * writer would create it (a writer that has just made its directory may not have opened it yet:
+   * without a file to meet on, both could reserve at once).
    */
   private lockSibling(name: string, fds: number[]): void {
     const path = join(this.dataDir, name, LOCK_FILE);
     let fd: number;
     try {
-      fd = openSync(path, constants.O_RDONLY);
+      fd = openSync(path, constants.O_RDONLY | constants.O_CREAT, 0o750);
     } catch (e) {
-      if (isSysError(e, 'ENOENT', 'ENOTDIR', 'EISDIR')) return;
+      if (isSysError(e, 'ENOENT', 'ENOTDIR', 'EISDIR')) return; // removed meanwhile, or not a network directory
       throw e;
     }
     fds.push(fd);
@@ -149,21 +150,37 @@ export class DiskStore implements Store {
   /**
    * Takes this network's exclusive lock and, with `siblings`, every other network's shared lock, all
    * in name order: every weft process takes its set in that one order (the reference takes only its
-   * own), so two ADDs of two networks never wait on each other in a circle.
+   * own), so two ADDs of two networks never wait on each other in a circle. The networks are listed
+   * again once all is held: one made meanwhile (its writer may already be reserving, having not seen
+   * ours) means letting go and starting over with it; one made later waits for our lock, since its
+   * writer finds our directory.
    */
   private lockAll(siblings: boolean, fds: number[]): void {
     if (!siblings) return this.acquire();
-    const others = listNetworks(this.dataDir).filter((n) => n !== this.network);
-    let own = false;
-    for (const name of others) {
-      if (!own && name > this.network) {
-        this.acquire();
-        own = true;
+    for (let round = 0; ; round++) {
+      const others = this.otherNetworks();
+      let own = false;
+      for (const name of others) {
+        if (!own && name > this.network) {
+          this.acquire();
+          own = true;
+        }
+        this.lockSibling(name, fds);
       }
-      this.lockSibling(name, fds);
+      if (!own) this.acquire();
+      const now = this.otherNetworks();
+      if (now.every((n) => others.includes(n))) {
+        this.others = others;
+        return;
+      }
+      this.flock(this.lockFd, 'un');
+      this.unlockSiblings(fds.splice(0));
+      if (round >= 10) throw tryAgainLater(`host-local: the networks under ${this.dataDir} keep changing`, 'nothing was reserved');
     }
-    if (!own) this.acquire();
-    this.others = others;
+  }
+
+  private otherNetworks(): string[] {
+    return listNetworks(this.dataDir).filter((n) => n !== this.network);
   }
 
   private unlockSiblings(fds: number[]): void {
