@@ -10,7 +10,14 @@ export const WEFTD_METRICS_ADDR = '127.0.0.1:9101';
 /** The subnet.env weftd writes and the flannel plugins read (flannel's well-known path). */
 export const SUBNET_FILE = '/run/flannel/subnet.env';
 
-/** The CNI conflist for `opts.backend` (cniVersion 1.0.0, portmap chained for hostPorts); `flannel` for the weftd backends. */
+/**
+ * CNI versions a conflist offers: runtimes on libcni 1.2+ (containerd 2, CRI-O 1.31+) pick the highest
+ * they support, and only from 1.1.0 on do they send STATUS and GC; older ones ignore the key and
+ * read `cniVersion`.
+ */
+export const CNI_VERSIONS = ['1.0.0', '1.1.0'] as const;
+
+/** The CNI conflist for `opts.backend` (cniVersion 1.0.0, cniVersions up to 1.1.0, portmap chained for hostPorts); `flannel` for the weftd backends. */
 export function renderConflist(opts: Pick<InstallOptions, 'backend' | 'networkName' | 'network'>): string {
   const portmap = { type: 'portmap', capabilities: { portMappings: true } };
   const first =
@@ -30,7 +37,7 @@ export function renderConflist(opts: Pick<InstallOptions, 'backend' | 'networkNa
           type: 'flannel',
           delegate: { hairpinMode: true, isDefaultGateway: true },
         };
-  return `${JSON.stringify({ cniVersion: '1.0.0', name: opts.networkName, plugins: [first, portmap] }, null, 2)}\n`;
+  return `${JSON.stringify({ cniVersion: '1.0.0', cniVersions: CNI_VERSIONS, name: opts.networkName, plugins: [first, portmap] }, null, 2)}\n`;
 }
 
 /** The plugin types a conflist names (each must be an executable in the CNI bin dir). */
