@@ -91,7 +91,10 @@ function absolute(flag: string, v: string): string {
  * unit was read (then weftd has the metrics address the unit gives, or none; else the installed default).
  */
 export function normalizeDoctorOptions(f: RawDoctorFlags, unitRead = false, env: Readonly<Record<string, string | undefined>> = process.env): DoctorOptions {
-  const kubeOn = f.kubeSubnetMgr === true || f.kubeSubnetMgr === 'true';
+  // In a pod (the weft DaemonSet's weftd container) with no unit and no other lease source named,
+  // the leases are the Nodes', as that weftd's are.
+  const otherSource = [f.store, f.etcdEndpoints, f.etcdPrefix, f.etcdCafile, f.etcdCertfile, f.etcdKeyfile, f.etcdUsername, f.etcdPassword].some((x) => x !== undefined);
+  const kubeOn = f.kubeSubnetMgr === true || f.kubeSubnetMgr === 'true' || (!unitRead && !otherSource && Boolean(env['KUBERNETES_SERVICE_HOST']));
   const kubeOnly = (['kubeconfigFile', 'kubeApiUrl', 'kubeAnnotationPrefix', 'kubeConfigmap'] as const).filter((k) => f[k] !== undefined);
   if (!kubeOn && kubeOnly.length > 0) throw new DoctorOptionError(`${kubeOnly.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} need --kube-subnet-mgr`);
   if (kubeOn && (f.store !== undefined || f.etcdEndpoints !== undefined)) throw new DoctorOptionError('--kube-subnet-mgr and --store/--etcd-endpoints: choose one lease source');

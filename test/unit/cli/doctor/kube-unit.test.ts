@@ -29,6 +29,13 @@ describe('doctor --kube-subnet-mgr options', () => {
     assert.throws(() => normalizeDoctorOptions({ kubeSubnetMgr: true, kubeConfigmap: 'weft-cfg' }, false, {}), /namespace\/name/);
   });
 
+  test("in a pod with no unit and no other source: the Nodes' leases, in-cluster, as the DaemonSet's weftd", () => {
+    const o = normalizeDoctorOptions({}, false, { KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443', NODE_NAME: 'w2' });
+    assert.deepEqual(o.kube, { nodeName: 'w2', annotationPrefix: 'flannel.alpha.coreos.com', configMap: 'kube-weft/weft-cfg' });
+    assert.equal(o.daemonSet, true);
+    assert.equal(normalizeDoctorOptions({ store: 'file:/var/lib/weft/leases' }, false, { KUBERNETES_SERVICE_HOST: '10.96.0.1' }).kube, undefined);
+  });
+
   test('the kubeconfig by default: KUBECONFIG, else the kubelet\'s on a host, none in a pod', () => {
     assert.equal(defaultKubeconfig({ KUBECONFIG: '/a:/b' }, () => true), '/a');
     assert.equal(defaultKubeconfig({}, (p) => p === KUBELET_KUBECONFIG), KUBELET_KUBECONFIG);
