@@ -151,16 +151,24 @@ export class NetpolLab {
 
   /** One full probe round: every pod to every pod, for one probe kind. */
   async probe(kind: ProbeKind, timeoutS = 1): Promise<Reachability> {
-    const r = new Reachability(false);
+    return (await this.probeAll([kind], timeoutS))[0] ?? new Reachability(false);
+  }
+
+  /**
+   * Every pod to every pod for all `kinds` at once: one probe process per source pod, every target
+   * and kind in parallel threads, so a round costs one timeout however many kinds are probed.
+   */
+  async probeAll(kinds: readonly ProbeKind[], timeoutS = 1): Promise<Reachability[]> {
+    const out = kinds.map(() => new Reachability(false));
     await Promise.all(ALL_PODS.map(async (from) => {
       const src = this.pods.get(from);
       if (src === undefined) return;
-      const targets = ALL_PODS.map((to) => `${this.pods.get(to)?.ip ?? ''}:${kind.port}:${kind.protocol}`);
-      const out = await nsExec(src.netns, ['python3', join(this.dir, 'probe.py'), String(timeoutS), ...targets], { timeoutMs: 30_000 });
-      const bits = out.stdout.trim();
-      ALL_PODS.forEach((to, i) => r.expect(from, to, bits[i] === '1'));
+      const targets = kinds.flatMap((kind) => ALL_PODS.map((to) => `${this.pods.get(to)?.ip ?? ''}:${kind.port}:${kind.protocol}`));
+      const res = await nsExec(src.netns, ['python3', join(this.dir, 'probe.py'), String(timeoutS), ...targets], { timeoutMs: 30_000 });
+      const bits = res.stdout.trim();
+      kinds.forEach((_, k) => ALL_PODS.forEach((to, i) => out[k]?.expect(from, to, bits[k * ALL_PODS.length + i] === '1')));
     }));
-    return r;
+    return out;
   }
 
   /**
@@ -171,7 +179,8 @@ export class NetpolLab {
     const end = Date.now() + timeoutMs;
     for (;;) {
       const bad: string[] = [];
-      for (const k of PROBES) for (const m of mismatches(expected(k), await this.probe(k))) bad.push(`${probeName(k)} ${m}`);
+      const seen = await this.probeAll(PROBES);
+      PROBES.forEach((k, i) => { for (const m of mismatches(expected(k), seen[i] ?? new Reachability(false))) bad.push(`${probeName(k)} ${m}`); });
       if (bad.length === 0 || Date.now() > end) return bad;
       await new Promise((res) => setTimeout(res, 200));
     }

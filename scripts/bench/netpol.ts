@@ -11,7 +11,7 @@ import { nsExec } from '../../testkit/topology.ts';
 import { createHash } from 'node:crypto';
 import { peerSetName } from '../../agent/policy/desired.ts';
 import { hash } from '../../agent/policy/compile.ts';
-import { benchNetpolThroughput, nfnlIn } from './netpol-throughput.ts';
+import { benchNetpolThroughput, nfnlIn, patientKube } from './netpol-throughput.ts';
 import { loadAverage, median, quantile, round, type BenchResult } from './util.ts';
 
 const PODS = 1000;
@@ -87,7 +87,7 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
   if (missing !== undefined) throw new Error(`netpol bench needs kube-router: ${missing}`);
   const c = await Cluster.create({ backend: 'host-gw', store: 'kube', nodes: 2, podsPerNode: 0, onProgress: (m) => process.stderr.write(`  ${m}\n`) });
   try {
-    const kube = c.kube;
+    const kube = c.kube === undefined ? undefined : patientKube(c.kube);
     const [n1, n2] = c.nodes;
     if (kube === undefined || n1 === undefined || n2 === undefined) throw new Error('cluster incomplete');
     await setNodeAddresses(c);
