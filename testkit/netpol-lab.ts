@@ -180,7 +180,7 @@ export class NetpolLab {
    * once `timeoutMs` has passed and at least three complete rounds were probed (a loaded machine may
    * take longer than the timeout for one round); returns the mismatches of the last round (empty: all match).
    */
-  async validate(expected: (k: ProbeKind) => Reachability, timeoutMs = 15_000): Promise<string[]> {
+  async validate(expected: (k: ProbeKind) => Reachability, timeoutMs = 45_000): Promise<string[]> {
     const end = Date.now() + timeoutMs;
     let rounds = 0;
     for (;;) {
