@@ -190,7 +190,7 @@ export class NetpolLab {
       if (bad.length === 0) return bad;
       if (seen.complete) rounds++;
       if (Date.now() > end && rounds >= 3) return bad;
-      if (Date.now() > end + 10 * timeoutMs) return [...bad, `(only ${rounds} complete probe rounds)`];
+      if (Date.now() > end + 120_000) return [...bad, `(only ${rounds} complete probe rounds)`];
       await new Promise((res) => setTimeout(res, 200));
     }
   }
