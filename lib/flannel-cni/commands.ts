@@ -13,6 +13,8 @@ import { SUPPORTED_VERSIONS } from '../cni/types.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
+import { cmdGc } from './gc.ts';
+import { cmdStatus } from './status.ts';
 import { readFlannelSubnetFile, type FlannelEnv } from '../flannel/subnet-file.ts';
 
 /** Backend-specific work before the delegate runs (flannel-vxlan: make sure the VTEP exists). */
@@ -109,5 +111,7 @@ export function makeFlannelPlugin(name: string, hooks: FlannelHooks = {}): Plugi
     add: (a) => cmdAdd(a, hooks),
     del: cmdDel,
     check: (a) => cmdCheck(a, hooks),
+    status: cmdStatus,
+    gc: cmdGc,
   };
 }
