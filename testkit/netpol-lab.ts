@@ -167,7 +167,7 @@ export class NetpolLab {
    * Probes every kind until the tables match `expected` (policy takes effect asynchronously) or
    * `timeoutMs` passes; returns the mismatches of the last round per probe kind (empty: all match).
    */
-  async validate(expected: (k: ProbeKind) => Reachability, timeoutMs = 15_000): Promise<string[]> {
+  async validate(expected: (k: ProbeKind) => Reachability, timeoutMs = 45_000): Promise<string[]> {
     const end = Date.now() + timeoutMs;
     for (;;) {
       const bad: string[] = [];
