@@ -10,6 +10,7 @@ import { Rollback } from '../cni/rollback.ts';
 import type { CmdArgs, Plugin } from '../cni/plugin.ts';
 import type { NetConf, Result } from '../cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../cni/types.ts';
+import { WEFT_VERSION } from '../version.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
@@ -106,7 +107,7 @@ async function cmdCheck(a: CmdArgs, hooks: FlannelHooks): Promise<void> {
 export function makeFlannelPlugin(name: string, hooks: FlannelHooks = {}): Plugin {
   return {
     name,
-    version: '0.1.0',
+    version: WEFT_VERSION,
     supportedVersions: SUPPORTED_VERSIONS,
     add: (a) => cmdAdd(a, hooks),
     del: cmdDel,
