@@ -25,6 +25,7 @@ import { familyTargets, reconcileFamily, reconcileJoined } from './reconcile/fam
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
+import { checkSubnetFileWritable } from './preflight.ts';
 import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
 import type { ServiceProxyFlags } from './services/flags.ts';
 import { refuseBesideKubeProxy } from './services/kube-proxy-present.ts';
@@ -34,6 +35,7 @@ import type { KubeConnFlags } from './kube/config.ts';
 import type { WatchCache } from './kube/watch-cache.ts';
 import type { NetworkPolicyHandle } from './policy/start.ts';
 import { policyNodeAddrs, policyIsLocal } from './policy/node.ts';
+import { policyViewPath } from './policy/state.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -61,7 +63,6 @@ export interface WeftdOptions {
 
 /** A running weftd. */
 export class Weftd {
-  readonly metrics: Metrics = createAgentMetrics();
   private readonly leases = new Map<string, Lease>();
   /** Lease changes since the last pass: peers that only joined are programmed alone (reconcile/changes.ts). */
   private readonly changes = new LeaseChanges();
@@ -70,7 +71,6 @@ export class Weftd {
   private loop: ReconcileLoop | undefined;
   private events: RtnlEvents | undefined;
   private watch: Watch | undefined;
-  private server: Server | undefined;
   private services: RunningServiceProxy | undefined;
   /** The API connection the controllers share when the lease store is not the kube one. */
   private controllersKube: KubeApi | undefined;
@@ -83,6 +83,8 @@ export class Weftd {
   private dev: DevIndexes | undefined;
 
   private constructor(
+    readonly metrics: Metrics,
+    private readonly server: Server | undefined,
     private readonly o: WeftdOptions,
     private readonly rtnl: Rtnl,
     private readonly uplink: Uplink,
@@ -96,9 +98,26 @@ export class Weftd {
   static async start(o: WeftdOptions): Promise<Weftd> {
     // Before anything is written: two Service proxies on one node would both DNAT the ClusterIPs.
     if (o.serviceProxy !== undefined) refuseBesideKubeProxy();
+    checkSubnetFileWritable(o.subnetFile);
     const rtnl = Rtnl.open();
-    const uplink = findUplink(rtnl, o.uplink);
+    let uplink: Uplink;
+    try {
+      uplink = findUplink(rtnl, o.uplink);
+    } catch (e) {
+      rtnl.close();
+      throw e;
+    }
     o.log.info('uplink', { ...uplink });
+    // Bound before the lease is taken: a port in use or an address the node lacks fails here.
+    const metrics = createAgentMetrics();
+    let running: Weftd | undefined;
+    let server: Server | undefined;
+    try {
+      if (o.metricsAddr !== undefined) server = await serveMetrics(o.metricsAddr, metrics, () => running?.health() ?? { ok: false, detail: 'starting: no lease yet' });
+    } catch (e) {
+      rtnl.close();
+      throw new Error(`cannot serve /healthz and /metrics on ${o.metricsAddr ?? ''} (--metrics-addr, --healthz-ip/--healthz-port): ${(e as Error).message}`, { cause: e });
+    }
     // udp: flannel0 died with the previous agent; forward again before the slow store start-up.
     const early = await startUdpEarly(o, rtnl, uplink);
     let store: LeaseStore;
@@ -106,6 +125,8 @@ export class Weftd {
       store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
     } catch (e) {
       early?.backend.stop();
+      server?.close();
+      rtnl.close();
       throw e;
     }
     try {
@@ -127,10 +148,12 @@ export class Weftd {
         ...(uplink6 !== undefined && v6Data !== undefined ? { publicIpv6: uplink6.publicIp, backendV6Data: v6Data } : {}),
       });
       o.log.info('lease acquired', { subnet: own.subnet, publicIp: own.publicIp, backend: backend.type, preferred });
-      const d = new Weftd(o, rtnl, uplink, uplink6, store, backend, own);
+      const d = new Weftd(metrics, server, o, rtnl, uplink, uplink6, store, backend, own);
       await d.run();
+      running = d;
       return d;
     } catch (e) {
+      server?.close();
       await store.close();
       rtnl.close();
       throw e;
@@ -187,8 +210,7 @@ export class Weftd {
       const cache = await this.kubeCache(o.serviceProxy);
       this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics, cache);
     }
-    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink);
-    if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
+    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink, this.uplink6);
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
 
@@ -343,9 +365,10 @@ export class Weftd {
 }
 
 /** Starts --network-policy (loaded only then): this node's addresses and pods follow the current lease. */
-async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics, own: () => Lease, uplink: Uplink): Promise<NetworkPolicyHandle> {
+async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics, own: () => Lease, uplink: Uplink, uplink6: UplinkV6 | undefined): Promise<NetworkPolicyHandle> {
   const { startNetworkPolicy } = await import('./policy/start.ts');
-  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp) });
+  const v6 = () => ({ ...(own().ipv6Subnet !== undefined ? { subnet: own().ipv6Subnet } : {}), ...(uplink6 !== undefined ? { publicIp: uplink6.publicIp } : {}) });
+  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp, v6()), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp, v6()), viewFile: policyViewPath(o.subnetFile) });
 }
 
 /** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */
