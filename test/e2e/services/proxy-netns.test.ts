@@ -10,6 +10,8 @@ import type { EndpointSlice, Service } from '../../../agent/services/types.ts';
 import { waitFor } from '../../../testkit/cluster.ts';
 import { FakeInformer } from '../../../testkit/fake-informer.ts';
 import { createTestNetns, rootOnly, run } from '../../../testkit/netns.ts';
+import { readSvcTable } from '../../../agent/services/kernel.ts';
+import { checkServicesOnNode } from '../../../cli/doctor/check-services.ts';
 
 function objects(n: number): { svcs: Service[]; slices: EndpointSlice[] } {
   const svcs: Service[] = [];
@@ -116,6 +118,36 @@ void describe('ServiceProxy in a namespace', rootOnly(), () => {
       await p2.start();
       p2.stop();
       assert.equal(b.synced[0]?.commands, 0);
+    } finally {
+      await ns.destroy();
+    }
+  });
+
+  it('weft doctor\'s services check agrees with the kernel weftd programmed, and sees an endpoint deleted behind its back', async () => {
+    const ns = await createTestNetns('wsvcp');
+    try {
+      const { svcs, slices } = objects(3);
+      const sliceInf = new FakeInformer(slices);
+      let done: (() => void) | undefined;
+      const p = new ServiceProxy({ services: new FakeInformer(svcs), slices: sliceInf, node: { nodeName: 'n1', clusterCidrs: ['10.244.0.0/16'], nodePortAddresses: [] }, log: createAgentLog('error'), metrics: new Metrics(), nft: { netnsPath: ns.path }, onUnits: () => done?.() });
+      await p.start();
+      // Four endpoints, then two: capacity 4 is kept for two (weftd's hysteresis), which the check must accept.
+      for (const ips of [['10.244.1.2', '10.244.2.2', '10.244.3.2', '10.244.4.2'], ['10.244.1.2', '10.244.4.2']]) {
+        const programmed = new Promise<void>((r) => { done = r; });
+        sliceInf.modify(slice(1, ips));
+        await programmed;
+      }
+      p.stop();
+      const sources = { env: { NODE_NAME: 'n1' }, list: () => Promise.resolve({ services: svcs, slices: sliceInf.list() }), read: () => readSvcTable({ netnsPath: ns.path }), clusterCidrs: ['10.244.0.0/16'] };
+      const ok = await checkServicesOnNode(sources);
+      assert.deepEqual(ok.problems, []);
+      assert.equal(ok.facts.endpoints, 6);
+      const map = (await run(['ip', 'netns', 'exec', ns.name, 'nft', 'list', 'table', 'inet', 'weft-svc'])).stdout.match(/map mepc-\w+/g) ?? [];
+      assert.equal(map.length, 3);
+      await run(['ip', 'netns', 'exec', ns.name, 'nft', `delete element inet weft-svc ${(map[0] ?? '').slice(4)} { 0 }`]);
+      const bad = await checkServicesOnNode(sources);
+      assert.equal(bad.problems.length, 1, JSON.stringify(bad.problems));
+      assert.match(bad.problems[0]?.detail ?? '', /endpoints differ/);
     } finally {
       await ns.destroy();
     }
