@@ -2,7 +2,9 @@
 // kube-apiserver, kube-controller-manager, kube-scheduler, a kubelet + containerd per node
 // namespace), weft installed the way users install it (`kubectl apply -f deploy/weft.yaml` with the
 // image scripts/image.sh builds), then a reachability matrix of pods Kubernetes scheduled, pod start
-// latency of 30 pods next to `node -e 0`, and a teardown that leaves nothing (counted).
+// latency of 30 pods next to `node -e 0`, and a teardown that leaves nothing (counted); then the same
+// cluster again with flannel as users run it (reference plugins, flannel's CNI plugin, the real
+// flanneld --kube-subnet-mgr) for the same pod start figures. `--no-flannel` skips that second cluster.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +15,7 @@ import { KubeCluster } from '../testkit/kube-cluster/cluster.ts';
 import { formatCensus } from '../testkit/kube-cluster/census.ts';
 import { buildWeftImageArchive } from '../testkit/kube-cluster/image.ts';
 import { podStartLatencies, quantile, type PodStartTimes } from '../testkit/kube-cluster/latency.ts';
+import { Flannel, flannelMissing } from '../testkit/kube-cluster/flannel.ts';
 import { formatLeftovers, nodeLeftovers } from '../testkit/kube-cluster/leftovers.ts';
 import { kubeClusterMissing } from '../testkit/kube-cluster/requirements.ts';
 import { formatReachability, httpdDeployment, listPods, reachability } from '../testkit/kube-cluster/workload.ts';
@@ -47,6 +50,63 @@ function manifestImage(): string {
   throw new Error('deploy/weft.yaml has no DaemonSet image');
 }
 
+const q = (v: number[]): string => `p50 ${(quantile(v, 0.5) / 1000).toFixed(2)} s, p99 ${(quantile(v, 0.99) / 1000).toFixed(2)} s`;
+const load = (): string => spawnSync('uptime', { encoding: 'utf8' }).stdout.trim().replace(/.*load average: /, 'load ');
+
+/** One cluster's pod start figures. */
+interface StartFigures {
+  what: string;
+  burst: PodStartTimes;
+  single: PodStartTimes;
+  nodeMs: number;
+  load: string;
+}
+
+/** Pod start latency on `c`: 30 pods created at once (Deployment `lat`), then 5 one at a time; `node -e 0` beside them. */
+async function measureStarts(c: KubeCluster): Promise<Omit<StartFigures, 'what'>> {
+  const burst = await timed('pod start latency: a Deployment of 30, created -> Running and Ready', () => podStartLatencies(c, NS, 'lat', 30, KubeCluster.busyboxImage));
+  const nodeMs = nodeStartMs(5);
+  const l = load();
+  process.stdout.write(`pod start, 30 pods created at once: to Running ${q(burst.running)}; to Ready (HTTP readiness probe) ${q(burst.ready)}; node -e 0: ${nodeMs.toFixed(0)} ms (${l})\n`);
+  const single = await timed('pod start latency: 5 pods one at a time', async () => {
+    const t: PodStartTimes = { running: [], ready: [] };
+    for (let i = 0; i < 5; i++) {
+      const one = await podStartLatencies(c, NS, `one${i}`, 1, KubeCluster.busyboxImage);
+      t.running.push(...one.running);
+      t.ready.push(...one.ready);
+      await c.mustKubectl(['-n', NS, 'delete', 'deployment', `one${i}`, '--wait=false']);
+    }
+    return { running: t.running.sort((a, b) => a - b), ready: t.ready.sort((a, b) => a - b) };
+  });
+  process.stdout.write(`pod start, one pod at a time (5): to Running ${q(single.running)}; to Ready ${q(single.ready)}\n`);
+  return { burst, single, nodeMs, load: l };
+}
+
+/** The same 3-node cluster with flannel as users run it (no weft at all), for the same figures. */
+async function flannelStarts(): Promise<StartFigures> {
+  let k: KubeCluster | undefined;
+  try {
+    k = await timed('building a second cluster for flannel (reference plugins, flannel CNI, flanneld --kube-subnet-mgr)', () =>
+      KubeCluster.create({ nodes: 3, progress: (m) => step(`  ${m}`) }));
+    const c = k;
+    await c.waitFor('nodes with a podCIDR', async () => (await c.nodeStatuses()).every((n) => n.podCidr !== undefined), 60_000);
+    const f = new Flannel(c);
+    const t0 = performance.now();
+    for (const n of c.nodes) f.installCni(n);
+    await Promise.all(c.nodes.map((n) => f.start(n)));
+    await c.waitFor('every node Ready', async () => (await c.nodeStatuses()).every((n) => n.ready), 180_000, 250);
+    step(`flanneld on every node -> every node Ready: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    await c.mustKubectl(['create', 'namespace', NS]);
+    await c.waitFor('the default ServiceAccount', async () => (await c.control.curl('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).stdout.includes('"uid"'), 60_000);
+    return { what: 'reference plugins + flanneld', ...await measureStarts(c) };
+  } finally {
+    if (k) {
+      k.destroySync();
+      step(`flannel cluster torn down; left on the machine: ${formatCensus(k.census())}`);
+    }
+  }
+}
+
 function nodeStartMs(runs: number): number {
   const t: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -63,7 +123,8 @@ async function main(): Promise<void> {
     'Needs: root, Debian 12 (containerd 1.6, runc, podman, busybox-static, openssl), cgroup v1 or v2;',
     'kubelet, kube-apiserver, kube-controller-manager, kube-scheduler and etcd v1.34.4 built once by',
     'scripts/kube-setup.sh through the Go module proxy (about 8 minutes on 2 cores the first time,',
-    'cached in /var/cache/weft), Debian\'s kubectl (scripts/kubectl-setup.sh). A run then takes about 2 minutes.',
+    'cached in /var/cache/weft), Debian\'s kubectl (scripts/kubectl-setup.sh); flanneld and flannel\'s CNI plugin',
+    '(scripts/flannel-setup.sh, scripts/flannel-cni-setup.sh) for the comparison. A run then takes about 4 minutes.',
     '',
   ].join('\n'));
   const missing = kubeClusterMissing();
@@ -73,6 +134,7 @@ async function main(): Promise<void> {
   // Ctrl-C ends the process without running `finally`: the cluster's own hooks tear it down, this removes the image archive.
   process.on('exit', () => rmSync(imgDir, { recursive: true, force: true }));
   let k: KubeCluster | undefined;
+  const results: StartFigures[] = [];
   try {
     const archive = join(imgDir, 'weft-image.tar');
     await timed(`building ${image} (scripts/image.sh, podman, FROM scratch)`, () => buildWeftImageArchive(imgDir, image, archive));
@@ -102,28 +164,14 @@ async function main(): Promise<void> {
     await c.mustKubectl(['-n', NS, 'delete', 'deployment', 'web', '--wait=true']);
     await c.waitFor('web pods gone', async () => (await listPods(c, NS, 'web')).length === 0, 120_000, 250);
 
-    const lat = await timed('pod start latency: a Deployment of 30, created -> Running and Ready', () => podStartLatencies(c, NS, 'lat', 30, KubeCluster.busyboxImage));
-    const nodeMs = nodeStartMs(5);
-    const q = (v: number[]): string => `p50 ${(quantile(v, 0.5) / 1000).toFixed(2)} s, p99 ${(quantile(v, 0.99) / 1000).toFixed(2)} s`;
-    process.stdout.write(`pod start, 30 pods created at once: to Running ${q(lat.running)}; to Ready (HTTP readiness probe) ${q(lat.ready)}; node -e 0: ${nodeMs.toFixed(0)} ms\n`);
-    const single = await timed('pod start latency: 5 pods one at a time', async () => {
-      const t: PodStartTimes = { running: [], ready: [] };
-      for (let i = 0; i < 5; i++) {
-        const one = await podStartLatencies(c, NS, `one${i}`, 1, KubeCluster.busyboxImage);
-        t.running.push(...one.running);
-        t.ready.push(...one.ready);
-        await c.mustKubectl(['-n', NS, 'delete', 'deployment', `one${i}`, '--wait=false']);
-      }
-      return { running: t.running.sort((a, b) => a - b), ready: t.ready.sort((a, b) => a - b) };
-    });
-    process.stdout.write(`pod start, one pod at a time (5): to Running ${q(single.running)}; to Ready ${q(single.ready)}\n`);
+    results.push({ what: 'weft (deploy/weft.yaml)', ...await measureStarts(c) });
     await timed('scale to 0 and count what pods left on the nodes', async () => {
       await c.mustKubectl(['-n', NS, 'scale', 'deployment/lat', '--replicas=0']);
       await c.waitFor('pods gone', async () => (await c.control.call<{ items: unknown[] }>('GET', `/api/v1/namespaces/${NS}/pods`)).items.length === 0, 180_000, 250);
       await c.waitFor('addresses freed', async () => (await Promise.all(c.nodes.map((n) => nodeLeftovers(n)))).every((l) => l.addresses.length === 0 && l.veths === 0), 60_000, 500).catch(() => undefined);
       for (const n of c.nodes) step(`  ${n.name}: ${formatLeftovers(await nodeLeftovers(n))}`);
     });
-    process.stdout.write(`nodes Ready ${readyS.toFixed(1)} s after kubectl apply; load ${spawnSync('uptime', { encoding: 'utf8' }).stdout.trim()}\n`);
+    process.stdout.write(`nodes Ready ${readyS.toFixed(1)} s after kubectl apply; ${load()}\n`);
   } finally {
     if (k) {
       const c = k;
@@ -132,6 +180,16 @@ async function main(): Promise<void> {
       step(`teardown: ${((performance.now() - t0) / 1000).toFixed(1)} s; left on the machine: ${formatCensus(c.census())}`);
     }
     rmSync(imgDir, { recursive: true, force: true });
+  }
+  if (!process.argv.includes('--no-flannel')) {
+    const fm = flannelMissing();
+    if (fm === undefined) results.push(await flannelStarts());
+    else step(`no flannel comparison: ${fm}`);
+  }
+  process.stdout.write('\npod start (created -> Running; created -> Ready)   30 at once                      one at a time (5)               node -e 0   load\n');
+  for (const r of results) {
+    process.stdout.write(`${r.what.padEnd(48)} ${q(r.burst.running).padEnd(30)}  ${q(r.single.running).padEnd(30)}  ${r.nodeMs.toFixed(0).padStart(5)} ms   ${r.load}\n`);
+    process.stdout.write(`${''.padEnd(48)} ${q(r.burst.ready).padEnd(30)}  ${q(r.single.ready).padEnd(30)}\n`);
   }
 }
 

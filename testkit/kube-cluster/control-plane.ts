@@ -134,7 +134,10 @@ export class ControlPlane {
 
   /** An API call that must succeed; returns the decoded body. */
   async call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
-    const r = await this.curl(method, path, body);
+    let r = await this.curl(method, path, body);
+    // A GET that timed out or lost its connection (curl 7, 28, 52, 56) is asked again: on a machine
+    // at load 50 the API server sometimes answers after curl's 10 s. Writes are never repeated.
+    for (let i = 0; i < 3 && method === 'GET' && [7, 28, 52, 56].includes(r.code); i++) r = await this.curl(method, path, body);
     let out: Record<string, unknown>;
     try {
       out = JSON.parse(r.stdout || '{}') as Record<string, unknown>;

@@ -134,6 +134,11 @@ export class KubeNode {
     return this.exec([CRICTL, '-r', 'unix:///run/containerd/containerd.sock', ...args], timeoutMs);
   }
 
+  /** Starts `cmd` inside the node (net + mount namespaces), its output in <root>/<name>.log; killed by destroySync() with the rest of the node. */
+  spawnInNode(name: string, cmd: readonly string[]): ChildProcess {
+    return this.spawnLogged(name, this.inNode(cmd));
+  }
+
   private spawnLogged(name: string, argv: string[]): ChildProcess {
     const out = openSync(join(this.root, `${name}.log`), 'a');
     const child = spawn(argv[0] ?? 'nsenter', argv.slice(1), { stdio: ['ignore', out, out] });

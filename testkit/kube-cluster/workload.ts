@@ -4,6 +4,7 @@
 // reachability matrix (pods' side by `kubectl exec`, nodes' side in each node namespace).
 import { nsExec } from '../topology.ts';
 import type { KubeCluster } from './cluster.ts';
+import type { KubeNode } from './node.ts';
 
 /** A pod as the tests look at it. */
 export interface PodView {
@@ -60,20 +61,24 @@ export interface ReachRow {
   error?: string;
 }
 
-/** Each pod fetches http://<ip>/index.html of every pod (one `kubectl exec` per pod); each node does the same from its namespace. */
-export async function reachability(k: KubeCluster, namespace: string, pods: readonly PodView[]): Promise<ReachRow[]> {
+/**
+ * Each of `sources` (every pod by default) fetches http://<ip>/index.html of every pod of `pods` (one
+ * `kubectl exec` per source); each node of `nodes` (every node by default) does the same from its namespace.
+ */
+export async function reachability(k: KubeCluster, namespace: string, pods: readonly PodView[], sources: readonly PodView[] = pods,
+  nodes: readonly KubeNode[] = k.nodes): Promise<ReachRow[]> {
   const rows: ReachRow[] = [];
   // The image's busybox (static, glibc) has no grep, and its wget segfaults resolving a URL: nc speaks HTTP/1.0.
   const get = (ip: string): string => `printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${ip} 80`;
   const script = pods.map((p) => `case "$(${get(p.ip)})" in *'200 OK'*weft*) echo ok ${p.ip};; *) echo failed ${p.ip};; esac`).join('; ');
-  for (const p of pods) {
+  for (const p of sources) {
     const r = await k.kubectl(['-n', namespace, 'exec', p.name, '--', 'sh', '-c', script]);
     const lines = r.stdout.split('\n');
     const ok = pods.filter((t) => lines.includes(`ok ${t.ip}`)).map((t) => t.ip);
     rows.push({ from: `${p.name} (${p.ip})`, ok, failed: pods.map((t) => t.ip).filter((ip) => !ok.includes(ip)),
       ...(r.code !== 0 ? { error: `kubectl exec exited ${r.code}: ${r.stderr.trim().slice(0, 300)}` } : {}) });
   }
-  for (const n of k.nodes) {
+  for (const n of nodes) {
     const ok: string[] = [];
     for (const t of pods) {
       const r = await nsExec(n.netns, ['curl', '-fsS', '--max-time', '3', `http://${t.ip}/index.html`]);

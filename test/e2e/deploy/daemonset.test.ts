@@ -153,9 +153,9 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
       const exe = statSync(join(bin, 'weft'));
       assert.equal(exe.mode & 0o777, 0o755);
       assert.equal(sha256(join(bin, 'weft')), sha256(SEA_WEFT), 'weft is a byte copy of dist/sea/weft');
-      for (const p of ['flannel', 'bridge', 'host-local', 'portmap', 'loopback']) assert.equal(statSync(join(bin, p)).ino, exe.ino, `${p} is a hard link to weft`);
-      assert.equal(exe.nlink, 6);
-      assert.deepEqual(readdirSync(bin).sort(), ['bridge', 'flannel', 'host-local', 'loopback', 'macvlan', 'portmap', 'weft'], 'no temp file left, nothing else');
+      for (const p of ['flannel', 'bridge', 'host-local', 'portmap', 'loopback', 'bandwidth']) assert.equal(statSync(join(bin, p)).ino, exe.ino, `${p} is a hard link to weft`);
+      assert.equal(exe.nlink, 7);
+      assert.deepEqual(readdirSync(bin).sort(), ['bandwidth', 'bridge', 'flannel', 'host-local', 'loopback', 'macvlan', 'portmap', 'weft'], 'no temp file left, nothing else');
       assert.equal(readFileSync(join(bin, 'macvlan'), 'utf8'), '#!/bin/sh\necho someone else\n');
       assert.deepEqual(readdirSync(conf), ['10-flannel.conflist']);
       assert.equal(readFileSync(join(conf, '10-flannel.conflist'), 'utf8'), configMapData()['cni-conf.json']);

@@ -3,7 +3,8 @@
 // pod CIDRs, kube-scheduler, a kubelet + containerd per node namespace). The nodes start NotReady
 // for want of a CNI config; weft's init container alone must make them Ready. Then a Deployment
 // spread over the nodes: pod-to-pod and node-to-pod reachability, kubelet's HTTP probes, addresses
-// freed on deletion, a scale 6 -> 30 -> 0 with leftovers counted, and a Node deleted.
+// freed on deletion, a hostPort, a rolling update of the DaemonSet under pings (then a pod with
+// bandwidth annotations shaped), a scale 6 -> 30 -> 0 with leftovers counted, and a Node deleted.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -13,14 +14,17 @@ import { KubeCluster } from '../../../testkit/kube-cluster/cluster.ts';
 import { formatCensus } from '../../../testkit/kube-cluster/census.ts';
 import { buildWeftImageArchive } from '../../../testkit/kube-cluster/image.ts';
 import { formatLeftovers, nodeLeftovers, type NodeLeftovers } from '../../../testkit/kube-cluster/leftovers.ts';
+import { formatPingReport, PING_INTERVAL_MS, startPinger, stopPinger } from '../../../testkit/kube-cluster/pinger.ts';
+import { httpdPod, podShaping } from '../../../testkit/kube-cluster/pod-features.ts';
 import { formatReachability, httpdDeployment, listPods, reachability, type PodView } from '../../../testkit/kube-cluster/workload.ts';
 import { nsExec } from '../../../testkit/topology.ts';
-import { configMapData, MANIFEST } from '../deploy/helpers.ts';
+import { configMapData, MANIFEST, manifestObject, podSpec } from '../deploy/helpers.ts';
 import { daemonSetImage, failUnlessReady, imageArchive, skipOutsideCi } from './helpers.ts';
 
 const NS = 'weft-e2e';
 const FOREIGN = '#!/bin/sh\necho the node\'s own bridge plugin\n';
 const APP = 'web';
+const HOST_PORT = 8080;
 const log = (m: string): void => void process.stderr.write(`# ${m}\n`);
 
 void describe('deploy/weft.yaml on a kubelet cluster', { skip: skipOutsideCi(), timeout: 900_000 }, () => {
@@ -78,7 +82,7 @@ void describe('deploy/weft.yaml on a kubelet cluster', { skip: skipOutsideCi(), 
     for (const n of k.nodes) {
       assert.equal(readFileSync(join(n.cniConfDir, '10-flannel.conflist'), 'utf8'), configMapData()['cni-conf.json'], `${n.name}: the conflist`);
       const weft = statSync(join(n.cniBinDir, 'weft'));
-      for (const p of ['flannel', 'bridge', 'host-local', 'portmap', 'loopback']) assert.equal(statSync(join(n.cniBinDir, p)).ino, weft.ino, `${n.name}: ${p} -> weft`);
+      for (const p of ['flannel', 'bridge', 'host-local', 'portmap', 'loopback', 'bandwidth']) assert.equal(statSync(join(n.cniBinDir, p)).ino, weft.ino, `${n.name}: ${p} -> weft`);
       await k.waitFor(`${n.name}: subnet.env`, () => readdirSync(join(n.runDir, 'flannel')).includes('subnet.env'), 60_000);
     }
     const n1 = k.nodes[0];
@@ -115,6 +119,82 @@ void describe('deploy/weft.yaml on a kubelet cluster', { skip: skipOutsideCi(), 
     // Liveness: several probe periods later, no container was restarted.
     await new Promise((res) => setTimeout(res, 6000));
     assert.deepEqual((await pods()).map((x) => x.restarts), [0, 0, 0, 0, 0, 0], 'a liveness probe failed');
+  });
+
+  void it('a hostPort pod is reached through its node\'s address from another node and from a pod on another node', async () => {
+    const [n1, n2] = k.nodes;
+    assert.ok(n1 && n2);
+    await k.mustKubectl(['apply', '-f', '-'], JSON.stringify(httpdPod('hostport', NS, KubeCluster.busyboxImage, n1.name, { hostPort: HOST_PORT })));
+    await k.waitFor('the hostPort pod Running', async () => (await listPods(k, NS, 'hostport')).some((x) => x.phase === 'Running'), 120_000, 250);
+    const r = await nsExec(n2.netns, ['curl', '-fsS', '--max-time', '5', `http://${n1.ip}:${HOST_PORT}/index.html`]);
+    assert.equal(r.code, 0, `${n2.name} -> ${n1.ip}:${HOST_PORT}: ${r.stderr}`);
+    assert.match(r.stdout, /weft/);
+    const from = (await pods()).find((x) => x.node === n2.name);
+    assert.ok(from);
+    const viaPod = await k.kubectl(['-n', NS, 'exec', from.name, '--', 'sh', '-c', `printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${n1.ip} ${HOST_PORT}`]);
+    assert.match(viaPod.stdout, /200 OK[\s\S]*weft/, `${from.name} -> ${n1.ip}:${HOST_PORT}: ${viaPod.stderr}`);
+    await k.mustKubectl(['-n', NS, 'delete', 'pod', 'hostport', '--wait=true']);
+  });
+
+  void it('a rolling update of the DaemonSet (new image tag, bandwidth added to the conflist): running pods keep reaching each other; then a pod with bandwidth annotations is shaped', async () => {
+    const ds = manifestObject('DaemonSet');
+    const cm = manifestObject('ConfigMap');
+    const dsNs = ds.metadata.namespace ?? 'default';
+    const newImage = `${daemonSetImage()}-rollout`;
+    for (const n of k.nodes) {
+      const t = await n.exec(['ctr', '-n', 'k8s.io', 'images', 'tag', daemonSetImage(), newImage]);
+      assert.equal(t.code, 0, `${n.name}: ctr images tag: ${t.stderr}`);
+    }
+    const before = await pods();
+    const pingers = k.nodes.map((n, i) => {
+      const from = before.find((x) => x.node === n.name);
+      const to = before.find((x) => x.node === k.nodes[(i + 1) % k.nodes.length]?.name);
+      assert.ok(from && to, `pods on ${n.name} and the next node`);
+      return { from, to };
+    });
+    for (const p of pingers) await startPinger(k, NS, p.from.name, p.to.ip);
+    const oldPods = (await k.control.call<{ items: Array<{ metadata: { name: string } }> }>('GET', `/api/v1/namespaces/${dsNs}/pods`)).items.map((x) => x.metadata.name);
+    const conf = JSON.parse(configMapData()['cni-conf.json'] ?? '{}') as { plugins: unknown[] };
+    conf.plugins.push({ type: 'bandwidth', capabilities: { bandwidth: true } });
+    const withBandwidth = JSON.stringify(conf, null, 2);
+    await k.mustKubectl(['-n', dsNs, 'patch', 'configmap', cm.metadata.name, '--type', 'merge', '-p', JSON.stringify({ data: { 'cni-conf.json': withBandwidth } })]);
+    const spec = podSpec();
+    const t0 = Date.now();
+    await k.mustKubectl(['-n', dsNs, 'patch', 'daemonset', ds.metadata.name, '--type', 'json', '-p', JSON.stringify([
+      ...spec.initContainers.map((_, i) => ({ op: 'replace', path: `/spec/template/spec/initContainers/${i}/image`, value: newImage })),
+      ...spec.containers.map((_, i) => ({ op: 'replace', path: `/spec/template/spec/containers/${i}/image`, value: newImage }))])]);
+    await k.waitFor('the rollout done', async () => {
+      const d = await k.control.call<{ metadata: { generation: number }; status: { observedGeneration?: number; desiredNumberScheduled?: number; updatedNumberScheduled?: number; numberAvailable?: number } }>(
+        'GET', `/apis/apps/v1/namespaces/${dsNs}/daemonsets/${ds.metadata.name}`);
+      const st = d.status;
+      return (st.observedGeneration ?? 0) >= d.metadata.generation && st.desiredNumberScheduled === 3 && st.updatedNumberScheduled === 3 && st.numberAvailable === 3;
+    }, 300_000, 250);
+    log(`DaemonSet rolled out to ${newImage} in ${Date.now() - t0} ms`);
+    const now = (await k.control.call<{ items: Array<{ metadata: { name: string }; spec: { containers: Array<{ image: string }> } }> }>('GET', `/api/v1/namespaces/${dsNs}/pods`)).items;
+    assert.ok(now.every((x) => !oldPods.includes(x.metadata.name) && x.spec.containers.every((c) => c.image === newImage)), `not every weft pod was replaced: ${now.map((x) => x.metadata.name).join(' ')}`);
+    await new Promise((res) => setTimeout(res, 2000));
+    const reports = [];
+    for (const p of pingers) reports.push(await stopPinger(k, NS, p.from.name, p.to.ip));
+    log(`pings during the rollout (every ${PING_INTERVAL_MS} ms): ${reports.map(formatPingReport).join('; ')}`);
+    log(`longest ping gap during the rollout: ${Math.max(...reports.map((r) => r.longestGapMs))} ms`);
+    for (const r of reports) assert.ok(r.received > 0, `no reply at all: ${formatPingReport(r)}`);
+    const rows = await reachability(k, NS, await pods());
+    for (const r of rows) assert.deepEqual(r.failed, [], `after the rollout ${r.from} cannot reach ${r.failed.join(', ')}`);
+    for (const n of k.nodes) assert.equal(readFileSync(join(n.cniConfDir, '10-flannel.conflist'), 'utf8'), withBandwidth, `${n.name}: the new conflist`);
+
+    const n2 = k.nodes[1];
+    assert.ok(n2);
+    await k.mustKubectl(['apply', '-f', '-'], JSON.stringify(httpdPod('shaped', NS, KubeCluster.busyboxImage, n2.name,
+      { annotations: { 'kubernetes.io/ingress-bandwidth': '1M', 'kubernetes.io/egress-bandwidth': '2M' } })));
+    await k.waitFor('the shaped pod Running', async () => (await listPods(k, NS, 'shaped')).some((x) => x.phase === 'Running'), 120_000, 250);
+    const iflink = Number((await k.mustKubectl(['-n', NS, 'exec', 'shaped', '--', 'cat', '/sys/class/net/eth0/iflink'])).trim());
+    const sh = await podShaping(n2, iflink);
+    log(`shaped pod: ${sh.veth}: ${sh.vethQdiscs.trim()} | ${sh.ifb ?? 'no ifb'}: ${sh.ifbQdiscs.trim()}`);
+    assert.match(sh.vethQdiscs, /qdisc tbf \S+ root .*rate 1Mbit/, `ingress (to the pod) shaping on ${sh.veth}`);
+    assert.ok(sh.ifb !== undefined, `no redirect to a bwp ifb on ${sh.veth}`);
+    assert.match(sh.ifbQdiscs, /qdisc tbf \S+ root .*rate 2Mbit/, `egress shaping on ${sh.ifb}`);
+    await k.mustKubectl(['-n', NS, 'delete', 'pod', 'shaped', '--wait=true']);
+    await k.waitFor(`${sh.ifb} removed`, async () => !(await nsExec(n2.netns, ['ip', 'link', 'show'])).stdout.includes(sh.ifb ?? '-'), 60_000, 250);
   });
 
   void it('deleting pods frees their addresses and leaves no veth, netns, cached result or nft element', async () => {

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds, once, the image the upstream e2e tests run their pods from, as a docker archive that
+# `ctr images import` loads (nothing can be pulled): tagged registry.k8s.io/e2e-test-images/agnhost:2.56
+# (the name and version test/utils/image/manifest.go of k8s.io/kubernetes v1.34.4 asks for), holding
+# /agnhost built by scripts/kube-e2e-setup.sh and the tools the network tests exec in it: a static
+# busybox for sh and friends, the machine's curl with the libraries ldd finds, and Debian's
+# netcat-openbsd (`nc -u`, which busybox lacks) fetched with `apt-get download` and unpacked, not
+# installed. Upstream's image is Alpine with bind-tools, iproute2, iperf and CoreDNS as well: the
+# tests that need those fail here. Prints the archive path.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup-lib.sh
+
+KUBE_VERSION=v1.34.4
+TAG=registry.k8s.io/e2e-test-images/agnhost:2.56
+AGNHOST="$CACHE/go-bin/kube-e2e-$KUBE_VERSION/agnhost"
+OUT="$CACHE/images/agnhost-2.56.tar"
+setup_lock agnhost-image
+if [ -s "$OUT" ] && [ "$OUT" -nt "$AGNHOST" ] && [ "$OUT" -nt "$0" ]; then echo "$OUT"; exit 0; fi
+[ -x "$AGNHOST" ] || { echo "weft: $AGNHOST is missing (scripts/kube-e2e-setup.sh)" >&2; exit 1; }
+for f in /bin/busybox /usr/bin/curl; do [ -x "$f" ] || { echo "weft: $f is missing" >&2; exit 1; }; done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+debs="$CACHE/debs"
+mkdir -p "$debs"
+ls "$debs"/netcat-openbsd_*.deb >/dev/null 2>&1 || (cd "$debs" && apt-get download netcat-openbsd >&2)
+dpkg-deb -x "$(ls "$debs"/netcat-openbsd_*.deb | head -1)" "$work/nc"
+R="$work/rootfs"
+mkdir -p "$R"/{bin,usr/bin,etc,tmp,proc,sys,dev,root,uploads}
+chmod 1777 "$R/tmp"
+cp "$AGNHOST" "$R/agnhost"
+ln -s agnhost "$R/agnhost-2"
+cp /bin/busybox "$R/bin/busybox"
+for a in sh ash cat echo ls ps sleep kill grep sed awk wc head tail cut tr hostname ip ping wget true false test env id mkdir rm mv cp touch date timeout printf dd nslookup; do
+  ln -s busybox "$R/bin/$a"
+done
+cp /usr/bin/curl "$R/usr/bin/curl"
+cp "$work/nc/bin/nc.openbsd" "$R/usr/bin/nc"
+libs=$( { ldd /usr/bin/curl; ldd "$work/nc/bin/nc.openbsd"; } | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }' | sort -u)
+for lib in $libs; do mkdir -p "$R$(dirname "$lib")"; cp -L "$lib" "$R$lib"; done
+mkdir -p "$R/etc/ssl/certs"
+printf 'root:x:0:0:root:/root:/bin/sh\nuser-defined-in-image:x:1000:50000::/home:/bin/sh\n' >"$R/etc/passwd"
+printf 'root:x:0:\ngroup-defined-in-image:x:50000:user-defined-in-image\n' >"$R/etc/group"
+echo 'hosts: files dns' >"$R/etc/nsswitch.conf"
+out="$work/image"
+mkdir -p "$out"
+tar -C "$R" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$out/layer.tar" .
+diff_id=$(sha256sum "$out/layer.tar" | cut -d' ' -f1)
+printf '%s' "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{\"Entrypoint\":[\"/agnhost\"],\"WorkingDir\":\"/\",\"Env\":[\"PATH=/usr/bin:/bin\"],\"ExposedPorts\":{\"80/tcp\":{},\"8080/tcp\":{},\"8081/tcp\":{},\"9376/tcp\":{},\"5000/tcp\":{}}},\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:$diff_id\"]}}" >"$out/config.json"
+printf '%s' "[{\"Config\":\"config.json\",\"RepoTags\":[\"$TAG\"],\"Layers\":[\"layer.tar\"]}]" >"$out/manifest.json"
+mkdir -p "$(dirname "$OUT")"
+tar -C "$out" -cf "$OUT.tmp" manifest.json config.json layer.tar
+mv "$OUT.tmp" "$OUT"
+echo "weft: $TAG built into $OUT" >&2
+echo "$OUT"
