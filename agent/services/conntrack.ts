@@ -1,9 +1,11 @@
 // Stale UDP conntrack entries, deleted as kube-proxy deletes them: a UDP client that keeps its source
 // port keeps its conntrack entry (refreshed by every datagram), so it would go on reaching an endpoint
-// that left the Service. For each endpoint a UDP Service port no longer uses, the entries whose
-// original destination is one of the port's addresses (or its NodePort) and whose reply comes from
-// that endpoint are deleted with `conntrack -D`, in weftd's netns (or the given one), after the
-// table no longer chooses the endpoint. Working out what to delete is pure.
+// that left the Service, or, for datagrams sent before the Service had endpoints, go on not being
+// translated at all. For each endpoint a UDP Service port no longer uses, the entries whose original
+// destination is one of the port's addresses (or its NodePort) and whose reply comes from that
+// endpoint are deleted; for a port that gained its first endpoints, every entry to its addresses.
+// `conntrack -D` runs in weftd's netns (or the given one) after the table changed. Working out what
+// to delete is pure.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { AgentLog } from '../log.ts';
@@ -16,24 +18,34 @@ export interface StaleUdp {
   addrs: string[];
   port: number;
   nodePort?: number;
-  endpoint: string;
+  /** The endpoint that left; absent: the port gained its first endpoints (entries to its addresses were never translated). */
+  endpoint?: string;
 }
 
 function endpointsOf(u: ServicePortUnit): Set<string> {
   return new Set([...u.cluster, ...u.internal, ...u.external].map((b) => b.ip));
 }
 
-/** The UDP endpoints `before` used and `after` (the same Service's units after a change) does not. */
+function target(u: ServicePortUnit): Omit<StaleUdp, 'endpoint'> {
+  return { family: u.family, addrs: [...(u.clusterIP !== undefined ? [u.clusterIP] : []), ...u.externalAddrs], port: u.port, ...(u.nodePort !== undefined ? { nodePort: u.nodePort } : {}) };
+}
+
+/** The UDP endpoints `before` used and `after` (the same Service's units after a change) does not, and the UDP ports that gained their first endpoints. */
 export function staleUdpEndpoints(before: readonly ServicePortUnit[], after: readonly ServicePortUnit[]): StaleUdp[] {
   const next = new Map(after.map((u) => [u.key, u]));
+  const prev = new Map(before.map((u) => [u.key, u]));
   const out: StaleUdp[] = [];
+  for (const u of after) {
+    const b = prev.get(u.key);
+    if (u.proto === 'udp' && endpointsOf(u).size > 0 && (b === undefined || endpointsOf(b).size === 0)) out.push(target(u));
+  }
   for (const u of before) {
     if (u.proto !== 'udp') continue;
     const a = next.get(u.key);
     const still = a === undefined ? new Set<string>() : endpointsOf(a);
     for (const ip of endpointsOf(u)) {
       if (still.has(ip)) continue;
-      out.push({ family: u.family, addrs: [...(u.clusterIP !== undefined ? [u.clusterIP] : []), ...u.externalAddrs], port: u.port, ...(u.nodePort !== undefined ? { nodePort: u.nodePort } : {}), endpoint: ip });
+      out.push({ ...target(u), endpoint: ip });
     }
   }
   return out;
@@ -42,8 +54,10 @@ export function staleUdpEndpoints(before: readonly ServicePortUnit[], after: rea
 /** The `conntrack` argument lists deleting one stale endpoint's entries. */
 export function conntrackArgs(s: StaleUdp): string[][] {
   const fam = s.family === 6 ? ['-f', 'ipv6'] : [];
-  const out = s.addrs.map((a) => ['-D', ...fam, '-p', 'udp', '--orig-dst', a, '--orig-port-dst', String(s.port), '--reply-src', s.endpoint]);
-  if (s.nodePort !== undefined) out.push(['-D', ...fam, '-p', 'udp', '--orig-port-dst', String(s.nodePort), '--reply-src', s.endpoint]);
+  const reply = s.endpoint === undefined ? [] : ['--reply-src', s.endpoint];
+  const out = s.addrs.map((a) => ['-D', ...fam, '-p', 'udp', '--orig-dst', a, '--orig-port-dst', String(s.port), ...reply]);
+  // A NodePort without an endpoint to match would delete other Services' flows to the port on other addresses: only by endpoint.
+  if (s.nodePort !== undefined && s.endpoint !== undefined) out.push(['-D', ...fam, '-p', 'udp', '--orig-port-dst', String(s.nodePort), ...reply]);
   return out;
 }
 

@@ -204,7 +204,8 @@ export class ServiceProxy {
         // The skeleton's fixed chains are rewritten at start and whenever the table was gone.
         this.apply(plan, !this.skeletonDone || have === null);
         this.fragments.clear();
-        for (const [k, before] of this.units) stale.push(...staleUdpEndpoints(before, touched.get(k) ?? []));
+        // Not at start: the table weftd finds is already in use, and its flows are translated.
+        if (this.skeletonDone) for (const k of new Set([...this.units.keys(), ...touched.keys()])) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
         this.units.clear();
         this.epRefs.clear();
         this.unitCount = 0;
