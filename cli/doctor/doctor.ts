@@ -19,6 +19,7 @@ import { checkLease, ownLease } from './check-lease.ts';
 import { checkMtu } from './check-mtu.ts';
 import { checkNft } from './check-nft.ts';
 import { checkPeers } from './check-peers.ts';
+import { checkServicesOnNode } from './check-services.ts';
 import { checkPolicyOnNode } from './check-policy.ts';
 import { readLeaseView, type LeaseView } from './leases.ts';
 import { readNodeState, uplinkOf, type NodeState } from './node-state.ts';
@@ -92,6 +93,7 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   if ('error' in view || uplink === null) results.push(skipped('mtu', 'needs the net-conf and the uplink (see lease)'));
   else results.push(checkMtu({ netConf: view.netConf, uplink, env: lease.env, bridge: o.bridge, node }));
   results.push(checkForwardOnNode('error' in view ? null : view.netConf, lease.env));
+  results.push(await checkServicesOnNode('error' in view ? {} : { clusterCidrs: [view.netConf.network, view.netConf.ipv6Network ?? ''].filter((n) => n !== '') }));
   results.push(checkPolicyOnNode(o.subnetFile, allocs, [subnet, own?.ipv6Subnet]));
   results.push(...tail);
   return forDeployment(o, buildReport(results));
