@@ -1,6 +1,7 @@
 // weftd's command line -> WeftdOptions: flag names as flannel spells them where flannel has them.
 import { Command } from 'commander';
-import { formatIp, isMapped, parseIp } from '../lib/ip/index.ts';
+import { parseIp } from '../lib/ip/index.ts';
+import { checkIfaceFlag, checkIpFlag, checkIpv4Flag, checkIpv6Flag, checkUrlFlag } from './flag-values.ts';
 import { leaseSourceFlags, withEtcdSecurityOptions, WEFTD_DEFAULTS, type RawLeaseSourceFlags } from './inspect.ts';
 import { normalizeStoreFlags, type StoreFlags } from './lease/store-flags.ts';
 import { createAgentLog, normalizeLogLevel } from './log.ts';
@@ -40,7 +41,7 @@ export interface RawFlags extends RawLeaseSourceFlags {
 /** Builds the commander program (no parsing yet). */
 export function weftdCommand(version: string): Command {
   return withEtcdSecurityOptions(new Command('weftd')
-    .description('weft node agent: flannel-compatible subnet leases and vxlan / host-gw data plane')
+    .description('weft node agent: flannel-compatible subnet leases and the vxlan, host-gw or udp data plane (net-conf Backend.Type)')
     .version(version)
     .option('--net-conf <path>', "flannel net-conf.json (required with the file store; with etcd, default <etcd-prefix>/config)")
     .option('--store <spec>', 'lease store: file:/DIR shared by the nodes of one machine (default file:/var/lib/weft/leases)')
@@ -93,10 +94,20 @@ net-conf.json (flannel's keys, matched case-insensitively):
                              auto turns it off only on kernels older than 5.7 (VXLAN checksum bug
                              under NAT, flannel#1279); off always applies that workaround; on never.`;
 
-/** Validates the parsed flags; throws an Error naming the flag and value. */
+/**
+ * Validates the parsed flags; throws an Error naming the flag and value. Every flag is checked here,
+ * before weftd opens anything: what only the node can tell (does the interface exist, can the port
+ * be bound, can subnet.env be written) Weftd.start checks next, still before the lease store.
+ */
 export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = process.env): WeftdOptions {
   if (f.netConf !== undefined && f.netConfigPath !== undefined) throw new Error('--net-conf and --net-config-path are the same flag; give one');
   const netConf = f.netConf ?? f.netConfigPath;
+  if (netConf === '') throw new Error('--net-conf (--net-config-path) "" names no file');
+  if (f.kubeApiUrl !== undefined) checkUrlFlag('kube-api-url', f.kubeApiUrl);
+  if (f.kubeconfigFile === '') throw new Error('--kubeconfig-file "" names no file (leave it out for the in-cluster account)');
+  const publicIp = f.publicIp !== undefined && f.publicIp !== '' ? checkIpv4Flag('public-ip', f.publicIp) : undefined;
+  for (const i of f.iface ?? []) checkIfaceFlag(i);
+  if (f.ifaceCanReach !== undefined) checkIpFlag('iface-can-reach', f.ifaceCanReach);
   const storeFlags = {
     ...leaseSourceFlags(f),
     ...(netConf !== undefined ? { netConfPath: netConf } : {}),
@@ -118,7 +129,11 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
     ttlSeconds = Number(f.leaseTtl);
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 5) throw new Error(`--lease-ttl ${JSON.stringify(f.leaseTtl)} must be an integer of at least 5 (seconds)`);
   }
-  if (metricsAddr !== undefined) parseListenAddr(metricsAddr);
+  if (metricsAddr !== undefined) {
+    // A host name would be resolved only when the server starts: an address or localhost is known now.
+    const { host } = parseListenAddr(metricsAddr);
+    if (host !== 'localhost' && parseIp(host) === null) throw new Error(`--metrics-addr ${JSON.stringify(metricsAddr)}: ${JSON.stringify(host)} is not an IP address (or localhost)`);
+  }
   if (!f.subnetFile.startsWith('/')) throw new Error(`--subnet-file ${JSON.stringify(f.subnetFile)} must be an absolute path`);
   const serviceProxy = normalizeServiceProxyFlags(f, env);
   const log = createAgentLog(normalizeLogLevel(logLevel(f)));
@@ -135,7 +150,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
       ...(f.iface !== undefined ? { iface: f.iface } : {}),
       ...(ifaceRegex.length > 0 ? { ifaceRegex } : {}),
       ...(f.ifaceCanReach !== undefined ? { ifaceCanReach: f.ifaceCanReach } : {}),
-      ...(f.publicIp !== undefined && f.publicIp !== '' ? { publicIp: f.publicIp } : {}),
+      ...(publicIp !== undefined ? { publicIp } : {}),
     },
     ...(publicIpv6 !== undefined ? { publicIpv6 } : {}),
     subnetFile: f.subnetFile,
@@ -153,10 +168,7 @@ export function normalizeWeftdFlags(f: RawFlags, env: NodeJS.ProcessEnv = proces
 
 /** --public-ipv6 (flanneld's flag, FLANNELD_PUBLIC_IPV6): an IPv6 address in Go's text form; empty means auto-detect. */
 function normalizePublicIpv6(v: string | undefined): string | undefined {
-  if (v === undefined || v === '') return undefined;
-  const ip = parseIp(v);
-  if (ip === null || ip.family !== 6 || isMapped(ip)) throw new Error(`--public-ipv6 ${JSON.stringify(v)} is not an IPv6 address`);
-  return formatIp(ip);
+  return v === undefined || v === '' ? undefined : checkIpv6Flag('public-ipv6', v);
 }
 
 /** The --kube-subnet-mgr part of the store flags (NODE_NAME, POD_NAME, POD_NAMESPACE read only in that mode). */
@@ -173,9 +185,9 @@ function kubeStoreFlags(f: RawFlags, env: NodeJS.ProcessEnv): Partial<StoreFlags
 function healthzAddr(f: RawFlags): string | undefined {
   const port = Number(f.healthzPort ?? '0');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--healthz-port ${JSON.stringify(f.healthzPort)} must be a port number (0: off)`);
+  const ip = checkIpFlag('healthz-ip', f.healthzIp ?? '0.0.0.0');
   if (port === 0) return f.metricsAddr;
   if (f.metricsAddr !== undefined) throw new Error('--healthz-port and --metrics-addr both name the /healthz server; give one');
-  const ip = f.healthzIp ?? '0.0.0.0';
   return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
 }
 

@@ -1,11 +1,11 @@
 // Entry point of dist/bin/weftd: flags, start, and SIGTERM/SIGINT handling (wiring only).
+import { CommanderError } from 'commander';
 import { flanneldArgv } from './flanneld-argv.ts';
 import { normalizeWeftdFlags, weftdCommand, type RawFlags } from './flags.ts';
 import { setMemoryFlags } from './memory.ts';
 import { Weftd } from './weftd.ts';
 import { isoNow } from '../lib/time/format.ts';
-
-const VERSION = '0.1.0';
+import { WEFT_VERSION } from '../lib/version.ts';
 
 // Before any code gets hot (see memory.ts).
 setMemoryFlags();
@@ -15,13 +15,16 @@ setMemoryFlags();
 process.noDeprecation = true;
 
 async function main(): Promise<void> {
-  const cmd = weftdCommand(VERSION);
+  // exitOverride: commander throws instead of exiting 1, so a usage error exits 2 as weft's do.
+  const cmd = weftdCommand(`weftd ${WEFT_VERSION}`).exitOverride();
   let opts;
   try {
     // flanneld's syntax and FLANNELD_* environment, so that a flanneld unit runs weftd unchanged.
     cmd.parse(flanneldArgv(process.argv.slice(2), process.env), { from: 'user' });
     opts = normalizeWeftdFlags(cmd.opts<RawFlags>());
   } catch (e) {
+    // commander printed its own message (or the help or version, exit 0).
+    if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);
     process.stderr.write(`weftd: ${(e as Error).message}\n`);
     process.exit(2);
   }

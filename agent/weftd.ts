@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { ensureIpMasq, masqNetworks } from './ip-masq.ts';
 import { ensureForwardRules, FORWARD_RESYNC_MS } from './forward-rules.ts';
-import { Rtnl, RtnlEvents, type RtnlEvent } from '../lib/netlink/index.ts';
+import { Rtnl, RtnlEvents, isExists, type RtnlEvent } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
 import { createBackend, type Backend, type UplinkV6 } from './backend/index.ts';
 import { findUplinkV6 } from './backend/uplink-v6.ts';
@@ -20,10 +20,12 @@ import { serveMetrics } from './metrics.ts';
 import { describeOp } from './reconcile/apply.ts';
 import { RTPROT_WEFT } from './reconcile/desired.ts';
 import type { DevIndexes, Op } from './reconcile/diff.ts';
-import { familyTargets, reconcileFamily } from './reconcile/family.ts';
+import { LeaseChanges } from './reconcile/changes.ts';
+import { familyTargets, reconcileFamily, reconcileJoined } from './reconcile/family.ts';
 import { ReconcileLoop } from './reconcile/loop.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
+import { checkSubnetFileWritable } from './preflight.ts';
 import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
 import type { ServiceProxyFlags } from './services/flags.ts';
 import { refuseBesideKubeProxy } from './services/kube-proxy-present.ts';
@@ -33,6 +35,7 @@ import type { KubeConnFlags } from './kube/config.ts';
 import type { WatchCache } from './kube/watch-cache.ts';
 import type { NetworkPolicyHandle } from './policy/start.ts';
 import { policyNodeAddrs, policyIsLocal } from './policy/node.ts';
+import { policyViewPath } from './policy/state.ts';
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -60,12 +63,14 @@ export interface WeftdOptions {
 
 /** A running weftd. */
 export class Weftd {
-  readonly metrics: Metrics = createAgentMetrics();
   private readonly leases = new Map<string, Lease>();
+  /** Lease changes since the last pass: peers that only joined are programmed alone (reconcile/changes.ts). */
+  private readonly changes = new LeaseChanges();
+  /** The programmed-entry gauges of the last full pass plus what joins added since. */
+  private readonly programmed = { route: 0, neigh: 0, fdb: 0 };
   private loop: ReconcileLoop | undefined;
   private events: RtnlEvents | undefined;
   private watch: Watch | undefined;
-  private server: Server | undefined;
   private services: RunningServiceProxy | undefined;
   /** The API connection the controllers share when the lease store is not the kube one. */
   private controllersKube: KubeApi | undefined;
@@ -78,6 +83,8 @@ export class Weftd {
   private dev: DevIndexes | undefined;
 
   private constructor(
+    readonly metrics: Metrics,
+    private readonly server: Server | undefined,
     private readonly o: WeftdOptions,
     private readonly rtnl: Rtnl,
     private readonly uplink: Uplink,
@@ -91,9 +98,26 @@ export class Weftd {
   static async start(o: WeftdOptions): Promise<Weftd> {
     // Before anything is written: two Service proxies on one node would both DNAT the ClusterIPs.
     if (o.serviceProxy !== undefined) refuseBesideKubeProxy();
+    checkSubnetFileWritable(o.subnetFile);
     const rtnl = Rtnl.open();
-    const uplink = findUplink(rtnl, o.uplink);
+    let uplink: Uplink;
+    try {
+      uplink = findUplink(rtnl, o.uplink);
+    } catch (e) {
+      rtnl.close();
+      throw e;
+    }
     o.log.info('uplink', { ...uplink });
+    // Bound before the lease is taken: a port in use or an address the node lacks fails here.
+    const metrics = createAgentMetrics();
+    let running: Weftd | undefined;
+    let server: Server | undefined;
+    try {
+      if (o.metricsAddr !== undefined) server = await serveMetrics(o.metricsAddr, metrics, () => running?.health() ?? { ok: false, detail: 'starting: no lease yet' });
+    } catch (e) {
+      rtnl.close();
+      throw new Error(`cannot serve /healthz and /metrics on ${o.metricsAddr ?? ''} (--metrics-addr, --healthz-ip/--healthz-port): ${(e as Error).message}`, { cause: e });
+    }
     // udp: flannel0 died with the previous agent; forward again before the slow store start-up.
     const early = await startUdpEarly(o, rtnl, uplink);
     let store: LeaseStore;
@@ -101,6 +125,8 @@ export class Weftd {
       store = await openLeaseStore({ ...o.store, onError: (e) => o.log.warn('lease store', { error: e }) });
     } catch (e) {
       early?.backend.stop();
+      server?.close();
+      rtnl.close();
       throw e;
     }
     try {
@@ -122,10 +148,12 @@ export class Weftd {
         ...(uplink6 !== undefined && v6Data !== undefined ? { publicIpv6: uplink6.publicIp, backendV6Data: v6Data } : {}),
       });
       o.log.info('lease acquired', { subnet: own.subnet, publicIp: own.publicIp, backend: backend.type, preferred });
-      const d = new Weftd(o, rtnl, uplink, uplink6, store, backend, own);
+      const d = new Weftd(metrics, server, o, rtnl, uplink, uplink6, store, backend, own);
       await d.run();
+      running = d;
       return d;
     } catch (e) {
+      server?.close();
       await store.close();
       rtnl.close();
       throw e;
@@ -165,6 +193,7 @@ export class Weftd {
     this.loop.start();
     this.watch = this.store.watch(revision, (ev) => {
       this.metrics.inc(M.leaseEvents, { type: ev.type });
+      this.changes.note(ev.lease.subnet, ev.type === 'added' && !this.leases.has(ev.lease.subnet) ? 'new' : 'other');
       if (ev.type === 'added') this.leases.set(ev.lease.subnet, ev.lease);
       else this.leases.delete(ev.lease.subnet);
       o.log.debug('lease event', { type: ev.type, subnet: ev.lease.subnet, publicIp: ev.lease.publicIp });
@@ -181,8 +210,7 @@ export class Weftd {
       const cache = await this.kubeCache(o.serviceProxy);
       this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics, cache);
     }
-    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink);
-    if (o.metricsAddr !== undefined) this.server = await serveMetrics(o.metricsAddr, this.metrics, () => this.health());
+    if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink, this.uplink6);
     o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
 
@@ -202,9 +230,13 @@ export class Weftd {
     return ev.type === 'delneigh' && index !== undefined && (index === this.dev?.vtep || index === this.dev?.vtep6);
   }
 
-  /** One reconcile pass (synchronous). */
+  /**
+   * One reconcile pass (synchronous): a full one (kernel state read and diffed against every lease),
+   * or, when only new peers joined since the last pass, one that adds just their entries.
+   */
   private pass(why: string): void {
     const t0 = performance.now();
+    const scope = this.changes.take(why);
     this.metrics.inc(M.runs, { trigger: why.split(',')[0] ?? why });
     try {
       const dev = this.backend.ensureLocal(this.rtnl, this.own);
@@ -212,14 +244,20 @@ export class Weftd {
       this.backend.syncLeases?.([...this.leases.values()], this.own);
       const conf = this.store.netConf;
       const sums = { route: 0, neigh: 0, fdb: 0, conflicts: 0, failed: [] as Error[] };
-      const leases = [...this.leases.values()];
+      const joined = scope.full ? undefined : scope.joined.map((s) => this.leases.get(s)).filter((l): l is Lease => l !== undefined);
+      const leases = joined ?? [...this.leases.values()];
       for (const t of familyTargets(conf, this.own, this.uplink, this.uplink6)) {
-        const { desired, plan, out } = reconcileFamily(this.rtnl, t, { backend: this.backend.type, directRouting: conf.backend.directRouting, vni: conf.backend.vni }, leases, dev);
+        const base = { backend: this.backend.type, directRouting: conf.backend.directRouting, vni: conf.backend.vni };
+        const { desired, plan, out } = joined ? reconcileJoined(this.rtnl, t, base, joined, dev) : reconcileFamily(this.rtnl, t, base, leases, dev);
         for (const op of out.applied) {
           this.metrics.inc(M.changes, { op: op.kind });
           this.o.log.info('programmed', { change: describeOp(op), trigger: why });
         }
+        // A joined peer's route meeting one already there is no error: the full pass it triggers decides.
+        const clash = (x: { op: Op; error: Error }) => joined !== undefined && x.op.kind === 'add-route' && isExists(x.error);
+        if (out.failed.some(clash)) this.changes.requireFull();
         for (const x of out.failed) {
+          if (clash(x)) continue;
           this.metrics.inc(M.errors, { source: 'apply' });
           this.o.log.warn('change failed', { change: describeOp(x.op), error: x.error });
         }
@@ -230,13 +268,21 @@ export class Weftd {
         sums.neigh += desired.neighs.length - failedAdds('add-neigh');
         sums.fdb += desired.fdbs.length - failedAdds('add-fdb');
         sums.conflicts += plan.conflicts.length;
-        sums.failed.push(...out.failed.map((x) => x.error));
+        sums.failed.push(...out.failed.filter((x) => !clash(x)).map((x) => x.error));
       }
-      this.metrics.set(M.programmed, sums.route, { kind: 'route' });
-      this.metrics.set(M.programmed, sums.neigh, { kind: 'neigh' });
-      this.metrics.set(M.programmed, sums.fdb, { kind: 'fdb' });
-      this.metrics.set(M.conflicts, sums.conflicts);
+      const p = this.programmed;
+      if (joined) {
+        p.route += sums.route;
+        p.neigh += sums.neigh;
+        p.fdb += sums.fdb;
+      } else {
+        Object.assign(p, { route: sums.route, neigh: sums.neigh, fdb: sums.fdb });
+        this.metrics.set(M.conflicts, sums.conflicts);
+      }
+      for (const kind of ['route', 'neigh', 'fdb'] as const) this.metrics.set(M.programmed, p[kind], { kind });
       this.metrics.set(M.leases, this.leases.size);
+      if (sums.failed.length > 0) this.changes.requireFull();
+      if (joined && this.changes.fullRequired) this.loop?.trigger('full-after-join', 0);
       if (sums.failed.length === 0) {
         this.lastOk = Date.now();
         this.lastError = '';
@@ -244,6 +290,7 @@ export class Weftd {
         this.lastError = sums.failed[0]?.message ?? '';
       }
     } catch (e) {
+      this.changes.requireFull();
       this.metrics.inc(M.errors, { source: 'reconcile' });
       this.lastError = (e as Error).message;
       this.o.log.error('reconcile failed', { trigger: why, error: e });
@@ -318,9 +365,10 @@ export class Weftd {
 }
 
 /** Starts --network-policy (loaded only then): this node's addresses and pods follow the current lease. */
-async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics, own: () => Lease, uplink: Uplink): Promise<NetworkPolicyHandle> {
+async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics, own: () => Lease, uplink: Uplink, uplink6: UplinkV6 | undefined): Promise<NetworkPolicyHandle> {
   const { startNetworkPolicy } = await import('./policy/start.ts');
-  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp) });
+  const v6 = () => ({ ...(own().ipv6Subnet !== undefined ? { subnet: own().ipv6Subnet } : {}), ...(uplink6 !== undefined ? { publicIp: uplink6.publicIp } : {}) });
+  return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp, v6()), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp, v6()), viewFile: policyViewPath(o.subnetFile) });
 }
 
 /** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */

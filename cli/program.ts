@@ -8,6 +8,7 @@ import { doctorCommand, runDoctorCommand } from './doctor/command.ts';
 import { DoctorOptionError } from './doctor/options.ts';
 import { installCommand, uninstallCommand } from './install/command.ts';
 import { InstallOptionError } from './install/options.ts';
+import { WEFT_VERSION } from '../lib/version.ts';
 
 /** Where the CLI writes; injected so tests can capture it. */
 export interface CliIo {
@@ -17,10 +18,13 @@ export interface CliIo {
 
 /** Builds the commander program; actions set `exit`. */
 function program(io: CliIo, argv1: string | undefined, setExit: (code: number) => void): Command {
-  const root = new Command('weft').description('weft CNI plugins: installation and diagnosis').exitOverride();
-  root.configureOutput({ writeOut: io.out, writeErr: io.err });
-  const doctor = doctorCommand(async (f) => setExit(await runDoctorCommand(f, io))).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err });
-  return root.addCommand(installCommand(io, argv1, setExit)).addCommand(uninstallCommand(io, setExit)).addCommand(doctor);
+  const output = { writeOut: io.out, writeErr: io.err };
+  const root = new Command('weft').description('weft CNI plugins: installation and diagnosis').version(`weft ${WEFT_VERSION}`, '-V, --version')
+    .exitOverride().configureOutput(output);
+  // Every subcommand throws instead of exiting, so that a usage error is exit 2 in each of them.
+  const subs = [installCommand(io, argv1, setExit), uninstallCommand(io, setExit), doctorCommand(async (f) => setExit(await runDoctorCommand(f, io)))];
+  for (const sub of subs) root.addCommand(sub.exitOverride().configureOutput(output));
+  return root;
 }
 
 /** Runs the CLI on `args` (without node and script); resolves with the exit code. */

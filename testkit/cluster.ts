@@ -245,7 +245,7 @@ export class Cluster {
     await waitFor(`weftd on ${n.netns}`, async () => {
       if (proc.exitCode !== null) throw new Error(`weftd on ${n.netns} exited with ${proc.exitCode}: ${this.weftdLog(n).slice(-2000)}`);
       return (await nsExec(n.netns, ['curl', '-fsS', '--max-time', '1', 'http://127.0.0.1:9101/healthz'])).code === 0;
-    }, 20_000, 100);
+    }, 60_000, 100); // generous: a loaded machine starts Node slowly; a weftd that fails exits and is reported at once
     this.readSubnet(n);
   }
 
@@ -278,7 +278,13 @@ export class Cluster {
 
   /** Creates a pod namespace on the node and wires it with the conflist (ADD through the real binaries). */
   async addPod(n: ClusterNode, index: number): Promise<ClusterPod> {
-    const sim = await this.topo.addPod(n, index);
+    return this.wirePod(await this.topo.addPod(n, index));
+  }
+
+  /** Wires a pod namespace made by topo.addPod with the node's conflist (ADD only: what a runtime waits for). */
+  async wirePod(sim: SimPod): Promise<ClusterPod> {
+    const n = this.nodes.find((x) => x.id === sim.node.id);
+    if (n === undefined) throw new Error(`pod ${sim.name} is on no node of this cluster`);
     const containerId = `${this.topo.prefix}-${sim.name}`;
     const res = await n.runner.add({ containerId, netns: sim.path, ifName: 'eth0' });
     const ips = (res['ips'] as Array<{ address: string }> | undefined)?.map((x) => x.address.split('/')[0] ?? '') ?? [];

@@ -4,7 +4,7 @@
 // one; the store's exclusive create settles the rest.
 import { type Cidr, type Family, cidrOverlaps, familyBits, formatCidr, hasHostBits, lastOf, parseCidr, parseIp } from '../../lib/ip/index.ts';
 import { type NetConf, familyNetConf, hasIPv6 } from '../config/net-conf.ts';
-import type { AcquireOptions, Lease } from './store.ts';
+import { type AcquireOptions, type Lease, NO_IPV4_ADDRESS, NO_IPV4_SUBNET, isIpv6Only } from './store.ts';
 
 /** Candidate window size, as in flannel's allocateSubnet. */
 export const MAX_CANDIDATES = 100;
@@ -93,6 +93,7 @@ export interface AcquirePlan {
  * `isLive` says whether a lease still counts (file store: not expired). Returns null when full.
  */
 export function planAcquire(conf: NetConf, all: Iterable<Lease>, opts: AcquireOptions, isLive: (l: Lease) => boolean, random: () => number = Math.random): AcquirePlan | null {
+  if (!conf.enableIPv4) return planAcquireV6Only(conf, [...all], opts, isLive, random);
   const v6 = hasIPv6(conf);
   const leases = [...all];
   const mine = leases.filter((l) => l.publicIp === opts.publicIp);
@@ -127,20 +128,38 @@ export function planAcquire(conf: NetConf, all: Iterable<Lease>, opts: AcquireOp
   return { subnet, ...(ipv6Subnet !== undefined ? { ipv6Subnet } : {}), existing: sameKey ? h : undefined, stale: h && !sameKey ? [...stale, h] : stale };
 }
 
+/**
+ * IPv6-only (EnableIPv4 false): the same preference on the IPv6 side alone, this node's leases told
+ * by their PublicIPv6 (every IPv6-only lease has PublicIP 0.0.0.0). The IPv4 side is flannel's zero
+ * subnet, so the key is "0.0.0.0-0&<IPv6 subnet>" as flanneld writes it.
+ */
+function planAcquireV6Only(conf: NetConf, leases: Lease[], opts: AcquireOptions, isLive: (l: Lease) => boolean, random: () => number): AcquirePlan | null {
+  const mine = leases.filter((l) => opts.publicIpv6 !== undefined && l.publicIpv6 === opts.publicIpv6);
+  const keep = mine.find((l) => isIpv6Only(l) && isSubnetCompatible(conf, 6, l.ipv6Subnet));
+  const stale = mine.filter((l) => l !== keep);
+  if (keep) return { subnet: NO_IPV4_SUBNET, ipv6Subnet: keep.ipv6Subnet as string, existing: keep, stale };
+  const others = leases.filter((l) => !stale.includes(l));
+  const live = others.filter(isLive);
+  const taken6 = live.flatMap((l) => (l.ipv6Subnet !== undefined ? [l.ipv6Subnet] : []));
+  const pref6 = opts.preferredIpv6Subnet ?? mine.find((l) => isSubnetCompatible(conf, 6, l.ipv6Subnet))?.ipv6Subnet;
+  const ipv6Subnet = pref6 !== undefined && isSubnetCompatible(conf, 6, pref6) && !taken6.some((t) => overlaps(t, pref6))
+    ? pref6
+    : pickFreeSubnet(conf, 6, taken6, random);
+  if (ipv6Subnet === null) return null;
+  // A dead lease under the same key is overwritten; any other dead one holding the subnet goes.
+  const dead = others.filter((l) => !isLive(l) && l.ipv6Subnet !== undefined && overlaps(l.ipv6Subnet, ipv6Subnet));
+  const existing = dead.find((l) => isIpv6Only(l) && l.ipv6Subnet === ipv6Subnet);
+  return { subnet: NO_IPV4_SUBNET, ipv6Subnet, existing, stale: [...stale, ...dead.filter((l) => l !== existing)] };
+}
+
 function overlaps(a: string, b: string): boolean {
   const ca = parseCidr(a);
   const cb = parseCidr(b);
   return ca !== null && cb !== null && cidrOverlaps(ca, cb);
 }
 
-/**
- * The stores lease an IPv4 subnet always (flannel's etcd subnet manager does too): an IPv6-only
- * net-conf is refused, and IPv6 needs the node's IPv6 address. Throws an Error saying which.
- */
+/** IPv6 (dual stack or IPv6-only) needs the node's IPv6 address; throws saying so. */
 export function checkAcquireFamilies(conf: NetConf, opts: AcquireOptions): void {
-  if (!conf.enableIPv4) {
-    throw new Error('net-conf: EnableIPv4 false (IPv6-only) needs --kube-subnet-mgr: the file and etcd stores lease an IPv4 subnet on every node, as flannel\'s etcd subnet manager does');
-  }
   if (hasIPv6(conf) && (opts.publicIpv6 === undefined || opts.publicIpv6 === '')) {
     throw new Error('net-conf: EnableIPv6 needs the node\'s IPv6 address (--public-ipv6, or an IPv6 address on the uplink)');
   }
@@ -148,7 +167,7 @@ export function checkAcquireFamilies(conf: NetConf, opts: AcquireOptions): void 
 
 /** The lease a plan writes for `opts`: the IPv6 attributes only when the plan has an IPv6 subnet. */
 export function leaseFromPlan(plan: AcquirePlan, opts: AcquireOptions, expiration: number): Lease {
-  const lease: Lease = { subnet: plan.subnet, publicIp: opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration };
+  const lease: Lease = { subnet: plan.subnet, publicIp: plan.subnet === NO_IPV4_SUBNET ? NO_IPV4_ADDRESS : opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration };
   if (plan.ipv6Subnet !== undefined) {
     lease.ipv6Subnet = plan.ipv6Subnet;
     if (opts.publicIpv6 !== undefined) lease.publicIpv6 = opts.publicIpv6;

@@ -3,7 +3,7 @@
 // re-list) or single events (from an etcd watch); it turns them into de-duplicated added/removed diffs.
 // Replays keep one entry per subnet, not one per event: memory follows the number of subnets, never
 // the number of events (a node whose peers churn for months must not grow).
-import { type Lease, type LeaseEvent, type Watch, sameLeaseData } from './store.ts';
+import { type Lease, type LeaseEvent, type Watch, leaseKey, sameLeaseData } from './store.ts';
 
 interface Entry {
   rev: number;
@@ -16,7 +16,7 @@ const CHANGES_LIMIT = 20_000;
 /** Lease table with revisions and watchers (pure, no I/O). */
 export class LeaseTable {
   private readonly leases = new Map<string, Lease>();
-  /** subnet -> its last change; Map order is revision order (a changed subnet is moved to the end). */
+  /** lease key -> its last change; Map order is revision order (a changed subnet is moved to the end). */
   private readonly changes = new Map<string, Entry>();
   private readonly watchers = new Set<(ev: LeaseEvent) => void>();
   /** Revision of the oldest state `changes` can replay from. */
@@ -28,15 +28,15 @@ export class LeaseTable {
     return { leases: [...this.leases.values()].map((l) => ({ ...l })), revision: this.revision };
   }
 
-  /** The cached lease for a subnet, if any. */
-  get(subnet: string): Lease | undefined {
-    return this.leases.get(subnet);
+  /** The cached lease under a key (leaseKey: the IPv4 subnet, or the IPv6 one of an IPv6-only lease), if any. */
+  get(key: string): Lease | undefined {
+    return this.leases.get(key);
   }
 
   /** Replaces the whole table by `leases`, emitting the difference. `revision` (etcd) or +1 per event (file). */
   applySnapshot(leases: Iterable<Lease>, revision?: number): number {
     const next = new Map<string, Lease>();
-    for (const l of leases) next.set(l.subnet, l);
+    for (const l of leases) next.set(leaseKey(l), l);
     let changes = 0;
     for (const [subnet, old] of this.leases) {
       if (!next.has(subnet)) changes += this.apply({ type: 'removed', lease: old }, revision);
@@ -48,24 +48,25 @@ export class LeaseTable {
 
   /** Applies one event; returns 1 when it changed the table (and was sent to watchers), else 0. */
   apply(ev: LeaseEvent, revision?: number): number {
-    const cur = this.leases.get(ev.lease.subnet);
+    const key = leaseKey(ev.lease);
+    const cur = this.leases.get(key);
     if (ev.type === 'added') {
       if (cur && sameLeaseData(cur, ev.lease)) {
         cur.expiration = ev.lease.expiration; // a renewal: not worth an event
         return 0;
       }
-      this.leases.set(ev.lease.subnet, { ...ev.lease });
+      this.leases.set(key, { ...ev.lease });
     } else {
       if (!cur) return 0;
-      this.leases.delete(ev.lease.subnet);
+      this.leases.delete(key);
       ev = { type: 'removed', lease: { ...cur } };
     }
     // Events of one etcd revision share it; a revision going backwards (etcd's data wiped) or
     // none at all (file store) moves one step on, so revisions stay monotonic for replays.
     const rev = revision === undefined || revision < this.revision ? this.revision + 1 : revision;
     this.revision = rev;
-    this.changes.delete(ev.lease.subnet);
-    this.changes.set(ev.lease.subnet, { rev, ev });
+    this.changes.delete(key);
+    this.changes.set(key, { rev, ev });
     for (const [subnet, oldest] of this.changes) {
       if (this.changes.size <= CHANGES_LIMIT) break;
       this.changes.delete(subnet);

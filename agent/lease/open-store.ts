@@ -16,7 +16,13 @@ export { normalizeStoreFlags, type StoreFlags } from './store-flags.ts';
 /** Reads --net-conf if given; null when it was not. */
 export function readNetConfFile(path: string | undefined): NetConf | null {
   if (path === undefined) return null;
-  return parseNetConf(readFileSync(path));
+  let text: Buffer;
+  try {
+    text = readFileSync(path);
+  } catch (e) {
+    throw new Error(`--net-conf ${JSON.stringify(path)}: ${(e as Error).message}`, { cause: e });
+  }
+  return parseNetConf(text);
 }
 
 /** Opens the lease store the flags select (connects to etcd, creates the file store's directory). */

@@ -1,7 +1,7 @@
 // Keeps this node's own lease alive for a store: renews it before it expires and, when the store
 // reports it gone (deleted by hand, taken after expiry, etcd data lost), registers again and tells
 // the agent through onLost. Shared by the file and etcd stores; the store supplies renew/reacquire.
-import type { AcquireOptions, Lease, LeaseLostEvent } from './store.ts';
+import { type AcquireOptions, type Lease, type LeaseLostEvent, leaseKey } from './store.ts';
 
 /** What the keeper needs from its store. */
 export interface OwnLeaseKeeperOptions {
@@ -45,7 +45,7 @@ export class OwnLeaseKeeper {
 
   /** Stops keeping `lease` (release). */
   drop(lease: Lease): void {
-    if (this.own?.subnet !== lease.subnet) return;
+    if (this.own === undefined || leaseKey(this.own) !== leaseKey(lease)) return;
     this.own = undefined;
     clearTimeout(this.timer);
   }
@@ -67,8 +67,8 @@ export class OwnLeaseKeeper {
     const own = this.own;
     if (!own || this.busy || this.stopped) return;
     if (revision !== undefined && revision < this.heldAt) return; // view older than our own write
-    const cur = lookup(own.subnet);
-    if (cur && cur.publicIp === own.publicIp && cur.ipv6Subnet === own.ipv6Subnet) return;
+    const cur = lookup(leaseKey(own));
+    if (cur && cur.publicIp === own.publicIp && cur.ipv6Subnet === own.ipv6Subnet && cur.publicIpv6 === own.publicIpv6) return;
     void this.recover(own);
   }
 

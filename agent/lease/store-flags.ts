@@ -29,6 +29,19 @@ export interface StoreFlags {
   onError?: (err: Error) => void;
 }
 
+/** One --etcd-endpoints URL: http(s)://host[:port] (weftd's etcd clients speak nothing else). */
+function checkEndpoint(e: string): void {
+  let u: URL | undefined;
+  try {
+    u = new URL(e);
+  } catch {
+    u = undefined;
+  }
+  if (u === undefined || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.hostname === '') {
+    throw new Error(`--etcd-endpoints: ${JSON.stringify(e)} is not an http:// or https:// URL with a host (such as http://127.0.0.1:2379)`);
+  }
+}
+
 /** Which store the flags select; throws naming the flag when they are contradictory or malformed. */
 export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string } | { kind: 'etcd'; endpoints: string[]; prefix: string } | ({ kind: 'kube'; prefix: string } & NodeNameSource) {
   const sec = f.etcdSecurity ?? {};
@@ -49,6 +62,7 @@ export function normalizeStoreFlags(f: StoreFlags): { kind: 'file'; dir: string 
     if (f.store !== undefined) throw new Error(`--store ${JSON.stringify(f.store)} and --etcd-endpoints are mutually exclusive`);
     const endpoints = f.etcdEndpoints.split(',').map((s) => s.trim()).filter(Boolean);
     if (endpoints.length === 0) throw new Error(`--etcd-endpoints ${JSON.stringify(f.etcdEndpoints)} lists no URL`);
+    for (const e of endpoints) checkEndpoint(e);
     const prefix = f.etcdPrefix ?? DEFAULT_ETCD_PREFIX;
     if (!prefix.startsWith('/')) throw new Error(`--etcd-prefix ${JSON.stringify(prefix)} must start with "/"`);
     return { kind: 'etcd', endpoints, prefix };

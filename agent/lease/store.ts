@@ -102,6 +102,11 @@ export interface LeaseStore {
 /** Thrown by acquire when no free subnet is left between SubnetMin and SubnetMax (or, dual stack, IPv6SubnetMin and IPv6SubnetMax). */
 export class OutOfSubnetsError extends Error {
   constructor(conf: NetConf) {
+    if (!conf.enableIPv4) {
+      super(`no free /${conf.ipv6SubnetLen ?? 0} IPv6 subnet left in ${conf.ipv6Network ?? ''} between ${conf.ipv6SubnetMin ?? ''} and ${conf.ipv6SubnetMax ?? ''}`);
+      this.name = 'OutOfSubnetsError';
+      return;
+    }
     const v4 = `no free /${conf.subnetLen} subnet left in ${conf.network} between ${conf.subnetMin} and ${conf.subnetMax}`;
     const v6 = conf.enableIPv6 && conf.ipv6Network !== undefined
       ? ` or no free /${conf.ipv6SubnetLen ?? 0} IPv6 subnet in ${conf.ipv6Network} between ${conf.ipv6SubnetMin ?? ''} and ${conf.ipv6SubnetMax ?? ''}`
@@ -109,6 +114,32 @@ export class OutOfSubnetsError extends Error {
     super(v4 + v6);
     this.name = 'OutOfSubnetsError';
   }
+}
+
+/**
+ * The IPv4 side of an IPv6-only lease, as flannel leaves it (its zero IP4Net, key "0.0.0.0-0&..."):
+ * subnet "0.0.0.0/0" and PublicIP "0.0.0.0". Such a lease is told apart by its IPv6 subnet.
+ */
+export const NO_IPV4_SUBNET = '0.0.0.0/0';
+export const NO_IPV4_ADDRESS = '0.0.0.0';
+
+/** True for an IPv6-only lease (EnableIPv4 false): no IPv4 subnet, an IPv6 one. */
+export function isIpv6Only(l: Pick<Lease, 'subnet' | 'ipv6Subnet'>): boolean {
+  return (l.subnet === NO_IPV4_SUBNET || l.subnet === '') && l.ipv6Subnet !== undefined && l.ipv6Subnet !== '';
+}
+
+/**
+ * What tells leases apart in the stores' and weftd's tables: the IPv4 subnet, or the IPv6 one on an
+ * IPv6-only lease (all of which share the subnet "0.0.0.0/0", so keying by it would merge them).
+ */
+export function leaseKey(l: Pick<Lease, 'subnet' | 'ipv6Subnet'>): string {
+  return isIpv6Only(l) ? l.ipv6Subnet as string : l.subnet;
+}
+
+/** The lease's subnets for logs and errors: "10.244.3.0/24", "fd00:10:244:3::/64" (IPv6-only), or both. */
+export function leaseName(l: Pick<Lease, 'subnet' | 'ipv6Subnet'>): string {
+  if (isIpv6Only(l)) return l.ipv6Subnet as string;
+  return l.ipv6Subnet !== undefined && l.ipv6Subnet !== '' ? `${l.subnet}+${l.ipv6Subnet}` : l.subnet;
 }
 
 /** True when two leases carry the same node data, both families (what makes an 'added' event worth sending). */

@@ -1,25 +1,35 @@
-// Applies a desired weft-policy table in the calling thread's netns (weftd's, the node's): one
-// `nft -f -` transaction of only what differs from what the kernel holds. The kernel's content is
-// listed once and after any failure or resync; after a success the applied content is what it holds.
+// Applies a desired weft-policy table in the calling thread's netns (weftd's, the node's), touching
+// only what differs from what the kernel holds. When only set elements differ (a pod's labels, a new
+// or gone pod) the change is one nf_tables netlink batch from this process: no `nft` spawned, no
+// table read into nft's cache. Anything else (a policy's chain, a new set) is one `nft -f -`
+// transaction. The kernel's content is listed once and after any failure or resync; after a success
+// the applied content is what it holds.
 import { NftError } from '../../lib/netfilter/errors.ts';
 import { listTable } from '../../lib/netfilter/list.ts';
+import { netlinkUsable } from '../../lib/netfilter/netlink-else-nft.ts';
+import { keptNfnlSocket, type NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { runNft } from '../../lib/netfilter/run.ts';
 import { contentFromListing, diffTable, type TableContent, type TableDiffStats } from '../../lib/netfilter/table-diff.ts';
+import { commitElementDelta, elementOnlyDelta } from '../../lib/netfilter/table-elem-diff.ts';
 import type { NftRunOptions, NftTableRef, NftTableState } from '../../lib/netfilter/types.ts';
 
-/** What one apply did. */
+/** What one apply did: nothing, an element batch over netlink, or an nft transaction (its script). */
 export interface PolicyApplyResult {
+  via: 'none' | 'netlink' | 'nft';
   script: string;
   stats: TableDiffStats;
   listed: boolean;
   durationMs: number;
 }
 
+const NO_STATS: TableDiffStats = { setsAdded: 0, setsDeleted: 0, elementsAdded: 0, elementsDeleted: 0, chainsRewritten: 0, chainsDeleted: 0 };
+
 /** Keeps one table converged to the content handed to apply(). */
 export class TableApplier {
   private held: TableContent | null | undefined;
 
-  constructor(private readonly table: NftTableRef, private readonly opts: NftRunOptions = {}) {}
+  /** `socket` opens the netlink socket of the calling thread's netns (default: one kept for the process). */
+  constructor(private readonly table: NftTableRef, private readonly opts: NftRunOptions = {}, private readonly socket: () => NfnlSocket = keptNfnlSocket) {}
 
   /** Forgets what the kernel holds: the next apply lists the table first (periodic resync). */
   invalidate(): void {
@@ -31,16 +41,31 @@ export class TableApplier {
     return listTable(this.table, this.opts);
   }
 
-  /** Converges the table to `want`; on a failed transaction re-lists and tries once more. */
+  /** Converges the table to `want`; on a failed transaction re-lists and tries once more, with nft. */
   apply(want: TableContent): PolicyApplyResult {
     const t0 = performance.now();
-    const once = (): PolicyApplyResult => {
+    const once = (mayNetlink: boolean): PolicyApplyResult => {
       const listed = this.held === undefined;
       if (listed) {
         const state = this.list();
         this.held = state === null ? null : contentFromListing(state);
       }
-      const { script, stats } = diffTable(this.table, this.held ?? null, want);
+      const held = this.held ?? null;
+      const delta = held !== null && mayNetlink && netlinkUsable(this.opts) ? elementOnlyDelta(held, want) : null;
+      if (delta !== null) {
+        if (delta.length === 0) return { via: 'none', script: '', stats: NO_STATS, listed, durationMs: performance.now() - t0 };
+        try {
+          commitElementDelta(this.socket(), this.table, delta);
+        } catch (e) {
+          // The kernel applied nothing of the refused batch: re-list and let nft do it.
+          this.held = undefined;
+          throw new NftError('failed', `nftables: element batch on ${this.table.family} ${this.table.name} refused: ${(e as Error).message}`, { cause: e });
+        }
+        this.held = want;
+        const stats = { ...NO_STATS, elementsAdded: delta.reduce((n, d) => n + d.add.length, 0), elementsDeleted: delta.reduce((n, d) => n + d.del.length, 0) };
+        return { via: 'netlink', script: '', stats, listed, durationMs: performance.now() - t0 };
+      }
+      const { script, stats } = diffTable(this.table, held, want);
       if (script !== '') {
         try {
           runNft(['-f', '-'], script, this.opts);
@@ -50,13 +75,13 @@ export class TableApplier {
         }
       }
       this.held = want;
-      return { script, stats, listed, durationMs: performance.now() - t0 };
+      return { via: script === '' ? 'none' : 'nft', script, stats, listed, durationMs: performance.now() - t0 };
     };
     try {
-      return once();
+      return once(true);
     } catch (e) {
       if (!(e instanceof NftError) || e.kind !== 'failed') throw e;
-      return once();
+      return once(false);
     }
   }
 

@@ -1,10 +1,13 @@
 // One NetworkPolicy -> its chains' rules and the sets they refer to (pure). A policy's rules depend
 // on the policy alone, because sets are named by their content (selector, port name, prefixes), not
 // by their members: compile once per policy version, fill the sets from the pods on every pass.
+// IPv4 and IPv6: each rule that names addresses has a twin per family (`ip` / `ip6`, sets of
+// ipv4_addr / ipv6_addr); an ipBlock applies to its own family only; rules naming no address serve both.
 import { createHash } from 'node:crypto';
 import { nftExpr, type NftExpr } from '../../lib/netfilter/expr.ts';
 import { taggedRule, type TableRule } from '../../lib/netfilter/table-diff.ts';
-import { formatIPv4, maskIPv4, parseCidr4Loose, lastIPv4, type Cidr4 } from '../../lib/ip/ipv4.ts';
+import { formatIp, type Family } from '../../lib/ip/addr.ts';
+import { canonicalCidr, lastOf, parseCidr, type Cidr } from '../../lib/ip/cidr.ts';
 import { selectorKey } from './selector.ts';
 import type { LabelSelector, Policy, PolicyPeer, PolicyPort, PolicyRule } from './types.ts';
 
@@ -17,37 +20,56 @@ export interface Scope {
 
 export const PROTOCOLS: Record<string, 'tcp' | 'udp' | 'sctp'> = { TCP: 'tcp', UDP: 'udp', SCTP: 'sctp' };
 
+/** The address families a table serves: IPv4 always, IPv6 when the cluster has any IPv6 address. */
+export type Families = readonly Family[];
+
 /** A set a compiled policy refers to; its elements are filled from the pods on every pass. */
-export type SetRequest = { kind: 'pods'; scope: Scope } | { kind: 'named'; scope: Scope; port: string; proto: 'tcp' | 'udp' | 'sctp' } | { kind: 'block'; cidrs: readonly Cidr4[] };
+export type SetRequest =
+  | { kind: 'pods'; family: Family; scope: Scope }
+  | { kind: 'named'; family: Family; scope: Scope; port: string; proto: 'tcp' | 'udp' | 'sctp' }
+  | { kind: 'block'; family: Family; cidrs: readonly Cidr[] };
+
+/** One direction of a policy: its chain, the base chain's jump to it, and its drop-counting rules with their named counter. */
+export interface CompiledDirection {
+  chain: string;
+  rules: TableRule[];
+  jump: TableRule;
+  drops: TableRule[];
+  counter: string;
+}
 
 /** A policy's rules, which depend on the policy alone (set names name content, not members). */
 export interface CompiledPolicy {
   target: Scope;
-  targetSet: string;
-  ingress?: { chain: string; rules: TableRule[]; jump: TableRule; drop: TableRule };
-  egress?: { chain: string; rules: TableRule[]; jump: TableRule; drop: TableRule };
+  /** The set of the policy's own pods, per family. */
+  targetSets: Partial<Record<Family, string>>;
+  ingress?: CompiledDirection;
+  egress?: CompiledDirection;
   requests: Map<string, SetRequest>;
 }
 
+const SUFFIX: Record<Family, string> = { 4: '', 6: '6' };
 
-export function podSetName(s: Scope): string {
-  return `s-${hash(`pods ${scopeKey(s)}`)}`;
+/** The set of a scope's pod addresses of one family. */
+export function podSetName(s: Scope, family: Family = 4): string {
+  return `s${SUFFIX[family]}-${hash(`pods ${scopeKey(s)}`)}`;
 }
 
-function namedSetName(s: Scope, port: string, proto: string): string {
-  return `n-${hash(`named ${scopeKey(s)} port=${port}/${proto}`)}`;
+function namedSetName(s: Scope, port: string, proto: string, family: Family): string {
+  return `n${SUFFIX[family]}-${hash(`named ${scopeKey(s)} port=${port}/${proto}`)}`;
 }
 
-export function blockElements(cidrs: readonly Cidr4[]): string[] {
-  return dropCovered(cidrs).map((c) => (c.prefix === 32 ? formatIPv4(c.ip) : `${formatIPv4(c.ip)}/${c.prefix}`)).sort();
+/** An ipBlock's prefixes as set elements (a host prefix as a bare address), covered ones left out, sorted. */
+export function blockElements(cidrs: readonly Cidr[]): string[] {
+  return dropCovered(cidrs).map((c) => (c.prefix === (c.addr.family === 4 ? 32 : 128) ? formatIp(c.addr) : `${formatIp(c.addr)}/${c.prefix}`)).sort();
 }
 
-function blockSetName(cidrs: readonly Cidr4[]): string {
-  return `b-${hash(`block ${blockElements(cidrs).join(',')}`)}`;
+function blockSetName(cidrs: readonly Cidr[], family: Family): string {
+  return `b${SUFFIX[family]}-${hash(`block ${blockElements(cidrs).join(',')}`)}`;
 }
 
-/** A policy -> its chains' rules and the sets they use (pure; cached by content). */
-export function compilePolicy(pol: Policy): CompiledPolicy {
+/** A policy -> its chains' rules and the sets they use, for the given families (pure; cached by content). */
+export function compilePolicy(pol: Policy, families: Families = [4]): CompiledPolicy {
   const key = `${pol.namespace}/${pol.name}`;
   const target: Scope = { ns: pol.namespace, podSel: pol.podSelector };
   const requests = new Map<string, SetRequest>();
@@ -55,29 +77,42 @@ export function compilePolicy(pol: Policy): CompiledPolicy {
     requests.set(name, r);
     return name;
   };
-  const targetSet = note(podSetName(target), { kind: 'pods', scope: target });
+  const targetSets: Partial<Record<Family, string>> = {};
+  for (const f of families) targetSets[f] = note(podSetName(target, f), { kind: 'pods', family: f, scope: target });
   const ctx: ClauseCtx = {
-    pol, target,
-    podSet: (scope) => note(podSetName(scope), { kind: 'pods', scope }),
-    namedPortSet: (scope, port, proto) => note(namedSetName(scope, port, proto), { kind: 'named', scope, port, proto }),
-    cidrSet: (cidrs) => note(blockSetName(cidrs), { kind: 'block', cidrs }),
+    pol, target, families,
+    podSet: (scope, family) => note(podSetName(scope, family), { kind: 'pods', family, scope }),
+    namedPortSet: (scope, port, proto, family) => note(namedSetName(scope, port, proto, family), { kind: 'named', family, scope, port, proto }),
+    cidrSet: (cidrs, family) => note(blockSetName(cidrs, family), { kind: 'block', family, cidrs }),
   };
-  const out: CompiledPolicy = { target, targetSet, requests };
-  if (pol.types.ingress) {
-    const chain = `pi-${hash(key)}`;
-    out.ingress = {
-      chain, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip daddr @${targetSet} counter`, `drop ${key}`),
-      rules: [taggedRule(nftExpr`ip daddr != @${targetSet} return`, key), ...pol.ingress.flatMap((r) => clauses(ctx, r, 'in').map((e) => taggedRule(e, key)))],
-    };
-  }
-  if (pol.types.egress) {
-    const chain = `pe-${hash(key)}`;
-    out.egress = {
-      chain, jump: taggedRule(nftExpr`jump ${chain}`, key), drop: taggedRule(nftExpr`ip saddr @${targetSet} counter`, `drop ${key}`),
-      rules: [taggedRule(nftExpr`ip saddr != @${targetSet} return`, key), ...pol.egress.flatMap((r) => clauses(ctx, r, 'eg').map((e) => taggedRule(e, key)))],
+  const out: CompiledPolicy = { target, targetSets, requests };
+  for (const dir of ['ingress', 'egress'] as const) {
+    if (!pol.types[dir]) continue;
+    const chain = `${dir === 'ingress' ? 'pi' : 'pe'}-${hash(key)}`;
+    const counter = `${dir === 'ingress' ? 'ci' : 'ce'}-${hash(key)}`;
+    const own = (f: Family): NftExpr => ownAddr(f, dir);
+    out[dir] = {
+      chain, counter,
+      jump: taggedRule(nftExpr`jump ${chain}`, key),
+      drops: families.map((f) => taggedRule(nftExpr`${own(f)} @${targetSets[f] ?? ''} counter name ${counter}`, `drop ${key}`)),
+      rules: [
+        ...families.map((f) => taggedRule(nftExpr`${own(f)} != @${targetSets[f] ?? ''} return`, key)),
+        ...pol[dir].flatMap((r) => clauses(ctx, r, dir === 'ingress' ? 'in' : 'eg').map((e) => taggedRule(e, key))),
+      ],
     };
   }
   return out;
+}
+
+/** The selected pod's address in a direction: its destination for ingress, its source for egress. */
+function ownAddr(f: Family, dir: 'ingress' | 'egress'): NftExpr {
+  if (f === 4) return dir === 'ingress' ? nftExpr`ip daddr` : nftExpr`ip saddr`;
+  return dir === 'ingress' ? nftExpr`ip6 daddr` : nftExpr`ip6 saddr`;
+}
+
+/** The peer's address: the source for ingress, the destination for egress. */
+function peerAddr(f: Family, dir: 'in' | 'eg'): NftExpr {
+  return ownAddr(f, dir === 'in' ? 'egress' : 'ingress');
 }
 
 const hashMemo = new Map<string, string>();
@@ -98,28 +133,35 @@ export function scopeKey(s: Scope): string {
   return `${s.ns !== undefined ? `ns=${s.ns}` : `nsSel=${selectorKey(s.nsSel ?? {})}`} pods=${s.podSel === undefined ? '*' : selectorKey(s.podSel)}`;
 }
 
-/** The set of a peer `podSelector` in `namespace` (benchmarks and tests look elements up in it). */
-export function peerSetName(namespace: string, podSelector: LabelSelector): string {
-  return podSetName({ ns: namespace, podSel: podSelector });
+/** The IPv4 (or IPv6) set of a peer `podSelector` in `namespace` (benchmarks and tests look elements up in it). */
+export function peerSetName(namespace: string, podSelector: LabelSelector, family: Family = 4): string {
+  return podSetName({ ns: namespace, podSel: podSelector }, family);
 }
 
 interface ClauseCtx {
   pol: Policy;
   target: Scope;
-  podSet(s: Scope): string;
-  namedPortSet(s: Scope, port: string, proto: 'tcp' | 'udp' | 'sctp'): string;
-  cidrSet(c: readonly Cidr4[]): string;
+  families: Families;
+  podSet(s: Scope, f: Family): string;
+  namedPortSet(s: Scope, port: string, proto: 'tcp' | 'udp' | 'sctp', f: Family): string;
+  cidrSet(c: readonly Cidr[], f: Family): string;
 }
 
-type PeerMatch = { kind: 'any' } | { kind: 'pods'; scope: Scope } | { kind: 'block'; cidrs: Cidr4[]; except: Cidr4[] };
+type PeerMatch = { kind: 'any' } | { kind: 'pods'; scope: Scope } | { kind: 'block'; family: Family; cidrs: Cidr[]; except: Cidr[] };
 type PortMatch = { kind: 'any' } | { kind: 'proto'; proto: 'tcp' | 'udp' | 'sctp' } | { kind: 'range'; proto: 'tcp' | 'udp' | 'sctp'; from: number; to: number } | { kind: 'named'; proto: 'tcp' | 'udp' | 'sctp'; name: string };
+
+/** An ipBlock's CIDR (host bits cleared, as the API server keeps it valid); null when unparsable. */
+export function parseBlockCidr(s: string): Cidr | null {
+  const c = parseCidr(s);
+  return c === null ? null : canonicalCidr(c);
+}
 
 function peerMatch(pol: Policy, p: PolicyPeer): PeerMatch | undefined {
   if (p.ipBlock !== undefined) {
-    const c = parseCidr4Loose(p.ipBlock.cidr);
-    if (c === null) return undefined; // IPv6 blocks: IPv6 is not enforced (accepted above)
-    const except = (p.ipBlock.except ?? []).map(parseCidr4Loose).filter((x): x is Cidr4 => x !== null);
-    return { kind: 'block', cidrs: [network(c)], except: except.map(network) };
+    const c = parseBlockCidr(p.ipBlock.cidr);
+    if (c === null) return undefined;
+    const except = (p.ipBlock.except ?? []).map(parseBlockCidr).filter((x): x is Cidr => x !== null && x.addr.family === c.addr.family);
+    return { kind: 'block', family: c.addr.family, cidrs: [c], except };
   }
   if (p.namespaceSelector !== undefined) return { kind: 'pods', scope: { nsSel: p.namespaceSelector, ...(p.podSelector !== undefined ? { podSel: p.podSelector } : {}) } };
   if (p.podSelector !== undefined) return { kind: 'pods', scope: { ns: pol.namespace, podSel: p.podSelector } };
@@ -134,41 +176,46 @@ function portMatch(p: PolicyPort): PortMatch | undefined {
   return { kind: 'range', proto, from: p.port, to: p.endPort !== undefined && p.endPort > p.port ? p.endPort : p.port };
 }
 
-/** The accept rules of one ingress/egress rule: every peer x every port (an empty list means all). */
+/**
+ * The accept rules of one ingress/egress rule: every peer x every port (an empty list means all), per
+ * family where the rule names addresses, once where it names none (ports only, or nothing).
+ */
 function clauses(c: ClauseCtx, r: PolicyRule, dir: 'in' | 'eg'): NftExpr[] {
   const peers: PeerMatch[] = r.peers === undefined || r.peers.length === 0 ? [{ kind: 'any' }] : r.peers.map((p) => peerMatch(c.pol, p)).filter((x): x is PeerMatch => x !== undefined);
   const ports: PortMatch[] = r.ports === undefined || r.ports.length === 0 ? [{ kind: 'any' }] : r.ports.map(portMatch).filter((x): x is PortMatch => x !== undefined);
-  const peerAddr = dir === 'in' ? nftExpr`ip saddr` : nftExpr`ip daddr`;
   const out: NftExpr[] = [];
   for (const peer of peers) {
     for (const port of ports) {
-      const parts: NftExpr[] = [];
-      if (peer.kind === 'pods' && !(dir === 'eg' && port.kind === 'named')) parts.push(nftExpr`${peerAddr} @${c.podSet(peer.scope)}`);
-      if (peer.kind === 'block') {
-        parts.push(nftExpr`${peerAddr} @${c.cidrSet(peer.cidrs)}`);
-        if (peer.except.length > 0) parts.push(nftExpr`${peerAddr} != @${c.cidrSet(peer.except)}`);
+      const familyFree = peer.kind === 'any' && port.kind !== 'named';
+      for (const f of familyFree ? [4 as Family] : c.families) {
+        if (peer.kind === 'block' && peer.family !== f) continue;
+        const parts: NftExpr[] = [];
+        const pa = peerAddr(f, dir);
+        if (peer.kind === 'pods' && !(dir === 'eg' && port.kind === 'named')) parts.push(nftExpr`${pa} @${c.podSet(peer.scope, f)}`);
+        if (peer.kind === 'block') {
+          parts.push(nftExpr`${pa} @${c.cidrSet(peer.cidrs, f)}`);
+          if (peer.except.length > 0) parts.push(nftExpr`${pa} != @${c.cidrSet(peer.except, f)}`);
+        }
+        if (port.kind === 'proto') parts.push(nftExpr`meta l4proto ${port.proto}`);
+        if (port.kind === 'range') parts.push(port.from === port.to ? nftExpr`meta l4proto ${port.proto} th dport ${port.from}` : nftExpr`meta l4proto ${port.proto} th dport ${port.from}-${port.to}`);
+        if (port.kind === 'named') {
+          // Ingress: the name is looked up on the destination, the policy's own pods; egress: on the
+          // peer pods (every pod when the peer is an ipBlock or absent).
+          const holder = dir === 'in' ? c.target : peer.kind === 'pods' ? peer.scope : { nsSel: {} };
+          const da = f === 4 ? nftExpr`ip daddr` : nftExpr`ip6 daddr`;
+          parts.push(nftExpr`${da} . meta l4proto . th dport @${c.namedPortSet(holder, port.name, port.proto, f)}`);
+        }
+        parts.push(nftExpr`accept`);
+        out.push(parts.reduce((a, b) => nftExpr`${a} ${b}`));
       }
-      if (port.kind === 'proto') parts.push(nftExpr`meta l4proto ${port.proto}`);
-      if (port.kind === 'range') parts.push(port.from === port.to ? nftExpr`meta l4proto ${port.proto} th dport ${port.from}` : nftExpr`meta l4proto ${port.proto} th dport ${port.from}-${port.to}`);
-      if (port.kind === 'named') {
-        // Ingress: the name is looked up on the destination, the policy's own pods; egress: on the
-        // peer pods (every pod when the peer is an ipBlock or absent).
-        const holder = dir === 'in' ? c.target : peer.kind === 'pods' ? peer.scope : { nsSel: {} };
-        parts.push(nftExpr`ip daddr . meta l4proto . th dport @${c.namedPortSet(holder, port.name, port.proto)}`);
-      }
-      parts.push(nftExpr`accept`);
-      out.push(parts.reduce((a, b) => nftExpr`${a} ${b}`));
     }
   }
   return out;
 }
 
-function network(c: Cidr4): Cidr4 {
-  return { ip: maskIPv4(c.ip, c.prefix), prefix: c.prefix };
-}
-
 /** Drops prefixes inside another of the list (an interval set refuses overlapping elements). */
-function dropCovered(cs: readonly Cidr4[]): Cidr4[] {
-  const uniq = [...new Map(cs.map((c) => [`${c.ip}/${c.prefix}`, c])).values()];
-  return uniq.filter((c) => !uniq.some((o) => o !== c && o.prefix < c.prefix && o.ip <= c.ip && lastIPv4(c) <= lastIPv4(o)));
+function dropCovered(cs: readonly Cidr[]): Cidr[] {
+  const uniq = [...new Map(cs.map((c) => [`${formatIp(c.addr)}/${c.prefix}`, c])).values()];
+  const inside = (c: Cidr, o: Cidr): boolean => o.addr.family === c.addr.family && o.prefix < c.prefix && o.addr.value <= c.addr.value && lastOf(c).value <= lastOf(o).value;
+  return uniq.filter((c) => !uniq.some((o) => o !== c && inside(c, o)));
 }

@@ -9,7 +9,9 @@ import type { Metrics } from '../metrics.ts';
 import { ReconcileLoop } from '../reconcile/loop.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { TableApplier } from './apply.ts';
-import { desiredPolicy, POLICY_TABLE, type PolicyCompileCache } from './desired.ts';
+import { listCounters } from '../../lib/netfilter/list-counters.ts';
+import { desiredPolicy, POLICY_TABLE, type DesiredPolicy, type PolicyCompileCache, type PolicyPlan } from './desired.ts';
+import { formatPolicyView, PolicyViewWriter } from './state.ts';
 import { definePolicyMetrics, PM, readDropCounters } from './metrics.ts';
 import { namespaceLabels, trimPod, trimPolicy, type PodInfo, type Policy } from './types.ts';
 
@@ -27,6 +29,8 @@ export interface PolicyControllerOptions {
   /** Kernel re-list period (default 30 s). */
   resyncMs?: number;
   nft?: NftRunOptions;
+  /** Where to leave the policy view for `weft doctor` (state.ts); none when absent. */
+  viewFile?: string;
 }
 
 /** The running controller. */
@@ -37,14 +41,17 @@ export class PolicyController {
   private readonly applier: TableApplier;
   private readonly compiled: PolicyCompileCache = new Map();
   private readonly loop: ReconcileLoop;
+  private readonly view: PolicyViewWriter | undefined;
   private readonly unsubscribe: (() => void)[] = [];
   private lastRules = 0;
+  private lastPlans: readonly PolicyPlan[] = [];
   private lastError = '';
   /** ms timestamps of the pass that last made the table current (tests, bench). */
   lastAppliedAt = 0;
 
   constructor(private readonly o: PolicyControllerOptions) {
     this.applier = new TableApplier(POLICY_TABLE, o.nft ?? {});
+    this.view = o.viewFile !== undefined ? new PolicyViewWriter(o.viewFile) : undefined;
     definePolicyMetrics(o.metrics);
     o.metrics.addCollector(() => this.collectDrops());
     this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs ?? 2, periodMs: o.resyncMs ?? 30_000 });
@@ -96,6 +103,7 @@ export class PolicyController {
       const d = desiredPolicy({ policies: [...this.policies.values()], pods: [...this.pods.values()], namespaces: this.namespaces, isLocal: this.o.isLocal, nodeAddrs: this.o.nodeAddrs() }, this.compiled);
       const r = this.applier.apply(d.content);
       this.lastRules = d.rules;
+      this.lastPlans = d.plans;
       this.lastAppliedAt = Date.now();
       this.lastError = '';
       const m = this.o.metrics;
@@ -104,8 +112,10 @@ export class PolicyController {
       m.set(PM.selected, d.isolated.egress, { direction: 'egress' });
       m.set(PM.rules, d.rules);
       m.set(PM.elements, [...d.content.sets.values()].reduce((n, s) => n + s.elements.size, 0));
-      m.inc(PM.passes, { result: r.script === '' ? 'unchanged' : 'applied' });
-      if (r.script !== '') this.o.log.debug('network policy applied', { trigger: why, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs) });
+      m.inc(PM.passes, { result: r.via === 'none' ? 'unchanged' : 'applied' });
+      if (r.via !== 'none') m.inc(PM.applies, { via: r.via });
+      this.writeView(d);
+      if (r.via !== 'none') this.o.log.debug('network policy applied', { trigger: why, via: r.via, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs) });
     } catch (e) {
       this.lastError = (e as Error).message;
       this.o.metrics.inc(PM.passes, { result: 'failed' });
@@ -116,11 +126,20 @@ export class PolicyController {
     this.o.metrics.set(PM.applySeconds, (performance.now() - t0) / 1000);
   }
 
+  private writeView(d: DesiredPolicy): void {
+    try {
+      this.view?.write(formatPolicyView(`${POLICY_TABLE.family} ${POLICY_TABLE.name}`, d));
+    } catch (e) {
+      this.o.metrics.inc(PM.errors, { source: 'view' });
+      this.o.log.warn('network policy view not written', { path: this.o.viewFile, error: e });
+    }
+  }
+
   private collectDrops(): void {
     try {
       const m = this.o.metrics;
       m.clear(PM.drops);
-      for (const d of readDropCounters(this.applier.list())) m.set(PM.drops, d.packets, { policy: d.policy, direction: d.direction });
+      for (const d of readDropCounters(listCounters(POLICY_TABLE, this.o.nft ?? {}), this.lastPlans)) m.set(PM.drops, d.packets, { policy: d.policy, direction: d.direction });
     } catch (e) {
       this.o.metrics.inc(PM.errors, { source: 'list' });
       this.o.log.debug('network policy counters', { error: e });

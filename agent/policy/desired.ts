@@ -5,7 +5,8 @@
 import { nftExpr } from '../../lib/netfilter/expr.ts';
 import { elementKey, taggedRule, type TableChain, type TableContent, type TableRule, type TableSet } from '../../lib/netfilter/table-diff.ts';
 import type { NftTableRef } from '../../lib/netfilter/types.ts';
-import { blockElements, compilePolicy, hash, PROTOCOLS, scopeKey, type CompiledPolicy, type Scope, type SetRequest } from './compile.ts';
+import { familyOfText } from '../../lib/ip/addr.ts';
+import { blockElements, compilePolicy, hash, parseBlockCidr, PROTOCOLS, scopeKey, type CompiledPolicy, type Families, type Scope, type SetRequest } from './compile.ts';
 import { matchesSelector } from './selector.ts';
 import type { NamespaceLabels, PodInfo, Policy } from './types.ts';
 
@@ -21,6 +22,13 @@ export const CHAIN_DROP_EG = 'pol-drop-eg';
 export const SET_ISO_IN = 'iso-ingress';
 export const SET_ISO_EG = 'iso-egress';
 export const SET_NODE = 'node-addrs';
+/** The IPv6 twins of the fixed sets. */
+export const SET_ISO_IN6 = 'iso-ingress6';
+export const SET_ISO_EG6 = 'iso-egress6';
+export const SET_NODE6 = 'node-addrs6';
+/** Named counters of every drop, by direction. */
+export const COUNTER_DROP_IN = 'drops-in';
+export const COUNTER_DROP_EG = 'drops-eg';
 
 /** What the node knows: the cluster's policies, pods and namespaces, and which pods are its own. */
 export interface PolicyWorld {
@@ -37,7 +45,20 @@ export interface PolicyPlan {
   key: string;
   ingressChain?: string;
   egressChain?: string;
+  /** Named counters of its drops (pol-drop-*), by direction. */
+  ingressCounter?: string;
+  egressCounter?: string;
+  /** The set of the policy's own pods, per family ("4", "6"). */
+  targetSets: Partial<Record<'4' | '6', string>>;
   localSelected: number;
+}
+
+/** A pod of this node as the table sees it: its addresses and the policies selecting it, by direction. */
+export interface LocalPod {
+  pod: string;
+  ips: string[];
+  ingress: string[];
+  egress: string[];
 }
 
 /** The desired table plus figures for metrics. */
@@ -46,6 +67,8 @@ export interface DesiredPolicy {
   plans: PolicyPlan[];
   isolated: { ingress: number; egress: number };
   rules: number;
+  /** Every pod of this node (selected or not), sorted: what `weft doctor` compares the kernel with. */
+  local: LocalPod[];
 }
 
 /** Compiled policies by their content, kept by the caller across passes (only the current ones stay). */
@@ -53,6 +76,8 @@ export type PolicyCompileCache = Map<string, CompiledPolicy>;
 
 /** Builds the desired table; deterministic (policies sorted, sets named by content). */
 export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Map()): DesiredPolicy {
+  const families = tableFamilies(w);
+  const v6 = families.includes(6);
   const byNs = new Map<string, PodInfo[]>();
   for (const p of w.pods) {
     const list = byNs.get(p.namespace);
@@ -73,75 +98,106 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   };
   const fill = (name: string, r: SetRequest): void => {
     if (sets.has(name)) return;
+    const addrType = r.family === 4 ? 'ipv4_addr' : 'ipv6_addr';
+    // Pod addresses are canonical texts checked by trimPod: they are their own element keys.
+    const ipsOf = (p: PodInfo): string[] => p.ips.filter((ip) => familyOfText(ip) === r.family);
     if (r.kind === 'pods') {
-      // Pod addresses are dotted quads checked by trimPod: they are their own element keys.
-      sets.set(name, { spec: { type: 'ipv4_addr', comment: commentOf(scopeKey(r.scope)) }, elements: new Set(podsOf(r.scope).flatMap((p) => p.ips)) });
+      sets.set(name, { spec: { type: addrType, comment: commentOf(`${scopeKey(r.scope)}${r.family === 6 ? ' ipv6' : ''}`) }, elements: new Set(podsOf(r.scope).flatMap(ipsOf)) });
     } else if (r.kind === 'named') {
       const els = new Set<string>();
       // Resolved per pod: the same name may mean a different number on each pod.
-      for (const p of podsOf(r.scope)) for (const np of p.ports) if (np.name === r.port && PROTOCOLS[np.protocol] === r.proto) for (const ip of p.ips) els.add(`${ip} . ${r.proto} . ${np.port}`);
-      sets.set(name, { spec: { type: ['ipv4_addr', 'inet_proto', 'inet_service'], comment: commentOf(`${scopeKey(r.scope)} port=${r.port}/${r.proto}`) }, elements: els });
+      for (const p of podsOf(r.scope)) for (const np of p.ports) if (np.name === r.port && PROTOCOLS[np.protocol] === r.proto) for (const ip of ipsOf(p)) els.add(`${ip} . ${r.proto} . ${np.port}`);
+      sets.set(name, { spec: { type: [addrType, 'inet_proto', 'inet_service'], comment: commentOf(`${scopeKey(r.scope)} port=${r.port}/${r.proto}${r.family === 6 ? ' ipv6' : ''}`) }, elements: els });
     } else {
       const norm = blockElements(r.cidrs);
-      sets.set(name, { spec: { type: 'ipv4_addr', flags: ['interval'], comment: commentOf(`ipBlock ${norm.join(',')}`) }, elements: new Set(norm.map((c) => elementKey(c))) });
+      sets.set(name, { spec: { type: addrType, flags: ['interval'], comment: commentOf(`ipBlock ${norm.join(',')}`) }, elements: new Set(norm.map((c) => elementKey(c))) });
     }
   };
 
   const chains = new Map<string, TableChain>();
+  const counters = new Set<string>();
   const plans: PolicyPlan[] = [];
   // One accumulator per direction: local pods isolated that way, the jumps into policy chains, their drops.
   const dirs = { ingress: newDirection(), egress: newDirection() };
-  const { iso: isoIn, jumps: jumpsIn, drops: dropIn } = dirs.ingress;
-  const { iso: isoEg, jumps: jumpsEg, drops: dropEg } = dirs.egress;
+  const { iso: isoIn, iso6: isoIn6, jumps: jumpsIn, drops: dropIn } = dirs.ingress;
+  const { iso: isoEg, iso6: isoEg6, jumps: jumpsEg, drops: dropEg } = dirs.egress;
   const policies = [...w.policies].sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
   const used = new Set<string>();
+  const localPods = new Map<string, LocalPod>();
+  const localView = (p: PodInfo): LocalPod => {
+    const k = `${p.namespace}/${p.name}`;
+    let v = localPods.get(k);
+    if (v === undefined) {
+      v = { pod: k, ips: [...p.ips], ingress: [], egress: [] };
+      localPods.set(k, v);
+    }
+    return v;
+  };
+  for (const p of w.pods) if (w.isLocal(p)) localView(p);
   for (const pol of policies) {
     const key = `${pol.namespace}/${pol.name}`;
-    const id = JSON.stringify(pol);
+    const id = `${families.join(',')} ${JSON.stringify(pol)}`;
     used.add(id);
     let cp = cache.get(id);
     if (cp === undefined) {
-      cp = compilePolicy(pol);
+      cp = compilePolicy(pol, families);
       cache.set(id, cp);
     }
     for (const [name, r] of cp.requests) fill(name, r);
     const local = podsOf(cp.target).filter((p) => w.isLocal(p));
-    const plan: PolicyPlan = { key, localSelected: local.length };
+    const plan: PolicyPlan = { key, targetSets: { ...(cp.targetSets[4] !== undefined ? { 4: cp.targetSets[4] } : {}), ...(cp.targetSets[6] !== undefined ? { 6: cp.targetSets[6] } : {}) }, localSelected: local.length };
     for (const d of ['ingress', 'egress'] as const) {
       const c = cp[d];
       if (c === undefined) continue;
       const acc = dirs[d];
-      for (const p of local) for (const ip of p.ips) acc.iso.add(ip);
+      for (const p of local) {
+        acc.pods.add(`${p.namespace}/${p.name}`);
+        localView(p)[d].push(key);
+        for (const ip of p.ips) (familyOfText(ip) === 4 ? acc.iso : acc.iso6).add(ip);
+      }
       plan[d === 'ingress' ? 'ingressChain' : 'egressChain'] = c.chain;
+      plan[d === 'ingress' ? 'ingressCounter' : 'egressCounter'] = c.counter;
+      counters.add(c.counter);
       chains.set(c.chain, { rules: c.rules });
       acc.jumps.push(c.jump);
-      acc.drops.push(c.drop);
+      acc.drops.push(...c.drops);
     }
     plans.push(plan);
   }
   for (const id of cache.keys()) if (!used.has(id)) cache.delete(id);
   sets.set(SET_ISO_IN, { spec: { type: 'ipv4_addr', comment: 'local pods selected by an ingress policy' }, elements: isoIn });
   sets.set(SET_ISO_EG, { spec: { type: 'ipv4_addr', comment: 'local pods selected by an egress policy' }, elements: isoEg });
-  sets.set(SET_NODE, { spec: { type: 'ipv4_addr', comment: 'this node: kubelet probes pass' }, elements: new Set(w.nodeAddrs.map((ip) => elementKey(ip))) });
+  sets.set(SET_NODE, { spec: { type: 'ipv4_addr', comment: 'this node: kubelet probes pass' }, elements: new Set(w.nodeAddrs.filter((ip) => familyOfText(ip) === 4).map((ip) => elementKey(ip))) });
+  if (v6) {
+    sets.set(SET_ISO_IN6, { spec: { type: 'ipv6_addr', comment: 'local pods selected by an ingress policy ipv6' }, elements: isoIn6 });
+    sets.set(SET_ISO_EG6, { spec: { type: 'ipv6_addr', comment: 'local pods selected by an egress policy ipv6' }, elements: isoEg6 });
+    sets.set(SET_NODE6, { spec: { type: 'ipv6_addr', comment: 'this node ipv6: kubelet probes pass' }, elements: new Set(w.nodeAddrs.filter((ip) => familyOfText(ip) === 6).map((ip) => elementKey(ip))) });
+  }
 
-  const head = (iso: string, dir: 'daddr' | 'saddr'): TableRule[] => [
-    // IPv6 is not enforced yet (docs/network-policy.md).
-    taggedRule(nftExpr`meta nfproto != ipv4 accept`, 'not ipv4'),
+  const head = (dir: 'daddr' | 'saddr'): TableRule[] => [
+    // A cluster with no IPv6 address has no IPv6 set or rule: its IPv6 traffic (link-local) passes.
+    ...(v6 ? [] : [taggedRule(nftExpr`meta nfproto != ipv4 accept`, 'not ipv4')]),
     taggedRule(nftExpr`ct state established,related accept`, 'replies'),
-    taggedRule(dir === 'daddr' ? nftExpr`ip daddr != @${iso} accept` : nftExpr`ip saddr != @${iso} accept`, 'not isolated'),
+    taggedRule(dir === 'daddr' ? nftExpr`ip daddr != @${SET_ISO_IN} accept` : nftExpr`ip saddr != @${SET_ISO_EG} accept`, 'not isolated'),
+    ...(v6 ? [taggedRule(dir === 'daddr' ? nftExpr`ip6 daddr != @${SET_ISO_IN6} accept` : nftExpr`ip6 saddr != @${SET_ISO_EG6} accept`, 'not isolated ipv6')] : []),
   ];
-  chains.set(CHAIN_DROP_IN, { rules: [...dropIn, taggedRule(nftExpr`counter drop`, 'drop')] });
-  chains.set(CHAIN_DROP_EG, { rules: [...dropEg, taggedRule(nftExpr`counter drop`, 'drop')] });
+  const nodeRules = [taggedRule(nftExpr`ip saddr @${SET_NODE} accept`, 'node'), ...(v6 ? [taggedRule(nftExpr`ip6 saddr @${SET_NODE6} accept`, 'node ipv6')] : [])];
+  // Named counters keep their values when a drop chain is rewritten (a policy added or removed).
+  counters.add(COUNTER_DROP_IN);
+  counters.add(COUNTER_DROP_EG);
+  chains.set(CHAIN_DROP_IN, { rules: [...dropIn, taggedRule(nftExpr`counter name ${COUNTER_DROP_IN} drop`, 'drop')] });
+  chains.set(CHAIN_DROP_EG, { rules: [...dropEg, taggedRule(nftExpr`counter name ${COUNTER_DROP_EG} drop`, 'drop')] });
   chains.set(CHAIN_IN, {
     base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' },
-    rules: [...head(SET_ISO_IN, 'daddr'), taggedRule(nftExpr`ip saddr @${SET_NODE} accept`, 'node'), ...jumpsIn, taggedRule(nftExpr`jump ${CHAIN_DROP_IN}`, 'deny')],
+    rules: [...head('daddr'), ...nodeRules, ...jumpsIn, taggedRule(nftExpr`jump ${CHAIN_DROP_IN}`, 'deny')],
   });
   chains.set(CHAIN_EG, {
     base: { type: 'filter', hook: 'forward', priority: -1, policy: 'accept' },
-    rules: [...head(SET_ISO_EG, 'saddr'), ...jumpsEg, taggedRule(nftExpr`jump ${CHAIN_DROP_EG}`, 'deny')],
+    rules: [...head('saddr'), ...jumpsEg, taggedRule(nftExpr`jump ${CHAIN_DROP_EG}`, 'deny')],
   });
   const rules = [...chains.values()].reduce((n, c) => n + c.rules.length, 0);
-  return { content: { sets, chains }, plans, isolated: { ingress: isoIn.size, egress: isoEg.size }, rules };
+  return { content: { sets, chains, counters }, plans, isolated: { ingress: dirs.ingress.pods.size, egress: dirs.egress.pods.size }, rules,
+    local: [...localPods.values()].sort((a, b) => (a.pod < b.pod ? -1 : 1)) };
 }
 
 function commentOf(s: string): string {
@@ -150,6 +206,13 @@ function commentOf(s: string): string {
 }
 
 /** A direction's accumulator for desiredPolicy. */
-function newDirection(): { iso: Set<string>; jumps: TableRule[]; drops: TableRule[] } {
-  return { iso: new Set<string>(), jumps: [], drops: [] };
+function newDirection(): { pods: Set<string>; iso: Set<string>; iso6: Set<string>; jumps: TableRule[]; drops: TableRule[] } {
+  return { pods: new Set<string>(), iso: new Set<string>(), iso6: new Set<string>(), jumps: [], drops: [] };
+}
+
+/** IPv4, and IPv6 when any pod, node address or ipBlock of the cluster is IPv6. */
+export function tableFamilies(w: PolicyWorld): Families {
+  const v6 = w.pods.some((p) => p.ips.some((ip) => familyOfText(ip) === 6)) || w.nodeAddrs.some((ip) => familyOfText(ip) === 6)
+    || w.policies.some((p) => [...p.ingress, ...p.egress].some((r) => (r.peers ?? []).some((x) => x.ipBlock !== undefined && parseBlockCidr(x.ipBlock.cidr)?.addr.family === 6)));
+  return v6 ? [4, 6] : [4];
 }

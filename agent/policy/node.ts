@@ -1,22 +1,39 @@
 // Which pods and source addresses are this node's, for the policy table (pure).
-import { containsIPv4, formatIPv4, parseCidr4Loose, parseIPv4 } from '../../lib/ip/ipv4.ts';
+import { formatIp, nextIp, parseIp } from '../../lib/ip/addr.ts';
+import { cidrContains, networkOf, parseCidr } from '../../lib/ip/cidr.ts';
 import type { PodInfo } from './types.ts';
 
-/** cni0's gateway (.1), the VTEP's address (.0, flannel.<VNI>) of the lease subnet and the node's public IP: kubelet and node traffic. */
-export function policyNodeAddrs(leaseSubnet: string, publicIp: string): string[] {
-  const c = parseCidr4Loose(leaseSubnet);
+/** The node's IPv6 lease subnet and public IPv6 address, on a dual-stack network. */
+export interface NodeV6 {
+  subnet?: string;
+  publicIp?: string;
+}
+
+/**
+ * cni0's gateway (first address), the VTEP's address (the network address, flannel.<VNI>) of each
+ * lease subnet and the node's public IPs: kubelet and node traffic.
+ */
+export function policyNodeAddrs(leaseSubnet: string, publicIp: string, v6: NodeV6 = {}): string[] {
   const out = new Set<string>();
-  if (c !== null) {
-    out.add(formatIPv4(c.ip));
-    out.add(formatIPv4(c.ip + 1));
+  for (const [subnet, pub] of [[leaseSubnet, publicIp], [v6.subnet, v6.publicIp]] as const) {
+    const c = parseCidr(subnet ?? '');
+    if (c !== null) {
+      const net = networkOf(c);
+      out.add(formatIp(net));
+      out.add(formatIp(nextIp(net)));
+    }
+    const a = parseIp(pub ?? '');
+    if (a !== null) out.add(formatIp(a));
   }
-  if (parseIPv4(publicIp) !== null) out.add(publicIp);
   return [...out];
 }
 
-/** A pod is this node's when its hostIP is the node's address or its address lies in the node's lease subnet. */
-export function policyIsLocal(p: PodInfo, leaseSubnet: string, publicIp: string): boolean {
-  if (p.hostIP !== undefined && p.hostIP === publicIp) return true;
-  const c = parseCidr4Loose(leaseSubnet);
-  return c !== null && p.ips.some((ip) => { const n = parseIPv4(ip); return n !== null && containsIPv4(c, n); });
+/** A pod is this node's when its hostIP is one of the node's addresses or an address lies in a lease subnet of the node. */
+export function policyIsLocal(p: PodInfo, leaseSubnet: string, publicIp: string, v6: NodeV6 = {}): boolean {
+  if (p.hostIP !== undefined && (p.hostIP === publicIp || (v6.publicIp !== undefined && p.hostIP === v6.publicIp))) return true;
+  const subnets = [leaseSubnet, v6.subnet].map((s) => parseCidr(s ?? '')).filter((c) => c !== null);
+  return p.ips.some((ip) => {
+    const a = parseIp(ip);
+    return a !== null && subnets.some((c) => cidrContains(c, a));
+  });
 }

@@ -13,8 +13,8 @@ export interface NetworkPolicyHandle {
 }
 
 /** Connects, lists, applies the first table; resolves once policy is enforced. */
-export async function startNetworkPolicy(o: { cache: WatchCache; log: AgentLog; metrics: Metrics; nodeAddrs(): string[]; isLocal(p: PodInfo): boolean }): Promise<NetworkPolicyHandle> {
-  const controller = new PolicyController({ cache: o.cache, log: o.log, metrics: o.metrics, nodeAddrs: o.nodeAddrs, isLocal: o.isLocal });
+export async function startNetworkPolicy(o: { cache: WatchCache; log: AgentLog; metrics: Metrics; nodeAddrs(): string[]; isLocal(p: PodInfo): boolean; viewFile?: string }): Promise<NetworkPolicyHandle> {
+  const controller = new PolicyController({ cache: o.cache, log: o.log, metrics: o.metrics, nodeAddrs: o.nodeAddrs, isLocal: o.isLocal, ...(o.viewFile !== undefined ? { viewFile: o.viewFile } : {}) });
   try {
     await controller.start();
   } catch (e) {

@@ -1,6 +1,6 @@
 // The parts of NetworkPolicy, Pod and Namespace objects the policy controller keeps (trimmed on
 // arrival, so that a cluster-wide pod cache costs little memory) and their decoding. Pure.
-import { formatIPv4, parseIPv4 } from '../../lib/ip/ipv4.ts';
+import { formatIp, normalizeIp, parseIp } from '../../lib/ip/addr.ts';
 
 /** metav1.LabelSelector. An empty selector selects everything; an absent one (in a peer) is "not given". */
 export interface LabelSelector {
@@ -51,7 +51,7 @@ export interface PodInfo {
   namespace: string;
   name: string;
   labels: Record<string, string>;
-  /** IPv4 pod addresses. */
+  /** Pod addresses, IPv4 and IPv6, in canonical text. */
   ips: string[];
   hostIP?: string;
   ports: NamedPort[];
@@ -72,7 +72,7 @@ export function trimPod(raw: unknown): PodInfo | undefined {
   const phase = o.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return undefined;
   const all = [...(o.status?.podIPs ?? []).map((x) => x.ip), o.status?.podIP].filter((x): x is string => typeof x === 'string' && x !== '');
-  const ips = [...new Set(all.filter((ip) => parseIPv4(ip) !== null).map((ip) => formatIPv4(parseIPv4(ip) ?? 0)))];
+  const ips = [...new Set(all.flatMap((ip) => { const a = parseIp(ip); return a === null ? [] : [formatIp(normalizeIp(a))]; }))];
   if (ips.length === 0) return undefined;
   const ports: NamedPort[] = [];
   for (const c of o.spec?.containers ?? []) {

@@ -3,6 +3,7 @@
 // EnableIPv6, for IPv6 (flannel.<VNI> and flannel-v6.<VNI> are programmed independently).
 import type { Rtnl } from '../../lib/netlink/index.ts';
 import type { Lease } from '../lease/store.ts';
+import { planAdditions } from './additions.ts';
 import { applyPlan, readActual, type ApplyOutcome } from './apply.ts';
 import { desiredState, type DesiredInput, type DesiredState } from './desired.ts';
 import { familyDev, planReconcile, type DevIndexes, type Plan } from './diff.ts';
@@ -49,5 +50,19 @@ export function reconcileFamily(
   const fdev = familyDev(dev, t.family);
   const desired = desiredState({ ...base, family: t.family, ownSubnet: t.ownSubnet, publicIp: t.publicIp, uplinkCidr: t.uplinkCidr }, leases);
   const plan = planReconcile(desired, readActual(rtnl, fdev, t.family), fdev, t.network);
+  return { desired, plan, out: applyPlan(rtnl, plan, fdev) };
+}
+
+/** Programs only `joined` (leases new to the table) for one family, without reading the kernel (see additions.ts). */
+export function reconcileJoined(
+  rtnl: Rtnl,
+  t: FamilyTarget,
+  base: Pick<DesiredInput, 'backend' | 'directRouting' | 'vni'>,
+  joined: readonly Lease[],
+  dev: DevIndexes,
+): FamilyOutcome {
+  const fdev = familyDev(dev, t.family);
+  const desired = desiredState({ ...base, family: t.family, ownSubnet: t.ownSubnet, publicIp: t.publicIp, uplinkCidr: t.uplinkCidr }, joined);
+  const plan = planAdditions(desired);
   return { desired, plan, out: applyPlan(rtnl, plan, fdev) };
 }

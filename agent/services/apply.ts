@@ -18,7 +18,7 @@ export function syncScript(plan: SvcPlan, node: ProxyNodeConfig, withSkeleton: b
 /** What the kernel holds when the table is absent: nothing (the skeleton will create the fixed parts). */
 export function nothingHeld(): KernelContent {
   const e = emptyContent();
-  return { chains: new Map(), elements: e.elements, affinity: new Map(), allChains: new Set(FIXED_CHAINS) };
+  return { chains: new Map(), elements: e.elements, affinity: new Map(), epMaps: new Map(), allChains: new Set(FIXED_CHAINS) };
 }
 
 /** Diffs `want` against `have` and applies the difference (plus the skeleton when asked) in one transaction; returns the plan. */

@@ -42,18 +42,32 @@ export interface AffinityMap {
   endpoints: Set<string>;
 }
 
+/** A unit's endpoint map (numgen slot -> endpoint): which endpoints it holds, not in which slots (slots.ts assigns them against the kernel's). */
+export interface EndpointMap {
+  family: 4 | 6;
+  proto: 'tcp' | 'udp';
+  /** Slot capacity (a power of two, fixed in the choosing rules; the map holds slots 0..endpoints-1). */
+  capacity: number;
+  /** Endpoints as `addr . port`, sorted. */
+  endpoints: string[];
+  /** The slot assignment once applied (set by the proxy from the plan; the next diff starts from it). */
+  slots?: Map<number, string>;
+}
+
 /** The Service table's changing content. */
 export interface SvcContent {
   chains: Map<string, ChainContent>;
   elements: Map<FixedMapName, Map<string, string>>;
   affinity: Map<string, AffinityMap>;
+  /** Endpoint maps by name (`epm-<chain>`). */
+  epMaps: Map<string, EndpointMap>;
 }
 
 /** An empty content (every fixed map present, no elements). */
 export function emptyContent(): SvcContent {
   const elements = new Map<FixedMapName, Map<string, string>>();
   for (const n of [...Object.keys(DYNAMIC_MAPS), ...Object.keys(DYNAMIC_SETS)] as FixedMapName[]) elements.set(n, new Map());
-  return { chains: new Map(), elements, affinity: new Map() };
+  return { chains: new Map(), elements, affinity: new Map(), epMaps: new Map() };
 }
 
 /** What the kernel holds of one affinity map: its client elements and the endpoint each points to. */
@@ -67,6 +81,8 @@ export interface KernelContent {
   chains: Map<string, string>;
   elements: Map<FixedMapName, Map<string, string>>;
   affinity: Map<string, KernelAffinity>;
+  /** Endpoint maps by name: slot -> `addr . port`. */
+  epMaps: Map<string, Map<number, string>>;
   /** Every chain name in the table, fixed ones included. */
   allChains: Set<string>;
 }

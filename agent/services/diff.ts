@@ -1,14 +1,34 @@
-// Desired content vs what the kernel holds -> the nft commands of one transaction that change only
-// what differs: new chains first (map elements and jumps need them), changed chains flushed and
-// refilled, elements deleted and added, then chains nobody points to any more removed. Pure.
-import { SVC_TABLE, type FixedMapName, type KernelContent, type SvcContent } from './content.ts';
+// Desired content vs what the kernel holds -> one transaction that changes only what differs, in
+// three parts: structure first (new chains and maps, changed chains flushed and refilled), then
+// element deletes and adds (fixed maps, endpoint slots, pinned clients), then chains and maps nobody
+// points to any more removed. Without structure the elements alone go over netlink. Pure.
+import { SVC_TABLE, type EndpointMap, type FixedMapName, type KernelContent, type SvcContent } from './content.ts';
 import { FIXED_CHAINS } from './skeleton.ts';
+import { assignSlots } from './slots.ts';
 
 const T = `${SVC_TABLE.family} ${SVC_TABLE.name}`;
 
-/** What a diff found, for logs and metrics. */
+/** One element change in nft's text form: `key` and `value` as `nft list` shows them ('' for a set or a delete). */
+export interface ElemOp {
+  verb: 'add' | 'delete';
+  map: string;
+  key: string;
+  value: string;
+  /** The address family of an endpoint or affinity map (their types depend on it); fixed maps have none. */
+  family?: 4 | 6;
+}
+
+/** What a diff found: the transaction's parts, and counts for logs and metrics. */
 export interface SvcPlan {
+  /** Structure before the elements (chains and maps added, chains rewritten). */
+  head: string[];
+  elems: ElemOp[];
+  /** Structure after the elements (unused chains and maps deleted). */
+  tail: string[];
+  /** The whole transaction as nft commands (head, elements, tail). */
   commands: string[];
+  /** The slot assignment of every wanted endpoint map after this plan. */
+  epSlots: Map<string, Map<number, string>>;
   chainsAdded: number;
   chainsChanged: number;
   chainsDeleted: number;
@@ -20,67 +40,91 @@ function quote(s: string): string {
   return `"${s.replace(/["\\]/g, '')}"`;
 }
 
-function elementCmd(verb: 'add' | 'delete', map: string, k: string, v: string): string {
-  return `${verb} element ${T} ${map} { ${verb === 'add' && v !== '' ? `${k} : ${v}` : k} }`;
+/** One element change as an nft command. */
+export function formatElemOp(e: ElemOp): string {
+  return `${e.verb} element ${T} ${e.map} { ${e.verb === 'add' && e.value !== '' ? `${e.key} : ${e.value}` : e.key} }`;
 }
 
-/** The commands taking the kernel's content to the desired one (empty when they agree). */
+/** The nft declaration of an endpoint map: numgen slot -> address . port. */
+export function epMapDecl(m: Pick<EndpointMap, 'family' | 'proto'>): string {
+  return `typeof numgen random mod 2 : ${m.family === 4 ? 'ip' : 'ip6'} daddr . ${m.proto} dport`;
+}
+
+/** The slots an endpoint map holds after it was applied: its recorded assignment, else endpoints in order. */
+export function appliedSlots(m: EndpointMap): Map<number, string> {
+  return m.slots ?? new Map(m.endpoints.map((e, i) => [i, e]));
+}
+
+/** The transaction taking the kernel's content to the desired one (every part empty when they agree). */
 export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
-  const cmds: string[] = [];
-  const plan: SvcPlan = { commands: cmds, chainsAdded: 0, chainsChanged: 0, chainsDeleted: 0, elementsAdded: 0, elementsDeleted: 0 };
+  const head: string[] = [];
+  const elems: ElemOp[] = [];
+  const tail: string[] = [];
+  const plan: SvcPlan = { head, elems, tail, commands: [], epSlots: new Map(), chainsAdded: 0, chainsChanged: 0, chainsDeleted: 0, elementsAdded: 0, elementsDeleted: 0 };
   const fixed = new Set<string>(FIXED_CHAINS);
   for (const name of want.chains.keys()) {
     if (!have.allChains.has(name)) {
-      cmds.push(`add chain ${T} ${name}`);
+      head.push(`add chain ${T} ${name}`);
       plan.chainsAdded++;
     }
   }
   for (const [name, a] of want.affinity) {
     if (!have.affinity.has(name)) {
       const type = a.family === 4 ? 'ipv4_addr : ipv4_addr . inet_service' : 'ipv6_addr : ipv6_addr . inet_service';
-      cmds.push(`add map ${T} ${name} { type ${type}; flags dynamic,timeout; timeout ${a.timeoutSeconds}s; }`);
+      head.push(`add map ${T} ${name} { type ${type}; flags dynamic,timeout; timeout ${a.timeoutSeconds}s; }`);
     }
   }
+  for (const [name, m] of want.epMaps) if (!have.epMaps.has(name)) head.push(`add map ${T} ${name} { ${epMapDecl(m)}; }`);
   for (const [name, ch] of want.chains) {
     const cur = have.chains.get(name);
     if (cur === ch.comment) continue;
     if (have.allChains.has(name)) {
-      cmds.push(`flush chain ${T} ${name}`);
+      head.push(`flush chain ${T} ${name}`);
       plan.chainsChanged++;
     }
-    ch.rules.forEach((r, i) => cmds.push(`add rule ${T} ${name} ${r}${i === 0 ? ` comment ${quote(ch.comment)}` : ''}`));
+    ch.rules.forEach((r, i) => head.push(`add rule ${T} ${name} ${r}${i === 0 ? ` comment ${quote(ch.comment)}` : ''}`));
   }
   // Clients pinned to an endpoint that is gone: without this they would keep hitting it until the timeout.
   for (const [name, a] of want.affinity) {
     for (const [client, ep] of have.affinity.get(name)?.clients ?? []) {
-      if (!a.endpoints.has(ep)) {
-        cmds.push(`delete element ${T} ${name} { ${client} }`);
-        plan.elementsDeleted++;
-      }
+      if (!a.endpoints.has(ep)) elems.push({ verb: 'delete', map: name, key: client, value: '', family: a.family });
     }
   }
   for (const [map, wantEls] of want.elements) {
     const haveEls = have.elements.get(map) ?? new Map<string, string>();
-    for (const [k, v] of haveEls) {
-      if (wantEls.get(k) !== v) {
-        cmds.push(elementCmd('delete', map, k, v));
-        plan.elementsDeleted++;
-      }
+    for (const [k, v] of haveEls) if (wantEls.get(k) !== v) elems.push({ verb: 'delete', map, key: k, value: '' });
+    for (const [k, v] of wantEls) if (haveEls.get(k) !== v) elems.push({ verb: 'add', map, key: k, value: v });
+  }
+  for (const [name, m] of want.epMaps) {
+    const { slots, ops } = assignSlots(m.endpoints, have.epMaps.get(name) ?? new Map());
+    plan.epSlots.set(name, slots);
+    for (const o of ops) {
+      elems.push(o.op === 'delete'
+        ? { verb: 'delete', map: name, key: String(o.slot), value: '', family: m.family }
+        : { verb: 'add', map: name, key: String(o.slot), value: o.endpoint, family: m.family });
     }
-    for (const [k, v] of wantEls) {
-      if (haveEls.get(k) !== v) {
-        cmds.push(elementCmd('add', map, k, v));
-        plan.elementsAdded++;
-      }
-    }
+  }
+  for (const e of elems) {
+    if (e.verb === 'add') plan.elementsAdded++;
+    else plan.elementsDeleted++;
   }
   // Chains to remove: every one of ours that is not wanted. Flushed first (they may jump to each other), then deleted.
   const stale = [...have.allChains].filter((n) => !fixed.has(n) && !want.chains.has(n));
-  for (const n of stale) cmds.push(`flush chain ${T} ${n}`);
-  for (const n of stale) cmds.push(`delete chain ${T} ${n}`);
+  for (const n of stale) tail.push(`flush chain ${T} ${n}`);
+  for (const n of stale) tail.push(`delete chain ${T} ${n}`);
   plan.chainsDeleted = stale.length;
-  for (const name of have.affinity.keys()) if (!want.affinity.has(name)) cmds.push(`delete map ${T} ${name}`);
+  for (const name of have.affinity.keys()) if (!want.affinity.has(name)) tail.push(`delete map ${T} ${name}`);
+  for (const name of have.epMaps.keys()) if (!want.epMaps.has(name)) tail.push(`delete map ${T} ${name}`);
+  plan.commands = [...head, ...elems.map(formatElemOp), ...tail];
   return plan;
+}
+
+/** Records a plan's slot assignments in the endpoint maps of `want` (the next diff starts from them). */
+export function recordSlots(want: SvcContent, plan: SvcPlan): void {
+  for (const [name, m] of want.epMaps) {
+    const s = plan.epSlots.get(name);
+    if (s !== undefined) m.slots = s;
+  }
 }
 
 /** The kernel content after `want` was applied in full (so the next diff needs no listing). */
@@ -92,6 +136,7 @@ export function assumeApplied(want: SvcContent): KernelContent {
     elements,
     // Client elements are the packet path's: unknown without a listing, and only ever pruned.
     affinity: new Map([...want.affinity.keys()].map((n) => [n, { clients: new Map<string, string>() }])),
+    epMaps: new Map([...want.epMaps].map(([n, m]) => [n, appliedSlots(m)])),
     allChains: new Set([...FIXED_CHAINS, ...want.chains.keys()]),
   };
 }

@@ -1,6 +1,7 @@
 // Per-Service pieces of the desired content and their sum: an incremental sync diffs only the
 // Services that changed; hairpin pairs are shared between Services, so they are counted. Pure.
 import { emptyContent, type FixedMapName, type SvcContent } from './content.ts';
+import type { ElemOp } from './diff.ts';
 
 /** Adds `part` into `into` (chains, elements, affinity maps). */
 export function mergeInto(into: SvcContent, part: SvcContent): void {
@@ -10,6 +11,8 @@ export function mergeInto(into: SvcContent, part: SvcContent): void {
     if (dst !== undefined) for (const [k, v] of els) dst.set(k, v);
   }
   for (const [n, a] of part.affinity) into.affinity.set(n, a);
+  // The same objects: slots recorded on the sum land in the fragments too.
+  for (const [n, m] of part.epMaps) into.epMaps.set(n, m);
 }
 
 /** The sum of every fragment. */
@@ -39,9 +42,9 @@ export class HairpinCounts {
     for (const p of parts) this.update(undefined, p);
   }
 
-  /** Moves one Service from `before` to `after`; returns the nft element commands (table-qualified by `t`). */
-  update(before: SvcContent | undefined, after: SvcContent | undefined, t = 'inet weft-svc'): string[] {
-    const out: string[] = [];
+  /** Moves one Service from `before` to `after`; returns the element changes. */
+  update(before: SvcContent | undefined, after: SvcContent | undefined): ElemOp[] {
+    const out: ElemOp[] = [];
     for (const h of HAIRPIN_MAPS) {
       const counts = this.counts.get(h) ?? new Map<string, number>();
       const old = before?.elements.get(h) ?? new Map<string, string>();
@@ -50,14 +53,14 @@ export class HairpinCounts {
         if (old.has(k)) continue;
         const n = counts.get(k) ?? 0;
         counts.set(k, n + 1);
-        if (n === 0) out.push(`add element ${t} ${h} { ${k} }`);
+        if (n === 0) out.push({ verb: 'add', map: h, key: k, value: '' });
       }
       for (const k of old.keys()) {
         if (neu.has(k)) continue;
         const n = (counts.get(k) ?? 1) - 1;
         if (n <= 0) {
           counts.delete(k);
-          out.push(`delete element ${t} ${h} { ${k} }`);
+          out.push({ verb: 'delete', map: h, key: k, value: '' });
         } else counts.set(k, n);
       }
     }

@@ -1,5 +1,5 @@
 // Reading weft's Service table back: `nft -j list table inet weft-svc` -> KernelContent (unit chains
-// with their first rule's comment, fixed maps' elements, affinity maps' clients). Parsing is pure.
+// with their first rule's comment, fixed maps' elements, endpoint slots, affinity maps' clients). Parsing is pure.
 import { DYNAMIC_MAPS, DYNAMIC_SETS, SVC_TABLE, emptyContent, type FixedMapName, type KernelContent } from './content.ts';
 import { listJsonOrNull } from '../../lib/netfilter/list-json.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
@@ -26,7 +26,7 @@ export function parseSvcListing(json: string): KernelContent {
   const items = ((JSON.parse(json) as { nftables?: J[] }).nftables ?? []);
   const fixed = new Set<string>([...Object.keys(DYNAMIC_MAPS), ...Object.keys(DYNAMIC_SETS)]);
   const base = emptyContent();
-  const out: KernelContent = { chains: new Map(), elements: base.elements, affinity: new Map(), allChains: new Set() };
+  const out: KernelContent = { chains: new Map(), elements: base.elements, affinity: new Map(), epMaps: new Map(), allChains: new Set() };
   for (const it of items) {
     const set = (it.map ?? it.set) as J | undefined;
     if (set !== undefined) {
@@ -35,6 +35,7 @@ export function parseSvcListing(json: string): KernelContent {
       const pairs = elems.map((e) => (Array.isArray(e) ? [formatJsonValue(e[0]), formatJsonValue(e[1])] : [formatJsonValue(e), '']) as [string, string]);
       if (fixed.has(name)) out.elements.set(name as FixedMapName, new Map(pairs));
       else if (name.startsWith('aff-')) out.affinity.set(name, { clients: new Map(pairs) });
+      else if (/^mep[cl]-/.test(name)) out.epMaps.set(name, new Map(pairs.map(([k, v]) => [Number(k), v])));
       continue;
     }
     const chain = it.chain as J | undefined;

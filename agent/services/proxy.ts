@@ -1,5 +1,6 @@
 // weftd --service-proxy's controller (runs in weftd's netns, the node's): Services and EndpointSlices
-// from the shared watch cache -> desired content -> diff -> one nft transaction. Changes are coalesced
+// from the shared watch cache -> desired content -> diff -> one transaction: over nf_tables netlink
+// in-process when only elements change (endpoints, usually), else one `nft -f`. Changes are coalesced
 // per event-loop turn and diffed per Service; the kernel is listed at start, after a failure and now and then.
 import type { AgentLog } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -7,14 +8,17 @@ import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { listJsonOrNull } from '../../lib/netfilter/list-json.ts';
 import { runNft } from '../../lib/netfilter/run.ts';
 import { emptyContent, SVC_TABLE, type SvcContent } from './content.ts';
-import { assumeApplied, diffContent } from './diff.ts';
+import { assumeApplied, diffContent, formatElemOp, recordSlots, type ElemOp, type SvcPlan } from './diff.ts';
 import { nothingHeld, syncScript } from './apply.ts';
+import { commitElemCommands, elemOpCommands } from './nfnl-apply.ts';
+import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
+import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { HairpinCounts, mergeAll, withoutHairpin } from './fragments.ts';
 import type { Informer } from './informer.ts';
 import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
 import { SM, defineServiceMetrics, observeLatency } from './metrics.ts';
-import { renderAll } from './render.ts';
+import { capacitiesOf, renderAll } from './render.ts';
 import { SERVICE_NAME_LABEL, type EndpointSlice, type ProxyNodeConfig, type Service } from './types.ts';
 
 /** What the proxy needs. */
@@ -60,6 +64,12 @@ export class ServiceProxy {
   private ready = false;
   lastError = '';
   lastOk = 0;
+  /** How the last sync that changed something reached the kernel. */
+  lastPath: 'nft' | 'netlink' | 'none' = 'none';
+  private sock: NfnlSocket | undefined;
+  /** Programmed endpoints (ip|port|proto) -> how many units hold them, and the number of units. */
+  private readonly epRefs = new Map<string, number>();
+  private unitCount = 0;
 
   private readonly nftOpts: NftRunOptions;
 
@@ -131,7 +141,39 @@ export class ServiceProxy {
     const svc = this.o.services.get(key);
     if (svc === undefined) return { frag: undefined, units: [] };
     const units = serviceUnits(svc, [...(this.slicesOf.get(key)?.values() ?? [])], this.o.node);
-    return { frag: renderAll(units, this.o.node), units };
+    return { frag: renderAll(units, this.o.node, capacitiesOf(this.fragments.get(key))), units };
+  }
+
+  /** The netlink socket in the table's netns, opened on first use. */
+  private socket(): NfnlSocket {
+    if (this.sock === undefined) {
+      const path = this.o.nft?.netnsPath;
+      if (path === undefined) this.sock = NfnlSocket.open();
+      else {
+        const h = openNetns(path);
+        try {
+          this.sock = withNetns(h, () => NfnlSocket.open());
+        } finally {
+          h.close();
+        }
+      }
+    }
+    return this.sock;
+  }
+
+  /** Applies a transaction: element changes alone over netlink, anything with structure (or the skeleton) through `nft -f`. */
+  private apply(plan: SvcPlan, withSkeleton: boolean): void {
+    if (plan.commands.length === 0 && !withSkeleton) return;
+    if (!withSkeleton && plan.head.length === 0 && plan.tail.length === 0) {
+      const cmds = elemOpCommands(plan.elems);
+      if (cmds !== undefined) {
+        commitElemCommands(this.socket(), cmds);
+        this.lastPath = 'netlink';
+        return;
+      }
+    }
+    runNft(['-f', '-'], syncScript(plan, this.o.node, withSkeleton), this.nftOpts);
+    this.lastPath = 'nft';
   }
 
   /** One sync (synchronous): full when needed, else only the dirty Services. */
@@ -145,7 +187,6 @@ export class ServiceProxy {
     this.pendingSince = undefined;
     const touched = new Map<string, ServicePortUnit[]>();
     try {
-      let script: string;
       if (full) {
         const frags = new Map<string, SvcContent>();
         for (const svc of this.o.services.list()) {
@@ -155,41 +196,52 @@ export class ServiceProxy {
           touched.set(key, r.units);
         }
         const have = readSvcTable(this.nftOpts);
-        const plan = diffContent(mergeAll(frags.values()), have ?? nothingHeld());
+        const want = mergeAll(frags.values());
+        const plan = diffContent(want, have ?? nothingHeld());
+        recordSlots(want, plan);
         // The skeleton's fixed chains are rewritten at start and whenever the table was gone.
-        script = syncScript(plan, this.o.node, !this.skeletonDone || have === null);
-        if (script !== '') runNft(['-f', '-'], script, this.nftOpts);
+        this.apply(plan, !this.skeletonDone || have === null);
         this.fragments.clear();
         this.units.clear();
+        this.epRefs.clear();
+        this.unitCount = 0;
         for (const [k, f] of frags) this.fragments.set(k, f);
-        for (const [k, u] of touched) this.units.set(k, u);
+        for (const [k, u] of touched) this.setUnits(k, u);
         this.hairpin.reset(this.fragments.values());
         this.skeletonDone = true;
         this.needFull = false;
         this.o.metrics.inc(SM.syncs, { kind: 'full' });
         this.o.log.info('service table synced', { services: frags.size, commands: plan.commands.length, ms: Math.round(performance.now() - t0) });
       } else {
-        const cmds: string[] = [];
+        const all: SvcPlan = { head: [], elems: [], tail: [], commands: [], epSlots: new Map(), chainsAdded: 0, chainsChanged: 0, chainsDeleted: 0, elementsAdded: 0, elementsDeleted: 0 };
+        const hairpin: ElemOp[] = [];
         const next = new Map<string, SvcContent | undefined>();
+        // Hairpin counts move as the Services are diffed: on a refused transaction they are rebuilt by the full sync.
         for (const key of dirty ?? []) {
           const r = this.renderService(key);
           const before = this.fragments.get(key);
           const have = assumeApplied(withoutHairpin(before ?? emptyContent()));
           for (const name of r.frag?.affinity.keys() ?? []) have.affinity.set(name, this.listAffinity(name));
-          cmds.push(...diffContent(withoutHairpin(r.frag ?? emptyContent()), have).commands, ...this.hairpin.update(before, r.frag));
+          const want = withoutHairpin(r.frag ?? emptyContent());
+          const plan = diffContent(want, have);
+          if (r.frag !== undefined) recordSlots(r.frag, plan);
+          all.head.push(...plan.head);
+          all.elems.push(...plan.elems);
+          all.tail.push(...plan.tail);
+          all.commands.push(...plan.commands);
+          hairpin.push(...this.hairpin.update(before, r.frag));
           next.set(key, r.frag);
           touched.set(key, r.units);
         }
-        script = cmds.length === 0 ? '' : `${cmds.join('\n')}\n`;
-        if (script !== '') runNft(['-f', '-'], script, this.nftOpts);
+        all.elems.push(...hairpin);
+        all.commands.push(...hairpin.map(formatElemOp));
+        this.apply(all, false);
         for (const [k, f] of next) {
           if (f === undefined) this.fragments.delete(k);
           else this.fragments.set(k, f);
-          const u = touched.get(k) ?? [];
-          if (u.length === 0) this.units.delete(k);
-          else this.units.set(k, u);
+          this.setUnits(k, touched.get(k) ?? []);
         }
-        if (script !== '') this.o.metrics.inc(SM.syncs, { kind: 'incremental' });
+        if (all.commands.length > 0) this.o.metrics.inc(SM.syncs, { kind: this.lastPath === 'netlink' ? 'elements' : 'incremental' });
       }
       if (since !== undefined) observeLatency(this.o.metrics, (performance.now() - since) / 1000);
       this.retryMs = 100;
@@ -216,16 +268,28 @@ export class ServiceProxy {
     return json === null ? { clients: new Map() } : (parseSvcListing(json).affinity.get(name) ?? { clients: new Map() });
   }
 
+  /** Replaces one Service's units, keeping the programmed counts (a sync touches a few Services; the counts cover all). */
+  private setUnits(key: string, units: ServicePortUnit[]): void {
+    const count = (us: readonly ServicePortUnit[] | undefined, d: 1 | -1) => {
+      for (const u of us ?? []) {
+        this.unitCount += d;
+        for (const e of new Set([...u.cluster, ...u.internal, ...u.external].map((b) => `${b.ip}|${b.port}|${u.proto}`))) {
+          const n = (this.epRefs.get(e) ?? 0) + d;
+          if (n <= 0) this.epRefs.delete(e);
+          else this.epRefs.set(e, n);
+        }
+      }
+    };
+    count(this.units.get(key), -1);
+    count(units, 1);
+    if (units.length === 0) this.units.delete(key);
+    else this.units.set(key, units);
+  }
+
   private publish(): void {
-    let units = 0;
-    const eps = new Set<string>();
-    for (const us of this.units.values()) {
-      units += us.length;
-      for (const u of us) for (const b of [...u.cluster, ...u.internal, ...u.external]) eps.add(`${b.ip}|${b.port}|${u.proto}`);
-    }
     this.o.metrics.set(SM.services, this.units.size);
-    this.o.metrics.set(SM.units, units);
-    this.o.metrics.set(SM.endpoints, eps.size);
+    this.o.metrics.set(SM.units, this.unitCount);
+    this.o.metrics.set(SM.endpoints, this.epRefs.size);
   }
 
   /** The units of every programmed Service (health checks, doctor). */
@@ -239,6 +303,8 @@ export class ServiceProxy {
     for (const u of this.unsubs.splice(0)) u();
     if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
     if (this.resyncTimer !== undefined) clearInterval(this.resyncTimer);
+    this.sock?.close();
+    this.sock = undefined;
   }
 }
 

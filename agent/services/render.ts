@@ -1,12 +1,17 @@
 // Units -> the Service table's desired content: per unit a chain for internal traffic (svc-), one
-// for external traffic (ext-), endpoint-choice chains (epc-/epl-: numgen into an inline map), and
-// with ClientIP affinity a chain per endpoint (aff-: record the client) plus a dynamic map. Pure.
+// for external traffic (ext-), endpoint-choice chains (epc-/epl-: numgen into the unit's endpoint
+// map mepc-/mepl-, slot -> endpoint), and with ClientIP affinity a chain per endpoint (aff-: record
+// the client) plus a dynamic map. Pure.
 import { createHash } from 'node:crypto';
 import type { Backend } from './endpoints.ts';
 import { emptyContent, type SvcContent } from './content.ts';
 import type { ServicePortUnit } from './model.ts';
 import type { ProxyNodeConfig } from './types.ts';
 import { familyOfText } from '../../lib/ip/index.ts';
+import { SLOT_TRIES, slotCapacity } from './slots.ts';
+
+/** The capacities the endpoint maps had (by map name), so a count change inside [c/2, c] keeps its rules. */
+export type Capacities = ReadonlyMap<string, number>;
 
 /** nft's address family keyword for a family. */
 export function ipKw(family: 4 | 6): 'ip' | 'ip6' {
@@ -26,8 +31,26 @@ export function affinityMapName(id: string): string {
   return `aff-${id}`;
 }
 
+/** The name of the endpoint map a choosing chain looks its slots up in. */
+export function epMapName(chain: string): string {
+  return `m${chain}`;
+}
+
+/**
+ * The rules choosing one of the endpoints in map `map` of capacity `cap`: a few tries at a slot below
+ * the capacity (a try at an empty slot falls through to the next), then a last one below cap/2,
+ * where every slot is filled. Each try hits with probability >= 1/2, so the last rule takes at most
+ * 1/2^SLOT_TRIES of new connections. The rules depend on the capacity only, never on the endpoints.
+ */
+export function slotRules(proto: 'tcp' | 'udp', family: 4 | 6, map: string, cap: number): string[] {
+  const ip = ipKw(family);
+  const rule = (mod: number) => `meta l4proto ${proto} dnat ${ip} to numgen random mod ${mod} map @${map}`;
+  if (cap <= 1) return [rule(1)];
+  return [...Array.from({ length: SLOT_TRIES }, () => rule(cap)), rule(cap / 2)];
+}
+
 /** The rules choosing one of `eps` (non-empty) at random, with affinity when the unit has it. */
-function choiceRules(u: ServicePortUnit, eps: Backend[], c: SvcContent): string[] {
+function choiceRules(u: ServicePortUnit, eps: Backend[], c: SvcContent, chain: string, caps: Capacities | undefined): string[] {
   const ip = ipKw(u.family);
   const rules: string[] = [];
   if (u.affinitySeconds !== undefined) {
@@ -47,9 +70,10 @@ function choiceRules(u: ServicePortUnit, eps: Backend[], c: SvcContent): string[
     rules.push(`numgen random mod ${eps.length} vmap { ${vmap.join(', ')} }`);
     return rules;
   }
-  const map = eps.map((b, i) => `${i} : ${b.ip} . ${b.port}`).join(', ');
-  rules.push(`meta l4proto ${u.proto} dnat ${ip} to numgen random mod ${eps.length} map { ${map} }`);
-  return rules;
+  const map = epMapName(chain);
+  const capacity = slotCapacity(eps.length, caps?.get(map));
+  c.epMaps.set(map, { family: u.family, proto: u.proto, capacity, endpoints: eps.map((b) => `${b.ip} . ${b.port}`) });
+  return slotRules(u.proto, u.family, map, capacity);
 }
 
 function addChain(c: SvcContent, name: string, key: string, rules: string[]): void {
@@ -66,8 +90,8 @@ function offCluster(family: 4 | 6, node: ProxyNodeConfig): string | undefined {
   return `${ipKw(family)} saddr != { ${cidrs.join(', ')} }`;
 }
 
-/** Adds one unit's chains and map elements to `c`. */
-export function renderUnit(u: ServicePortUnit, node: ProxyNodeConfig, c: SvcContent): void {
+/** Adds one unit's chains and map elements to `c`; `caps` are the endpoint maps' current capacities. */
+export function renderUnit(u: ServicePortUnit, node: ProxyNodeConfig, c: SvcContent, caps?: Capacities): void {
   const f = u.family === 4 ? '4' : '6';
   const el = (m: 'svc' | 'np' | 'noep' | 'noepnp' | 'hairpin') => {
     const mm = c.elements.get(`${m}${f}` as never);
@@ -83,9 +107,20 @@ export function renderUnit(u: ServicePortUnit, node: ProxyNodeConfig, c: SvcCont
     if (u.nodePort !== undefined) el('noepnp').set(`${u.proto} . ${u.nodePort}`, reject);
     return;
   }
+  const masq = offCluster(u.family, node);
+  const masqRules = masq !== undefined ? [`${masq} jump mark-masq`] : [];
+  if (svcKey !== undefined && u.externalAddrs.length === 0 && u.nodePort === undefined) {
+    // ClusterIP only (most Services): the choice sits in svc- itself, one chain per unit (a commit's cost grows with the chains of the netns).
+    if (u.internal.length === 0) el('noep').set(svcKey, 'drop');
+    else {
+      addChain(c, `svc-${u.id}`, u.key, [...masqRules, ...choiceRules(u, u.internal, c, `ep${u.internal === u.cluster ? 'c' : 'l'}-${u.id}`, caps)]);
+      el('svc').set(svcKey, `goto svc-${u.id}`);
+    }
+    return;
+  }
   const chooser = (eps: Backend[], suffix: string) => {
     const name = `ep${suffix}-${u.id}`;
-    if (!c.chains.has(name)) addChain(c, name, u.key, choiceRules(u, eps, c));
+    if (!c.chains.has(name)) addChain(c, name, u.key, choiceRules(u, eps, c, name, caps));
     return name;
   };
   const clusterChain = u.cluster.length > 0 ? chooser(u.cluster, 'c') : undefined;
@@ -94,8 +129,7 @@ export function renderUnit(u: ServicePortUnit, node: ProxyNodeConfig, c: SvcCont
   if (svcKey !== undefined) {
     if (internal === undefined) el('noep').set(svcKey, 'drop');
     else {
-      const masq = offCluster(u.family, node);
-      addChain(c, `svc-${u.id}`, u.key, [...(masq !== undefined ? [`${masq} jump mark-masq`] : []), `goto ${internal}`]);
+      addChain(c, `svc-${u.id}`, u.key, [...masqRules, `goto ${internal}`]);
       el('svc').set(svcKey, `goto svc-${u.id}`);
     }
   }
@@ -128,8 +162,13 @@ export function renderUnit(u: ServicePortUnit, node: ProxyNodeConfig, c: SvcCont
 }
 
 /** The desired content for every unit. */
-export function renderAll(units: readonly ServicePortUnit[], node: ProxyNodeConfig): SvcContent {
+export function renderAll(units: readonly ServicePortUnit[], node: ProxyNodeConfig, caps?: Capacities): SvcContent {
   const c = emptyContent();
-  for (const u of units) renderUnit(u, node, c);
+  for (const u of units) renderUnit(u, node, c, caps);
   return c;
+}
+
+/** The endpoint maps' capacities of a rendered content. */
+export function capacitiesOf(c: SvcContent | undefined): Map<string, number> {
+  return new Map([...(c?.epMaps ?? new Map())].map(([n, m]) => [n, m.capacity]));
 }

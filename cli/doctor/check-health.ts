@@ -31,13 +31,14 @@ export function parseMetrics(text: string): Map<string, number> {
   return out;
 }
 
-/** Judges weftd's answers (pure): unreachable, unhealthy, route conflicts. */
-export function judgeHealth(addr: string, healthz: { status: number; body: string } | { error: string }, metrics: Map<string, number> | null): CheckResult {
+/** Judges weftd's answers (pure): unreachable, unhealthy, route conflicts. `defaulted`: the address is the installed default, not given. */
+export function judgeHealth(addr: string, healthz: { status: number; body: string } | { error: string }, metrics: Map<string, number> | null, defaulted = false): CheckResult {
   const check = 'weftd';
   const problems: Problem[] = [];
   const facts: Record<string, unknown> = { metricsAddr: addr };
   if ('error' in healthz) {
-    problems.push({ check, detail: `weftd does not answer at http://${addr}/healthz (${healthz.error})`, fix: 'systemctl status weftd; journalctl -u weftd -n 50 (is it running with this --metrics-addr?)' });
+    const where = defaulted ? ' (the address weft install and the DaemonSet give weftd; pass --metrics-addr if yours serves elsewhere)' : '';
+    problems.push({ check, detail: `weftd does not answer at http://${addr}/healthz (${healthz.error})${where}`, fix: 'systemctl status weftd; journalctl -u weftd -n 50 (is it running with this --metrics-addr?)' });
     return { check, problems, facts };
   }
   facts['healthz'] = healthz.body.trim();
@@ -55,20 +56,22 @@ export function judgeHealth(addr: string, healthz: { status: number; body: strin
 /** weftd's /healthz answer and parsed /metrics (null when it did not answer them). */
 export interface WeftdView {
   addr: string;
+  /** The address is doctor's default, not weftd's known flag. */
+  defaulted: boolean;
   healthz: { status: number; body: string } | { error: string };
   metrics: Map<string, number> | null;
 }
 
 /** Reads weftd at `addr` once (the weftd and peers checks both use it); undefined without an address. */
-export async function readWeftd(addr: string | undefined): Promise<WeftdView | undefined> {
+export async function readWeftd(addr: string | undefined, defaulted = false): Promise<WeftdView | undefined> {
   if (addr === undefined) return undefined;
   const healthz = await httpGet(addr, '/healthz');
   const m = 'error' in healthz ? null : await httpGet(addr, '/metrics');
-  return { addr, healthz, metrics: m !== null && !('error' in m) && m.status === 200 ? parseMetrics(m.body) : null };
+  return { addr, defaulted, healthz, metrics: m !== null && !('error' in m) && m.status === 200 ? parseMetrics(m.body) : null };
 }
 
-/** Runs the check against what readWeftd read, or reports it skipped. */
-export function checkHealth(w: WeftdView | undefined): CheckResult {
-  if (w === undefined) return { check: 'weftd', problems: [], facts: {}, skipped: 'no --metrics-addr (weftd serves /healthz only with it)' };
-  return judgeHealth(w.addr, w.healthz, w.metrics);
+/** Runs the check against what readWeftd read, or reports it skipped (`why`: the reason there is no address). */
+export function checkHealth(w: WeftdView | undefined, why = 'no --metrics-addr (weftd serves /healthz only with it)'): CheckResult {
+  if (w === undefined) return { check: 'weftd', problems: [], facts: {}, skipped: why };
+  return judgeHealth(w.addr, w.healthz, w.metrics, w.defaulted);
 }

@@ -26,7 +26,7 @@ export function doctorCommand(run: (f: DoctorCommandFlags) => Promise<void>): Co
     .option('--cni-bin-dir <dir>', `CNI plugin directory (default ${d.cniBinDir})`)
     .option('--ipam-data-dir <dir>', `host-local's dataDir (default ${d.ipamDataDir})`)
     .option('--bridge <name>', `the pods' bridge (default ${d.bridge})`)
-    .option('--metrics-addr <host:port>', "weftd's --metrics-addr: check /healthz and /metrics there")
+    .option('--metrics-addr <host:port>', `weftd's --metrics-addr: check /healthz and /metrics there (default: the unit's, else ${d.metricsAddr}, where weft install and the DaemonSet serve them)`)
     .option('--json', 'print one JSON document {"ok", "problems": [{"check", "detail", "fix"}], "checks"}')
     .addHelpText('after', '\nflanneld syntax (-etcd-endpoints=URL) and the FLANNELD_* environment forms of the etcd, --iface,\n--public-ip and --subnet-file flags are taken as weftd takes them; the command line wins.')
     .action(run);
@@ -41,7 +41,7 @@ export async function runDoctorCommand(f: DoctorCommandFlags, io: { out: (s: str
   } catch (e) {
     throw new DoctorOptionError((e as Error).message);
   }
-  const opts = normalizeDoctorOptions(withUnitDefaults(cli, fromUnit));
+  const opts = normalizeDoctorOptions(withUnitDefaults(cli, fromUnit), fromUnit !== null);
   const [{ runDoctor }, { formatReportJson, formatReportTable }] = await Promise.all([import('./doctor.ts'), import('./problem.ts')]);
   const report = await runDoctor(opts);
   io.out(opts.json ? formatReportJson(report) : formatReportTable(report));

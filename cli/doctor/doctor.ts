@@ -19,6 +19,7 @@ import { checkLease, ownLease } from './check-lease.ts';
 import { checkMtu } from './check-mtu.ts';
 import { checkNft } from './check-nft.ts';
 import { checkPeers } from './check-peers.ts';
+import { checkPolicyOnNode } from './check-policy.ts';
 import { readLeaseView, type LeaseView } from './leases.ts';
 import { readNodeState, uplinkOf, type NodeState } from './node-state.ts';
 import type { DoctorOptions } from './options.ts';
@@ -64,8 +65,8 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   const lease = checkLease({ view, publicIp: uplink?.publicIp ?? null, subnetFile: o.subnetFile, subnetEnvText, now: Date.now() });
   if (uplink === null && 'error' in node.uplink) lease.problems.push({ check: 'lease', detail: `no uplink: ${node.uplink.error}`, fix: 'pass --iface as weftd has it (systemctl cat weftd)' });
   results.push(lease);
-  const weftd = await readWeftd(o.metricsAddr);
-  results.push(checkHealth(weftd));
+  const weftd = await readWeftd(o.metricsAddr, o.metricsFrom === 'default');
+  results.push(checkHealth(weftd, noMetricsWhy(o)));
   results.push(cni);
   const own = 'error' in view ? null : ownLease(view, uplink?.publicIp ?? null);
   if ('error' in view || own === null || uplink === null) {
@@ -73,22 +74,26 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   } else {
     results.push(checkPeers({ netConf: view.netConf, leases: view.leases, own, uplink, node, metrics: weftd?.metrics ?? null }));
   }
-  const { allocs, live, tail } = localChecks(o, node, 'error' in view ? null : view.netConf.backend);
   const subnet = own?.subnet ?? (lease.env !== null ? networkForm(lease.env.subnet) : null);
+  const { allocs, live, tail } = localChecks(o, node, 'error' in view ? null : view.netConf.backend, subnet === null ? [] : [subnet]);
   results.push(checkBridge({ bridge: o.bridge, subnet, node, allocs, live }));
   if ('error' in view || uplink === null) results.push(skipped('mtu', 'needs the net-conf and the uplink (see lease)'));
   else results.push(checkMtu({ netConf: view.netConf, uplink, env: lease.env, bridge: o.bridge, node }));
   results.push(checkForwardOnNode('error' in view ? null : view.netConf, lease.env));
+  results.push(checkPolicyOnNode(o.subnetFile, allocs, [subnet, own?.ipv6Subnet]));
   results.push(...tail);
   return buildReport(results);
 }
 
 /** The checks that need no lease: host-local leaks, orphan nft elements, kernel facts. */
-function localChecks(o: DoctorOptions, node: NodeState, backend: BackendConf | null): { allocs: Allocation[]; live: LiveAttachments; tail: CheckResult[] } {
+function localChecks(o: DoctorOptions, node: NodeState, backend: BackendConf | null, subnets: readonly string[]): { allocs: Allocation[]; live: LiveAttachments; tail: CheckResult[] } {
   const allocs = readAllocations(o.ipamDataDir);
   const live = liveAttachments(node.links);
   const results: CheckResult[] = [];
-  results.push(checkAllocations(o.ipamDataDir, allocs, live));
+  // The pods' subnets of this node: its lease's, and the bridge's (a bridge-only network has no lease).
+  const bridge = node.links.find((l) => l.name === o.bridge);
+  const onBridge = bridge === undefined ? [] : node.addrs.filter((a) => a.index === bridge.index && a.family === 4).map((a) => a.cidr);
+  results.push(checkAllocations(o.ipamDataDir, allocs, live, [...subnets, ...onBridge]));
   let table: NftTableState | null = null;
   let nftOk = true;
   try {
@@ -109,6 +114,13 @@ function localChecks(o: DoctorOptions, node: NodeState, backend: BackendConf | n
   return { allocs, live, tail: results };
 }
 
+/** Why the weftd check has no address to read. */
+function noMetricsWhy(o: DoctorOptions): string {
+  return o.metricsFrom === 'unit-has-none'
+    ? 'the weftd unit runs weftd without --metrics-addr, so it serves no /healthz (weft install adds --metrics-addr=127.0.0.1:9101; or pass --metrics-addr)'
+    : 'no --metrics-addr (weftd serves /healthz only with it)';
+}
+
 const OVERLAY_TYPES = ['flannel', 'flannel-vxlan', 'host-gw', 'flannel-udp'];
 
 /** The CNI config was read and names no flannel plugin: a plain bridge network, no weftd. */
@@ -120,7 +132,9 @@ function usesNoOverlay(cni: CheckResult): boolean {
 /** A node whose CNI config is a plain bridge network: weftd's checks do not apply. */
 async function bridgeOnly(o: DoctorOptions, cni: CheckResult, node: NodeState): Promise<Report> {
   const why = `${String(cni.facts['config'])} uses no flannel plugin and there is no ${o.subnetFile}: a bridge network without weftd`;
-  const results = [skipped('lease', why), checkHealth(await readWeftd(o.metricsAddr)), cni, skipped('peers', why), skipped('bridge', why), skipped('mtu', why)];
-  results.push(...localChecks(o, node, null).tail);
+  // No weftd is expected here: its health is checked only at an address given for it.
+  const health = o.metricsFrom === 'given' ? checkHealth(await readWeftd(o.metricsAddr)) : skipped('weftd', why);
+  const results = [skipped('lease', why), health, cni, skipped('peers', why), skipped('bridge', why), skipped('mtu', why)];
+  results.push(...localChecks(o, node, null, []).tail);
   return buildReport(results);
 }

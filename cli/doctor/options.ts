@@ -5,6 +5,7 @@
 import { isAbsolute } from 'node:path';
 import { leaseSourceFlags, normalizeStoreFlags, WEFTD_DEFAULTS, type EtcdSecurity, type RawLeaseSourceFlags } from '../../agent/inspect.ts';
 import { DEFAULT_DATA_DIR } from '../../lib/attach/host-local-files.ts';
+import { WEFTD_METRICS_ADDR } from '../install/render.ts';
 
 /** Everything the checks read, normalised. */
 export interface DoctorOptions {
@@ -25,6 +26,8 @@ export interface DoctorOptions {
   ipamDataDir: string;
   bridge: string;
   metricsAddr?: string;
+  /** How metricsAddr was chosen: given (flag or unit), the installed default, or absent from the unit. */
+  metricsFrom: 'given' | 'default' | 'unit-has-none';
   json: boolean;
 }
 
@@ -38,6 +41,8 @@ export const DOCTOR_DEFAULTS = {
   cniBinDir: '/opt/cni/bin',
   ipamDataDir: DEFAULT_DATA_DIR,
   bridge: 'cni0',
+  /** What `weft install`'s unit and the DaemonSet give weftd (cli/install/render.ts WEFTD_METRICS_ADDR). */
+  metricsAddr: WEFTD_METRICS_ADDR,
 } as const;
 
 /** The flags as commander hands them over. */
@@ -62,8 +67,11 @@ function absolute(flag: string, v: string): string {
   return v;
 }
 
-/** Validates the flags (naming the flag and the bad value) and fills the defaults. */
-export function normalizeDoctorOptions(f: RawDoctorFlags): DoctorOptions {
+/**
+ * Validates the flags (naming the flag and the bad value) and fills the defaults. `unitRead`: a weftd
+ * unit was read (then weftd has the metrics address the unit gives, or none; else the installed default).
+ */
+export function normalizeDoctorOptions(f: RawDoctorFlags, unitRead = false): DoctorOptions {
   const src = leaseSourceFlags(f);
   let sel: ReturnType<typeof normalizeStoreFlags>;
   try {
@@ -90,7 +98,8 @@ export function normalizeDoctorOptions(f: RawDoctorFlags): DoctorOptions {
     cniBinDir: absolute('cni-bin-dir', f.cniBinDir ?? DOCTOR_DEFAULTS.cniBinDir),
     ipamDataDir: absolute('ipam-data-dir', f.ipamDataDir ?? DOCTOR_DEFAULTS.ipamDataDir),
     bridge: f.bridge ?? DOCTOR_DEFAULTS.bridge,
-    ...(f.metricsAddr !== undefined ? { metricsAddr: f.metricsAddr } : {}),
+    ...(f.metricsAddr !== undefined ? { metricsAddr: f.metricsAddr } : unitRead ? {} : { metricsAddr: DOCTOR_DEFAULTS.metricsAddr }),
+    metricsFrom: f.metricsAddr !== undefined ? 'given' : unitRead ? 'unit-has-none' : 'default',
     json: f.json === true,
   };
 }

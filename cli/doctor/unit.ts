@@ -10,11 +10,11 @@ import { isSysError } from '../../lib/errno/errno.ts';
 export const DEFAULT_UNIT = '/etc/systemd/system/weftd.service';
 
 /** weftd flag -> doctor's RawDoctorFlags key, for the flags doctor shares. */
-const UNIT_FLAGS: Readonly<Record<string, keyof RawDoctorFlags>> = {
+const UNIT_FLAGS: Readonly<Record<string, keyof RawDoctorFlags | 'healthzIp' | 'healthzPort'>> = {
   store: 'store', 'etcd-endpoints': 'etcdEndpoints', 'etcd-prefix': 'etcdPrefix', 'etcd-keyfile': 'etcdKeyfile',
   'etcd-certfile': 'etcdCertfile', 'etcd-cafile': 'etcdCafile', 'etcd-username': 'etcdUsername', 'etcd-password': 'etcdPassword',
   'net-conf': 'netConf', 'net-config-path': 'netConf', 'subnet-file': 'subnetFile', iface: 'iface', 'public-ip': 'publicIp',
-  'metrics-addr': 'metricsAddr',
+  'metrics-addr': 'metricsAddr', 'healthz-ip': 'healthzIp', 'healthz-port': 'healthzPort',
 };
 
 /** The lease-source keys: taken from the unit only as a group, and only when the command line names none. */
@@ -45,6 +45,14 @@ export function parseUnitFlags(unit: string, env: ReadonlyMap<string, string>): 
     const value = m[2] ?? (args[i + 1] !== undefined && !(args[i + 1] as string).startsWith('-') ? args[++i] : undefined);
     if (value !== undefined) out[key] = value;
   }
+  // flanneld's form of the same server (a flanneld unit run by weftd): --healthz-port N (0: off) on --healthz-ip.
+  const port = out['healthzPort'];
+  if (out['metricsAddr'] === undefined && port !== undefined && /^[1-9]\d{0,4}$/.test(port)) {
+    const ip = out['healthzIp'] ?? '0.0.0.0';
+    out['metricsAddr'] = `${ip.includes(':') ? `[${ip}]` : ip}:${port}`;
+  }
+  delete out['healthzIp'];
+  delete out['healthzPort'];
   return out as RawDoctorFlags;
 }
 

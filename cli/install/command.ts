@@ -5,7 +5,7 @@ import { Command } from 'commander';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { install } from './install.ts';
-import { BACKENDS, DEFAULTS, normalizeInstallOptions } from './options.ts';
+import { BACKENDS, DEFAULTS, FLANNEL_NETWORK_NAME, normalizeInstallOptions } from './options.ts';
 import { uninstall, type UninstallReport } from './uninstall.ts';
 
 /** Where the commands write (the CLI's stdout and stderr). */
@@ -103,7 +103,7 @@ export function installCommand(io: Io, argv1: string | undefined, setExit: (code
     .option('--agent-dir <dir>', 'where weftd goes', DEFAULTS.agentDir)
     .option('--weft-conf-dir <dir>', "weftd's net-conf.json directory", DEFAULTS.weftConfDir)
     .option('--network <cidr>', 'pod network (bridge subnet or flannel Network)', DEFAULTS.network)
-    .option('--network-name <name>', 'CNI network name', DEFAULTS.networkName)
+    .option('--network-name <name>', `CNI network name (default: the name of the flannel conflist in --conf-dir being replaced, else ${FLANNEL_NETWORK_NAME} for the flannel backends, as kube-flannel, and ${DEFAULTS.networkName} for bridge)`)
     .option('--conflist-name <file>', 'conflist file name', DEFAULTS.conflistName)
     .option('--standalone [file]', 'install the standalone executable (no Node.js needed on the node) once as <bin-dir>/weft, each plugin a hard link to it (default file: this weft when standalone, else dist/sea/weft; the default mode when this weft is the standalone executable)')
     .option('--etcd-endpoints <urls>', 'flannel backends: lease subnets in etcd v3 (comma-separated URLs), for a cluster')

@@ -97,7 +97,7 @@ export function normalizeLeaseSource(raw: RawLeaseFlags, backend: string, usesWe
   if (chosen.length > 1) throw new InstallOptionError(`${chosen.join(' and ')}: choose one lease source`);
   if (chosen.length === 0) {
     throw new InstallOptionError(
-      `--backend ${backend} needs a lease source: --etcd-endpoints URL[,URL] for a cluster, or --single-node for the file store, which lives on this one machine only: ${FILE_STORE_WHY}`,
+      `--backend ${backend} needs a lease source: --kube-subnet-mgr for a Kubernetes cluster (each node's podCIDR, as kube-flannel), --etcd-endpoints URL[,URL] for a cluster with etcd, or --single-node for the file store, which lives on this one machine only: ${FILE_STORE_WHY}`,
     );
   }
   if (raw.singleNode === true) return { kind: 'file' };

@@ -1,6 +1,7 @@
 // Options of `weft install` / `scripts/install.sh`: defaults for a real node, one normalisation
 // entry point, and validation errors that name the option and the bad value.
-import { isAbsolute, resolve } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { InstallOptionError } from './errors.ts';
 import { normalizeLeaseSource, readExistingNetConf, type LeaseSource, type RawLeaseFlags } from './lease-source.ts';
 
@@ -27,7 +28,7 @@ export interface InstallOptions {
   weftConfDir: string;
   /** The install manifest and backups of replaced files. */
   stateDir: string;
-  /** CNI network name (the conflist's `name`). */
+  /** CNI network name (the conflist's `name`; host-local keeps its records under it). */
   networkName: string;
   /** File name of the conflist inside confDir (libcni loads the lexically first). */
   conflistName: string;
@@ -61,6 +62,38 @@ export const DEFAULTS: Omit<InstallOptions, 'sourceDir' | 'backend' | 'leaseSour
 };
 
 
+/** kube-flannel's (and k3s's, kubespray's) network name: the weftd backends keep it by default. */
+export const FLANNEL_NETWORK_NAME = 'cbr0';
+
+/** The `name` of the lexically first conflist in `confDir` whose first plugin is `flannel`, if any. */
+export function flannelConflistName(confDir: string): string | undefined {
+  let files: string[];
+  try {
+    files = readdirSync(confDir).filter((f) => f.endsWith('.conflist')).sort();
+  } catch {
+    return undefined;
+  }
+  for (const f of files) {
+    try {
+      const doc = JSON.parse(readFileSync(join(confDir, f), 'utf8')) as { name?: unknown; plugins?: Array<{ type?: unknown }> };
+      if (typeof doc.name === 'string' && doc.plugins?.[0]?.type === 'flannel') return doc.name;
+    } catch {
+      // unreadable or not JSON: not a conflist a runtime would load either
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The network name when --network-name is not given: the name of the flannel conflist being replaced
+ * (host-local keeps its records per network name, so the pods flannel started keep their addresses
+ * in the directory weft allocates from), else `cbr0` for the weftd backends (kube-flannel's) and
+ * DEFAULTS.networkName for the bridge.
+ */
+export function defaultNetworkName(backend: Backend, confDir: string): string {
+  return flannelConflistName(confDir) ?? (usesWeftd(backend) ? FLANNEL_NETWORK_NAME : DEFAULTS.networkName);
+}
+
 const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$/;
 const CIDR4_RE = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\/(\d{1,2})$/;
 
@@ -68,6 +101,15 @@ function validateCidr4(option: string, value: string): string {
   const m = CIDR4_RE.exec(value);
   const ok = m !== null && m.slice(1, 5).every((o) => Number(o) <= 255) && Number(m[5]) >= 8 && Number(m[5]) <= 28;
   if (!ok) throw new InstallOptionError(`${option}: "${value}" is not an IPv4 CIDR with a prefix between /8 and /28`);
+  // flanneld refuses a Network with host bits, and host-local a subnet with them: say so before the first write.
+  const prefix = Number(m[5]);
+  const addr = m.slice(1, 5).reduce((a, o) => a * 256 + Number(o), 0);
+  const size = 2 ** (32 - prefix);
+  if (addr % size !== 0) {
+    const net = addr - (addr % size);
+    const text = [24, 16, 8, 0].map((sh) => Math.floor(net / 2 ** sh) % 256).join('.');
+    throw new InstallOptionError(`${option}: "${value}" has host bits set; the network is ${text}/${prefix}`);
+  }
   return value;
 }
 
@@ -94,7 +136,10 @@ export function normalizeInstallOptions(raw: RawInstallOptions): InstallOptions 
   if (!(BACKENDS as readonly string[]).includes(backend)) {
     throw new InstallOptionError(`--backend: "${backend}" is not one of ${BACKENDS.join(', ')}`);
   }
-  const networkName = str('networkName') ?? DEFAULTS.networkName;
+  const dir = (k: 'binDir' | 'confDir' | 'unitDir' | 'agentDir' | 'weftConfDir' | 'stateDir', flag: string): string =>
+    normalizeDir(flag, str(k) ?? DEFAULTS[k]);
+  const confDir = dir('confDir', '--conf-dir');
+  const networkName = str('networkName') ?? defaultNetworkName(backend as Backend, confDir);
   if (!NAME_RE.test(networkName)) throw new InstallOptionError(`--network-name: "${networkName}" is not a valid CNI network name`);
   const conflistName = str('conflistName') ?? DEFAULTS.conflistName;
   if (!/^[a-zA-Z0-9_.-]+\.conflist$/.test(conflistName)) {
@@ -113,13 +158,11 @@ export function normalizeInstallOptions(raw: RawInstallOptions): InstallOptions 
       throw new InstallOptionError(`--net-conf: ${netConf} has Backend.Type "${backendType ?? '(none: udp)'}" but --backend ${backend} is "${want}"`);
     }
   }
-  const dir = (k: 'binDir' | 'confDir' | 'unitDir' | 'agentDir' | 'weftConfDir' | 'stateDir', flag: string): string =>
-    normalizeDir(flag, str(k) ?? DEFAULTS[k]);
   return {
     backend: backend as Backend,
     sourceDir: normalizeDir('--source', raw.sourceDir),
     binDir: dir('binDir', '--bin-dir'),
-    confDir: dir('confDir', '--conf-dir'),
+    confDir,
     unitDir: dir('unitDir', '--unit-dir'),
     agentDir: dir('agentDir', '--agent-dir'),
     weftConfDir: dir('weftConfDir', '--weft-conf-dir'),

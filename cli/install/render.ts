@@ -4,10 +4,20 @@ import { join } from 'node:path';
 import { kubeUnitEnv, leaseSourceArgs, type LeaseSource } from './lease-source.ts';
 import { FLANNEL_TYPE, usesWeftd, type Backend, type InstallOptions } from './options.ts';
 
+/** Where the installed weftd serves /healthz and /metrics (the DaemonSet's address too): the node's loopback. */
+export const WEFTD_METRICS_ADDR = '127.0.0.1:9101';
+
 /** The subnet.env weftd writes and the flannel plugins read (flannel's well-known path). */
 export const SUBNET_FILE = '/run/flannel/subnet.env';
 
-/** The CNI conflist for `opts.backend` (cniVersion 1.0.0, portmap chained for hostPorts); `flannel` for the weftd backends. */
+/**
+ * CNI versions a conflist offers: runtimes on libcni 1.2+ (containerd 2, CRI-O 1.31+) pick the highest
+ * they support, and only from 1.1.0 on do they send STATUS and GC; older ones ignore the key and
+ * read `cniVersion`.
+ */
+export const CNI_VERSIONS = ['1.0.0', '1.1.0'] as const;
+
+/** The CNI conflist for `opts.backend` (cniVersion 1.0.0, cniVersions up to 1.1.0, portmap chained for hostPorts); `flannel` for the weftd backends. */
 export function renderConflist(opts: Pick<InstallOptions, 'backend' | 'networkName' | 'network'>): string {
   const portmap = { type: 'portmap', capabilities: { portMappings: true } };
   const first =
@@ -27,7 +37,7 @@ export function renderConflist(opts: Pick<InstallOptions, 'backend' | 'networkNa
           type: 'flannel',
           delegate: { hairpinMode: true, isDefaultGateway: true },
         };
-  return `${JSON.stringify({ cniVersion: '1.0.0', name: opts.networkName, plugins: [first, portmap] }, null, 2)}\n`;
+  return `${JSON.stringify({ cniVersion: '1.0.0', cniVersions: CNI_VERSIONS, name: opts.networkName, plugins: [first, portmap] }, null, 2)}\n`;
 }
 
 /** The plugin types a conflist names (each must be an executable in the CNI bin dir). */
@@ -69,7 +79,8 @@ export function weftdEnvPath(opts: Pick<InstallOptions, 'weftConfDir'>): string 
 export function renderWeftdUnit(opts: WeftdPlace & Pick<InstallOptions, 'weftConfDir'> & UnitSource): string {
   const source = opts.leaseSource ?? { kind: 'file' };
   const netConf = unitNetConfPath(opts);
-  const args = [...(netConf !== undefined ? [`--net-conf=${netConf}`] : []), ...leaseSourceArgs(source), `--subnet-file=${SUBNET_FILE}`, '--ip-masq'];
+  // /healthz and /metrics on the node's loopback only: `weft doctor` reads them there by default.
+  const args = [...(netConf !== undefined ? [`--net-conf=${netConf}`] : []), ...leaseSourceArgs(source), `--subnet-file=${SUBNET_FILE}`, '--ip-masq', `--metrics-addr=${WEFTD_METRICS_ADDR}`];
   const envFile = source.kind === 'etcd' && source.password !== undefined ? [`EnvironmentFile=${weftdEnvPath(opts)}`] : [];
   return [
     '# weftd, the weft node agent. Written by `weft install`; `weft install --uninstall` removes it.',

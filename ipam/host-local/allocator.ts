@@ -30,7 +30,7 @@ function takeRequested(set: RangeSet, pending: IpAddr[]): IpAddr | undefined {
 function allocateRequested(store: Store, set: RangeSet, index: number, at: Attachment, ip: IpAddr): AllocatedIp {
   const range = rangeFor(set, ip) as IpRange;
   if (ipEqual(ip, range.gateway)) throw requestedIsGateway(formatIp(ip));
-  if (!store.reserve(at.containerId, at.ifname, ip, index)) throw requestedUnavailable(formatIp(ip), formatRangeSet(set));
+  if (!store.reserve(at.containerId, at.ifname, ip, index)) throw requestedUnavailable(formatIp(ip), formatRangeSet(set), store.heldElsewhere?.(ip));
   return { ip, range, rangeSetIndex: index };
 }
 
@@ -64,8 +64,10 @@ export function checkRequested(sets: readonly RangeSet[], requested: readonly Ip
 /**
  * Allocates one address from each range set for the attachment (idempotence is not promised: a
  * second ADD for the same attachment fails with code 113). Requested addresses are honoured per set,
- * at most one each; any left over fail the whole call (112). Runs under the store lock; on any error
- * the addresses taken by this call are released before the error propagates.
+ * at most one each; any left over fail the whole call (112). Runs under the store lock, the other
+ * networks of the data dir held still (`siblings`), so an address held under another network name
+ * is never handed out; on any error the addresses taken by this call are released before the error
+ * propagates.
  */
 export function allocate(store: Store, sets: readonly RangeSet[], at: Attachment, requested: readonly IpAddr[]): AllocatedIp[] {
   return store.withLock(() => {
@@ -83,7 +85,7 @@ export function allocate(store: Store, sets: readonly RangeSet[], at: Attachment
       for (const t of taken) store.release(t.ip);
       throw e;
     }
-  });
+  }, { siblings: true });
 }
 
 /** Frees every address of the attachment (reference matching, legacy ID-only files included); idempotent. */

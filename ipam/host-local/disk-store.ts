@@ -10,7 +10,8 @@ import { tryAgainLater } from '../../lib/cni/errors.ts';
 import { DEFAULT_STALL_TIMEOUT_MS, STALL_TIMEOUT_ENV } from '../../lib/cni/stall.ts';
 import { loadIndex, removeIndex, saveIndex } from './holder-index.ts';
 import type { Holder } from '../../lib/attach/host-local-files.ts';
-import type { Allocation, Store } from './store.ts';
+import type { Allocation, LockOptions, Store } from './store.ts';
+import { listHeldNames, listNetworks } from '../../lib/attach/host-local-list.ts';
 import { LAST_RESERVED_PREFIX as LAST_PREFIX, LOCK_FILE, TEMP_PREFIX, formatHolder, parseHolder, reservationKey } from '../../lib/attach/host-local-files.ts';
 import { isSysError } from '../../lib/errno/errno.ts';
 
@@ -75,6 +76,9 @@ export class DiskStore implements Store {
   private readonly indexThreshold: number;
   // True when this locked section's listing came from (or was checked against) the holder index.
   private indexUsed = false;
+  // In a section with `siblings`: the addresses other networks of the data dir hold (address ->
+  // network), read under their shared locks, which stay held until the section ends.
+  private foreign: Map<string, string> | null = null;
 
   /**
    * `lockTimeoutMs` bounds the wait for a lock held by another process (then code 11);
@@ -106,27 +110,78 @@ export class DiskStore implements Store {
   }
 
   /**
-   * flock(LOCK_EX) without hanging the runtime: non-blocking tries, sleeping 1..50 ms in between, until
-   * lockTimeoutMs; a holder that never lets go (a stuck or stopped process) is reported as code 11.
+   * flock(`op`) on `fd` without hanging the runtime: non-blocking tries, sleeping 1..50 ms in between,
+   * until lockTimeoutMs; a holder that never lets go (a stuck or stopped process) is reported as code 11.
    */
-  private acquire(): void {
-    if (this.flock(this.lockFd, 'ex', true)) return;
+  private acquire(fd = this.lockFd, op: 'ex' | 'sh' = 'ex', path = join(this.dir, LOCK_FILE)): void {
+    if (this.flock(fd, op, true)) return;
     const deadline = Date.now() + this.lockTimeoutMs;
     const nap = new Int32Array(new SharedArrayBuffer(4));
     for (let wait = 1; Date.now() < deadline; wait = Math.min(wait * 2, 50)) {
       Atomics.wait(nap, 0, 0, Math.min(wait, Math.max(1, deadline - Date.now())));
-      if (this.flock(this.lockFd, 'ex', true)) return;
+      if (this.flock(fd, op, true)) return;
     }
     throw tryAgainLater(
-      `host-local: lock ${join(this.dir, LOCK_FILE)} is held by another process`,
+      `host-local: lock ${path} is held by another process`,
       `not released within ${this.lockTimeoutMs} ms (${STALL_TIMEOUT_ENV}); nothing was reserved`,
     );
   }
 
-  withLock<T>(fn: () => T): T {
+  /**
+   * A shared flock on network `name`'s lock file (its writers, ours and the reference's, hold it
+   * exclusively while they reserve), pushed onto `fds`. A directory without a lock file never had a
+   * locking writer: it is read unlocked. Never creates anything in another network's directory.
+   */
+  private lockSibling(name: string, fds: number[]): void {
+    const path = join(this.dataDir, name, LOCK_FILE);
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_RDONLY);
+    } catch (e) {
+      if (isSysError(e, 'ENOENT', 'ENOTDIR', 'EISDIR')) return;
+      throw e;
+    }
+    fds.push(fd);
+    this.acquire(fd, 'sh', path);
+  }
+
+  /**
+   * Takes this network's exclusive lock and, with `siblings`, every other network's shared lock, all
+   * in name order: every weft process takes its set in that one order (the reference takes only its
+   * own), so two ADDs of two networks never wait on each other in a circle.
+   */
+  private lockAll(siblings: boolean, fds: number[]): void {
+    if (!siblings) return this.acquire();
+    const others = listNetworks(this.dataDir).filter((n) => n !== this.network);
+    let own = false;
+    for (const name of others) {
+      if (!own && name > this.network) {
+        this.acquire();
+        own = true;
+      }
+      this.lockSibling(name, fds);
+    }
+    if (!own) this.acquire();
+    this.foreign = new Map();
+    for (const name of others) for (const ip of listHeldNames(this.dataDir, name)) if (!this.foreign.has(ip)) this.foreign.set(ip, name);
+  }
+
+  private unlockSiblings(fds: number[]): void {
+    for (const fd of fds) closeSync(fd); // closing the last fd of an open file releases its flock
+    this.foreign = null;
+  }
+
+  withLock<T>(fn: () => T, opts: LockOptions = {}): T {
     if (this.lockFd < 0) throw new Error('DiskStore: closed');
     if (this.locked) throw new Error('DiskStore: lock is not re-entrant');
-    this.acquire();
+    const siblingFds: number[] = [];
+    try {
+      this.lockAll(opts.siblings === true, siblingFds);
+    } catch (e) {
+      this.flock(this.lockFd, 'un'); // a no-op when the own lock was not reached
+      this.unlockSiblings(siblingFds);
+      throw e;
+    }
     this.locked = true;
     this.cache = null;
     this.taken = new Set();
@@ -143,6 +198,7 @@ export class DiskStore implements Store {
       this.cache = null;
       this.locked = false;
       this.flock(this.lockFd, 'un');
+      this.unlockSiblings(siblingFds);
     }
   }
 
@@ -239,7 +295,7 @@ export class DiskStore implements Store {
   reserve(containerId: string, ifname: string, ip: IpAddr, rangeSetIndex: number): boolean {
     const listing = this.listing();
     const name = formatIp(normalizeIp(ip));
-    if (listing.has(name) || this.taken.has(name)) return false;
+    if (listing.has(name) || this.taken.has(name) || this.foreign?.has(name) === true) return false;
     // Crash safety: the reservation appears with its full content in one step. We write a scratch
     // file, then link(2) it to the address's name; link fails with EEXIST when the name exists, so
     // it is as exclusive as O_EXCL but can never leave an empty or half-written reservation.
@@ -280,6 +336,11 @@ export class DiskStore implements Store {
       this.unlinkQuietly(tmp);
       throw e;
     }
+  }
+
+  /** In a section with `siblings`: the other network holding `ip`, if any (for error messages). */
+  heldElsewhere(ip: IpAddr): string | undefined {
+    return this.foreign?.get(formatIp(normalizeIp(ip)));
   }
 
   lastReservedIp(rangeSetIndex: number): IpAddr | null {

@@ -21,9 +21,10 @@ export function rangeExhausted(index: number, ranges: string): CniError {
   return weftError(HostLocalCode.rangeExhausted, `no IP addresses available in range set ${index}: ${ranges}`, `range set ${index}: ${ranges}`);
 }
 
-/** Code 111: the requested address is held by someone. */
-export function requestedUnavailable(ip: string, ranges: string): CniError {
-  return weftError(HostLocalCode.requestedUnavailable, `requested IP address ${ip} is not available in range set ${ranges}`, `${ip} is already reserved`);
+/** Code 111: the requested address is held by someone (`otherNetwork`: under that network name). */
+export function requestedUnavailable(ip: string, ranges: string, otherNetwork?: string): CniError {
+  const details = otherNetwork === undefined ? `${ip} is already reserved` : `${ip} is already reserved under network ${otherNetwork} in the same data dir`;
+  return weftError(HostLocalCode.requestedUnavailable, `requested IP address ${ip} is not available in range set ${ranges}`, details);
 }
 
 /** Code 112: requested addresses left over after every range set took at most one. */

@@ -8,15 +8,28 @@ export interface Allocation extends Holder {
   readonly ip: IpAddr;
 }
 
+/** What a locked section also guards. */
+export interface LockOptions {
+  /**
+   * Also hold the other networks of the data dir still (the disk store: a shared flock on each one's
+   * lock file) and refuse, in reserve, every address one of them holds: an ADD never hands out an
+   * address a pod holds under another network name (kube-flannel's `cbr0` after a rename).
+   */
+  readonly siblings?: boolean;
+}
+
 /** Reservation storage; every method except withLock/close must run inside withLock. */
 export interface Store {
   /** Runs fn holding the store's exclusive lock; the disk store flocks <dataDir>/<network>/lock. */
-  withLock<T>(fn: () => T): T;
+  withLock<T>(fn: () => T, opts?: LockOptions): T;
   /**
-   * Reserves `ip` for the attachment unless someone holds it; true when reserved. Also records it as
+   * Reserves `ip` for the attachment unless someone holds it (in a section with `siblings`, under
+   * another network name too); true when reserved. Also records it as
    * the last reserved address of range set `rangeSetIndex` (round-robin continues after it).
    */
   reserve(containerId: string, ifname: string, ip: IpAddr, rangeSetIndex: number): boolean;
+  /** In a section with `siblings`: the other network holding `ip`, if any (the memory store has none). */
+  heldElsewhere?(ip: IpAddr): string | undefined;
   /** The last address reserved from range set `rangeSetIndex`, or null when unknown. */
   lastReservedIp(rangeSetIndex: number): IpAddr | null;
   /** Every reservation (the addresses held, with their holders). */

@@ -1,10 +1,12 @@
 // A read-only listing of host-local's reservations, for the plugins and tools that must know who
-// holds which address without allocating (bridge's subnet move, weft doctor). Takes no lock: a
+// holds which address without allocating (bridge's subnet move, weft doctor, host-local's check of
+// the other networks in its data dir). Takes no lock: a
 // reservation appears whole (link(2) of a finished file) and disappears whole (unlink), so a
 // listing may miss a concurrent change but never sees half of one. Runs in any netns.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../errno/errno.ts';
+import { cidrContains, parseCidr, parseIp } from '../ip/index.ts';
 import { INDEX_DIR, parseHolder, reservationKey, type Holder } from './host-local-files.ts';
 
 /** One reservation file as found on disk. */
@@ -63,4 +65,50 @@ export function listHeld(dataDir: string, network: string): HeldAddress[] {
 /** Every reservation of every network under `dataDir` (several networks may share one bridge). */
 export function listAllHeld(dataDir: string): HeldAddress[] {
   return listNetworks(dataDir).flatMap((n) => listHeld(dataDir, n));
+}
+
+/**
+ * The addresses `network` holds under `dataDir` (canonical text, sorted), from the file names alone:
+ * no reservation is opened, so an empty one (a reference binary killed mid-write, removed only by
+ * that network's own lock holder) counts as held. An absent network directory holds none.
+ */
+export function listHeldNames(dataDir: string, network: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(dataDir, network));
+  } catch (e) {
+    if (isSysError(e, 'ENOENT', 'ENOTDIR')) return [];
+    throw e;
+  }
+  const out: string[] = [];
+  for (const name of names) {
+    const ip = reservationKey(name);
+    if (ip !== null) out.push(ip);
+  }
+  return out.sort();
+}
+
+/** One network's addresses inside a subnet (networksHoldingIn). */
+export interface NetworkInSubnet {
+  readonly network: string;
+  readonly ips: readonly string[];
+}
+
+/**
+ * The networks under `dataDir` holding addresses inside `subnet` (a CIDR), each with those
+ * addresses, sorted by network. Two or more entries mean two network names allocate from one
+ * subnet (kube-flannel's `cbr0` records beside another name after a migration): weft doctor's check.
+ */
+export function networksHoldingIn(dataDir: string, subnet: string): NetworkInSubnet[] {
+  const c = parseCidr(subnet);
+  if (c === null) throw new Error(`networksHoldingIn: ${JSON.stringify(subnet)} is not a CIDR`);
+  const out: NetworkInSubnet[] = [];
+  for (const network of listNetworks(dataDir)) {
+    const ips = listHeldNames(dataDir, network).filter((t) => {
+      const a = parseIp(t);
+      return a !== null && cidrContains(c, a);
+    });
+    if (ips.length > 0) out.push({ network, ips });
+  }
+  return out;
 }

@@ -12,6 +12,8 @@ import { SUPPORTED_VERSIONS } from '../cni/types.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
+import { cmdGc } from './gc.ts';
+import { cmdStatus } from './status.ts';
 import { readFlannelSubnetFile, type FlannelEnv } from '../flannel/subnet-file.ts';
 
 /** Backend-specific work before the delegate runs (flannel-vxlan: make sure the VTEP exists). */
@@ -40,7 +42,9 @@ async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
   const bytes = Buffer.from(JSON.stringify(conf));
   const type = delegateType(conf);
   // The delegate's (and its IPAM's) own checks, before the VTEP, the stored config or the bridge exist.
-  await delegateValidateAdd(type, bytes, a.env, { config: conf as NetConf, cniVersion: cfg.cniVersion });
+  // The same decoded object goes to the ADD: an in-process delegate reuses what its checks found.
+  const decoded = { config: conf as NetConf, cniVersion: cfg.cniVersion };
+  await delegateValidateAdd(type, bytes, a.env, decoded);
   hooks.beforeAdd?.(cfg, env);
   // ADD leaves nothing behind: the delegate's partial work is undone, then the config forgotten.
   return new Rollback().run(async (rb) => {
@@ -50,7 +54,7 @@ async function cmdAdd(a: CmdArgs, hooks: FlannelHooks): Promise<Result> {
     rb.push(`${type} ADD`, async () => {
       try { await delegateDel(type, bytes, a.env); } catch { /* the delegate's own rollback ran already */ }
     });
-    return await delegateAdd(type, bytes, a.env);
+    return await delegateAdd(type, bytes, a.env, decoded);
   });
 }
 
@@ -102,5 +106,7 @@ export function makeFlannelPlugin(name: string, hooks: FlannelHooks = {}): Plugi
     add: (a) => cmdAdd(a, hooks),
     del: cmdDel,
     check: (a) => cmdCheck(a, hooks),
+    status: cmdStatus,
+    gc: cmdGc,
   };
 }

@@ -87,13 +87,15 @@ export function parseNftListing(json: string): NftTableState {
     throw new NftError('failed', 'nftables: listing is not JSON', { cause, stderr: json.slice(0, 200) });
   }
   const items = isObj(doc) && Array.isArray(doc.nftables) ? (doc.nftables as unknown[]) : [];
-  const state: NftTableState = { family: 'inet', name: '', handle: -1, sets: new Map(), chains: new Map() };
+  const counters = new Map<string, { packets: number; bytes: number }>();
+  const state: NftTableState = { family: 'inet', name: '', handle: -1, sets: new Map(), chains: new Map(), counters };
   let table: { family: string; name: string; handle: number } | undefined;
   for (const item of items) {
     if (!isObj(item)) continue;
     if (isObj(item.table)) table = { family: String(item.table.family), name: String(item.table.name), handle: num(item.table.handle) };
     if (isObj(item.set)) state.sets.set(String(item.set.name), parseSet('set', item.set));
     if (isObj(item.map)) state.sets.set(String(item.map.name), parseSet('map', item.map));
+    if (isObj(item.counter)) counters.set(String(item.counter.name), { packets: num(item.counter.packets), bytes: num(item.counter.bytes) });
     if (isObj(item.chain)) state.chains.set(String(item.chain.name), parseChain(item.chain));
     if (isObj(item.rule)) {
       const chainName = String(item.rule.chain);

@@ -29,6 +29,8 @@ export interface TableSet {
 export interface TableContent {
   readonly sets: ReadonlyMap<string, TableSet>;
   readonly chains: ReadonlyMap<string, TableChain>;
+  /** Named counter objects (`counter name <n>` in rules); they keep their values while chains are rewritten. */
+  readonly counters?: ReadonlySet<string>;
 }
 
 /** A rule whose tag is `label` plus a hash of its body, so a changed body reads as a different rule. */
@@ -64,11 +66,12 @@ export function contentFromListing(state: NftTableState | null): TableContent {
     }
     sets.set(s.name, { spec: { type: s.type as NftSetSpec['type'], flags: s.flags as NonNullable<NftSetSpec['flags']> }, elements });
   }
+  const counters = new Set(state?.counters?.keys() ?? []);
   for (const c of state?.chains.values() ?? []) {
     const base = c.hook === undefined ? undefined : { type: c.type as NftBaseChainSpec['type'], hook: c.hook as NftBaseChainSpec['hook'], priority: c.prio ?? 0, ...(c.policy !== undefined ? { policy: c.policy as 'accept' | 'drop' } : {}) };
     chains.set(c.name, { ...(base !== undefined ? { base } : {}), rules: c.rules.map((r) => ({ text: '', tag: r.comment ?? '' })) });
   }
-  return { sets, chains };
+  return { sets, chains, counters };
 }
 
 /** Summary of a diff, for logs and metrics. */
@@ -114,6 +117,7 @@ export function diffTable(ref: NftTableRef, held: TableContent | null, want: Tab
     for (const chunk of chunks(add)) lines.push(`add element ${p} ${name} { ${chunk.join(', ')} }`);
     stats.elementsAdded += add.length;
   }
+  for (const name of want.counters ?? []) if (held?.counters?.has(validateName('counter', name)) !== true) lines.push(`add counter ${p} ${name}`);
   // Regular chains first (they must exist before a jump to them), base chains last.
   const order = [...want.chains.entries()].sort(([, a], [, b]) => Number(a.base !== undefined) - Number(b.base !== undefined));
   for (const [name, c] of order) {
@@ -129,6 +133,7 @@ export function diffTable(ref: NftTableRef, held: TableContent | null, want: Tab
   for (const name of gone) lines.push(`flush chain ${p} ${name}`);
   for (const name of gone) lines.push(`delete chain ${p} ${name}`);
   stats.chainsDeleted = gone.length;
+  for (const name of held?.counters ?? []) if (want.counters?.has(name) !== true) lines.push(`delete counter ${p} ${name}`);
   for (const name of held?.sets.keys() ?? []) {
     if (want.sets.has(name)) continue;
     lines.push(`delete set ${p} ${name}`);

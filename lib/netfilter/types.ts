@@ -94,6 +94,8 @@ export interface NftTableState extends NftTableRef {
   readonly handle: number;
   readonly sets: Map<string, NftSetState>;
   readonly chains: Map<string, NftChainState>;
+  /** Named counter objects (absent from listings parsed before counters were read). */
+  readonly counters?: Map<string, { readonly packets: number; readonly bytes: number }>;
 }
 
 /** Where `nft` runs: by default in the caller's (thread's) network namespace. */

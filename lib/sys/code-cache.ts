@@ -4,10 +4,11 @@
 // in the same private directory as the native addon (lib/sys/loader.ts rules: 0700, our uid, atomic
 // writes); the second run of a body and command writes the cache at exit (the first leaves a mark), including
 // the functions that run compiled.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, unlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
+import { listEntries, removeAll, staleCodeCaches } from './cache-prune.ts';
 import { traceStep } from '../trace/steps.ts';
 import { isLowerHex } from '../text/digits.ts';
 
@@ -42,23 +43,9 @@ export function cacheFileName(bundle: string, bodySha256: string, command = ''):
   return `weft-cc-${bundle}-${bodySha256.slice(0, 16)}-${process.version}-${process.arch}-${cmd}.bin`;
 }
 
-/** Caches of another build are removed only when this old: two builds in use at once (an upgrade in progress) must not evict each other on every call. */
-const STALE_AFTER_MS = 60 * 60 * 1000;
-
-/** Removes old caches of other builds of `bundle` (a rebuilt or upgraded bundle leaves its caches behind in /run, which is RAM). */
+/** Removes the caches of other builds of `bundle` that cache-prune.ts judges unused (a rebuilt or upgraded bundle leaves its caches behind in /run, which is RAM). */
 function removeStaleCaches(dir: string, bundle: string, bodySha256: string): void {
-  const prefix = `weft-cc-${bundle}-`;
-  const current = `${prefix}${bodySha256.slice(0, 16)}-${process.version}-`;
-  const cutoff = Date.now() - STALE_AFTER_MS;
-  for (const f of readdirSync(dir)) {
-    if (!f.startsWith(prefix) || f.startsWith(current) || !/^weft-cc-[a-z0-9-]+-[0-9a-f]{16}-/.test(f)) continue;
-    try {
-      const path = join(dir, f);
-      if (lstatSync(path).mtimeMs < cutoff) unlinkSync(path);
-    } catch {
-      // best effort: a concurrent first run may have removed it already
-    }
-  }
+  removeAll(dir, staleCodeCaches(listEntries(dir), bundle, bodySha256, process.version, Date.now()));
 }
 
 /** Reads a cache file if it is a regular file owned by us; undefined otherwise (absent, foreign, unreadable). */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { isLowerHex } from '../text/digits.ts';
 import { isSysError } from '../errno/errno.ts';
+import { listEntries, removeAll, staleAddons } from './cache-prune.ts';
 
 /**
  * The addon as a bundle carries it (see lib/sys/embedded.ts). The bytes come from a function: V8
@@ -89,6 +90,12 @@ export function ensureAddonFile(dir: string, addon: EmbeddedAddon, uid: number =
   // Unique O_EXCL sibling, fsynced (a crash must not leave a renamed but empty file on a disk-backed
   // TMPDIR), renamed over `path`; 0500: the file is only ever read and dlopen'ed by its owner.
   writeFileAtomicSync(path, bytes, { mode: 0o500 });
+  try {
+    // A new addon file means a new build: the unpacked addons of builds long out of use go (cache-prune.ts).
+    removeAll(dir, staleAddons(listEntries(dir), addonFileName(addon.sha256), Date.now()));
+  } catch {
+    // an unreadable directory only means nothing is cleaned up
+  }
   return path;
 }
 

@@ -24,11 +24,18 @@ function checkSupported(cfg: BridgeConfig): void {
   if (cfg.vlan !== 0) throw unsupportedField('unsupported field: vlan', `vlan ${cfg.vlan}: VLAN filtering is not implemented by weft bridge`);
 }
 
+// A delegating plugin (flannel) calls validateAdd, then ADD, with the same decoded config object and
+// CNI_ARGS (runDecoded hands it on unchanged): ADD reuses the outcome. Successes only.
+const validated = new WeakMap<object, { cniArgs: string; cniVersion: string; cfg: BridgeConfig }>();
+
 /** Every input ADD reads (config, CNI_ARGS, args, runtimeConfig, IPAM's own checks), changing nothing; any netns. */
 export async function validateAdd(a: CmdArgs): Promise<BridgeConfig> {
+  const seen = validated.get(a.config);
+  if (seen !== undefined && seen.cniArgs === a.args && seen.cniVersion === a.cniVersion) return seen.cfg;
   const cfg = parseBridgeConfig(a);
   checkSupported(cfg);
   await ipamValidate(a, cfg); // CNI_ARGS IP=, ranges, requested addresses: refused before the bridge exists
+  validated.set(a.config, { cniArgs: a.args, cniVersion: a.cniVersion, cfg });
   return cfg;
 }
 

@@ -2,7 +2,7 @@
 // main.ts registered in-process (host-local) runs here when the file found is our own bundle (or the
 // standalone executable we run as), saving a second Node start-up, and starts from the config the
 // bridge already decoded.
-import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd } from '../../lib/cni/delegate.ts';
+import { delegateAdd, delegateCheck, delegateDel, delegateStatus, delegateValidateAdd } from '../../lib/cni/delegate.ts';
 import type { CmdArgs } from '../../lib/cni/plugin.ts';
 import type { DecodedConfig } from '../../lib/cni/skel.ts';
 import type { Result } from '../../lib/cni/types.ts';
@@ -40,4 +40,9 @@ export async function ipamDel(a: CmdArgs, cfg: Pick<BridgeConfig, 'ipam'>): Prom
 /** IPAM CHECK. */
 export async function ipamCheck(a: CmdArgs, cfg: BridgeConfig): Promise<void> {
   await delegateCheck(ipamType(cfg), a.stdinData, a.env, decoded(a));
+}
+
+/** IPAM STATUS (1.1.0), on the bridge's own stdin. */
+export async function ipamStatus(a: CmdArgs, cfg: Pick<BridgeConfig, 'ipam'>): Promise<void> {
+  await delegateStatus(ipamType(cfg), a.stdinData, a.env);
 }

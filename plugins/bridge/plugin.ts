@@ -5,6 +5,7 @@ import { cmdAdd, validateAdd } from './add.ts';
 import { cmdCheck } from './check.ts';
 import { cmdDel } from './del.ts';
 import { cmdGc } from './gc.ts';
+import { cmdStatus } from './status.ts';
 
 /** bridge: veth pairs on a Linux bridge in the node netns, addresses from IPAM, optional nftables masquerade. */
 export const bridgePlugin: Plugin = {
@@ -16,4 +17,5 @@ export const bridgePlugin: Plugin = {
   del: cmdDel,
   check: cmdCheck,
   gc: cmdGc,
+  status: cmdStatus,
 };

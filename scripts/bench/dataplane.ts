@@ -9,7 +9,7 @@ import { vtepMac } from '../../lib/flannel/vtep.ts';
 import { Cluster } from '../../testkit/cluster.ts';
 import { Topology, nsRun } from '../../testkit/topology.ts';
 import { createIperf } from './iperf.ts';
-import { median, round, type BenchResult } from './util.ts';
+import { loadAverage, median, round, type BenchResult } from './util.ts';
 
 const ROUNDS = Number(process.env['WEFT_BENCH_ROUNDS'] ?? 5);
 const SECONDS = Number(process.env['WEFT_BENCH_SECONDS'] ?? 4);
@@ -99,6 +99,11 @@ async function measure(paths: Path[], streams: number): Promise<number[][]> {
   return out;
 }
 
+/** "min-max" of the samples: the spread beside a median. */
+function spread(xs: number[], digits = 2): string {
+  return `${round(Math.min(...xs), digits)}-${round(Math.max(...xs), digits)}`;
+}
+
 /** The dataplane benchmark rows: per backend and stream count, each weft variant vs hand-built (median of paired ratios). */
 export async function benchDataplane(): Promise<BenchResult[]> {
   execFileSync('iperf3', ['--version'], { stdio: 'ignore' });
@@ -107,6 +112,7 @@ export async function benchDataplane(): Promise<BenchResult[]> {
   const streamCounts = (process.env['WEFT_BENCH_STREAMS'] ?? '1,4').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
   for (const backend of backends) {
     const paths: Path[] = [];
+    const load0 = loadAverage();
     try {
       for (const { v } of VARIANTS) paths.push(await weftBuilt(backend, v));
       paths.push(await handBuilt(backend));
@@ -119,14 +125,16 @@ export async function benchDataplane(): Promise<BenchResult[]> {
           const w = samples[i] ?? [];
           // Paired: each round's runs are seconds apart, so the median of per-round ratios cancels the
           // load drift of a shared machine better than a ratio of medians.
-          const ratio = median(w.map((g, r) => g / (h[r] ?? NaN)));
+          const ratios = w.map((g, r) => g / (h[r] ?? NaN));
+          const ratio = median(ratios);
           rows.push({
-            name: `${backend}, ${streams === 1 ? '1 stream' : `${streams} streams`}: ${x.label} (iperf3 ${SECONDS} s, median of ${ROUNDS})`,
-            value: round(median(w), 2), unit: 'Gbit/s', baseline: `hand-built ${round(median(h), 2)} Gbit/s`,
+            name: `${backend}, ${streams === 1 ? '1 stream' : `${streams} streams`}: ${x.label} (iperf3 ${SECONDS} s, median of ${ROUNDS} interleaved rounds, weft ${spread(w)}, ratio ${spread(ratios, 3)})`,
+            value: round(median(w), 2), unit: 'Gbit/s', baseline: `hand-built ${round(median(h), 2)} Gbit/s (${spread(h)})`,
             ratio: round(ratio, 3), target: `>= ${x.target}x`, ok: ratio >= x.target,
           });
         });
       }
+      rows.push({ name: `${backend}: 1-min load average at the start (end in the baseline column)`, value: load0, unit: '', baseline: `end ${loadAverage()}` });
     } finally {
       for (const p of paths) p.destroy();
     }

@@ -16,6 +16,7 @@ import { benchDataplane } from './dataplane.ts';
 import { benchUdp } from './udp.ts';
 import { benchMixedFlanneld } from './mixed-flanneld.ts';
 import { benchStandalone } from './standalone.ts';
+import { benchBulk } from './bulk.ts';
 import { benchServices } from './services.ts';
 import { benchSizes } from './sizes.ts';
 import { benchNetpol } from './netpol.ts';
@@ -38,6 +39,8 @@ const BENCHES: Record<string, Bench> = {
   udp: () => benchUdp(),
   'mixed-flanneld': () => benchMixedFlanneld(),
   standalone: () => benchStandalone(),
+  // 50 pods ADDed, then DELed, at once through the kube-flannel conflist, against the reference plugins (issue 29).
+  bulk: () => benchBulk(),
   services: () => benchServices(),
   // Bytes of each bundle in dist/bin (no timing; loopback has a ceiling).
   sizes: () => benchSizes(),

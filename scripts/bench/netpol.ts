@@ -3,17 +3,22 @@
 // and 200 NetworkPolicies. Node 1 runs weftd --network-policy, node 2 kube-router (firewall only), so
 // each programs the same load for its 500 local pods. Figures: cold programming (process start ->
 // every policy's chain in the kernel), one label change -> the pod's address in the kernel set (p50/p99,
-// timed by a poll loop inside the node's netns, resolution one nft/ipset run), and rule counts.
+// timed by polling the kernel), the same for a new pod and a deleted policy, and rule counts; then
+// the per-packet cost (netpol-throughput.ts).
 import { Cluster } from '../../testkit/cluster.ts';
 import { KUBE_ROUTER_BIN, kubeRouterMissing, setNodeAddresses, startKubeRouter } from '../../testkit/kube-router.ts';
 import { nsExec } from '../../testkit/topology.ts';
+import { createHash } from 'node:crypto';
 import { peerSetName } from '../../agent/policy/desired.ts';
+import { hash } from '../../agent/policy/compile.ts';
+import { benchNetpolThroughput, nfnlIn } from './netpol-throughput.ts';
 import { loadAverage, median, quantile, round, type BenchResult } from './util.ts';
 
 const PODS = 1000;
 const POLICIES = 200;
 const NAMESPACES = 10;
 const CHANGES = 20;
+const CHANGES_SMALL = 10;
 
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>): Promise<void> {
   let i = 0;
@@ -29,8 +34,55 @@ async function pollUntil(netns: string, check: string, timeoutS = 60): Promise<n
   return Number(r.stdout.trim()) / 1e6;
 }
 
-/** The netpol benchmark (see the module comment). */
+/** Waits in this process until `check` holds (checked every ms); resolves with the wall clock (ms) it first held. */
+async function pollHere(check: () => boolean, timeoutS = 60): Promise<number> {
+  const end = Date.now() + timeoutS * 1000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out polling the kernel');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  return Date.now();
+}
+
+/** kube-router v2.1.0's ipset of an ingress rule's pod peers (policyIndexedSourcePodIPSetName, pkg/controllers/netpol/policy.go). */
+function kubeRouterSrcSet(ns: string, policy: string, rule: number): string {
+  return `KUBE-SRC-${base32(createHash('sha256').update(`${ns}${policy}ingressrule${rule}IPv4pod`).digest()).slice(0, 16)}`;
+}
+
+/** kube-router v2.1.0's ipset of a policy's target pods (policyDestinationPodIPSetName). */
+function kubeRouterDstSet(ns: string, policy: string): string {
+  return `KUBE-DST-${base32(createHash('sha256').update(`${ns}${policy}IPv4`).digest()).slice(0, 16)}`;
+}
+
+/** RFC 4648 base32 (Go's base32.StdEncoding), padding left out (only a prefix is used). */
+function base32(b: Uint8Array): string {
+  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let v = 0;
+  let out = '';
+  for (const x of b) {
+    v = (v << 8) | x;
+    bits += 8;
+    while (bits >= 5) {
+      out += A[(v >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    v &= (1 << bits) - 1;
+  }
+  return bits > 0 ? out + A[(v << (5 - bits)) & 31] : out;
+}
+
+/** The netpol benchmark: changes against kube-router, then per-packet cost (WEFT_BENCH_NETPOL_PARTS=changes,throughput picks). */
 export async function benchNetpol(): Promise<BenchResult[]> {
+  const parts = (process.env['WEFT_BENCH_NETPOL_PARTS'] ?? 'changes,throughput').split(',');
+  const rows: BenchResult[] = [];
+  if (parts.includes('changes')) rows.push(...await benchNetpolChanges());
+  if (parts.includes('throughput')) rows.push(...await benchNetpolThroughput());
+  return rows;
+}
+
+/** Cold programming, change latencies and rule counts, weft vs kube-router (see the module comment). */
+async function benchNetpolChanges(): Promise<BenchResult[]> {
   const missing = kubeRouterMissing();
   if (missing !== undefined) throw new Error(`netpol bench needs kube-router: ${missing}`);
   const c = await Cluster.create({ backend: 'host-gw', store: 'kube', nodes: 2, podsPerNode: 0, onProgress: (m) => process.stderr.write(`  ${m}\n`) });
@@ -74,23 +126,61 @@ export async function benchNetpol(): Promise<BenchResult[]> {
     const coldKr = (await pollUntil(n2.netns, `[ "$(iptables-save -t filter 2>/dev/null | grep -c '^:KUBE-NWPLCY-')" -ge ${nPol} ]`, 300)) - t0k;
     await krProc;
 
-    // Label changes: a pod of ns-0 that no policy targets (app=none) gets role=in, then loses it.
-    const weftSet = peerSetName('ns-0', { matchLabels: { role: 'in' } });
-    const lat = { weft: [] as number[], kr: [] as number[] };
-    // One poller at a time (even changes timed on weft, odd ones on kube-router); both enforce every change.
-    for (let k = 0; k < 2 * CHANGES; k++) {
-      const target = pods.filter((p) => p.ns === 'ns-0')[k] ?? pods[0];
-      if (target === undefined) break;
-      await kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { app: 'none' } } }, 'application/merge-patch+json');
-      await new Promise((r) => setTimeout(r, 1000));
-      const ipRe = target.ip.replace(/\./g, '\\.');
-      const wait = k % 2 === 0
-        ? pollUntil(n1.netns, `nft list set inet weft-policy ${weftSet} 2>/dev/null | grep -qE '[{[:space:]]${ipRe}(,|[[:space:]]|$)'`)
-        : pollUntil(n2.netns, `ipset save 2>/dev/null | grep -qE '^add KUBE-SRC-[A-Z0-9]+ ${ipRe}( |$)'`);
-      await new Promise((r) => setTimeout(r, 100));
-      const t = Date.now();
-      await kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { role: 'in' } } }, 'application/merge-patch+json');
-      (k % 2 === 0 ? lat.weft : lat.kr).push((await wait) - t);
+    // Changes, interleaved: even ones timed on weft (node 1), odd ones on kube-router (node 2); both
+    // enforce every change. Each is timed from just before its API call to the first poll that sees it
+    // in the kernel: for weft an nf_tables netlink dump from this process (no spawn, ~1 ms resolution),
+    // for kube-router an `ipset test` loop in the node's netns (a few ms per check).
+    const nl = nfnlIn(n1.netns);
+    const lat = { label: { weft: [] as number[], kr: [] as number[] }, add: { weft: [] as number[], kr: [] as number[] }, del: { weft: [] as number[], kr: [] as number[] } };
+    try {
+      const weftSet = peerSetName('ns-0', { matchLabels: { role: 'in' } });
+      const krSet = kubeRouterSrcSet('ns-0', 'probe', 0);
+      if ((await nsExec(n2.netns, ['ipset', 'list', '-n'])).stdout.split('\n').includes(krSet) !== true) throw new Error(`kube-router has no ipset ${krSet} for ns-0/probe: its naming changed`);
+      const inWeft = (ip: string) => (): boolean => nl.has(weftSet, ip);
+      const inKr = (ip: string): string => `ipset test ${krSet} ${ip} 2>/dev/null`;
+      const timed = async (k: number, act: () => Promise<void>, weft: () => boolean, kr: string, into: { weft: number[]; kr: number[] }): Promise<void> => {
+        const wait = k % 2 === 0 ? pollHere(weft) : pollUntil(n2.netns, kr);
+        await new Promise((r) => setTimeout(r, 100));
+        const t = Date.now();
+        await act();
+        (k % 2 === 0 ? into.weft : into.kr).push((await wait) - t);
+      };
+      // Label change: a pod of ns-0 that no policy targets (app=none) gets role=in, joining the probe policy's peer set.
+      for (let k = 0; k < 2 * CHANGES; k++) {
+        const target = pods.filter((p) => p.ns === 'ns-0')[k] ?? pods[0];
+        if (target === undefined) break;
+        await kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { app: 'none' } } }, 'application/merge-patch+json');
+        await new Promise((r) => setTimeout(r, 1000));
+        await timed(k, () => kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { role: 'in' } } }, 'application/merge-patch+json').then(() => undefined), inWeft(target.ip), inKr(target.ip), lat.label);
+      }
+      // Pod added: a new role=in pod of ns-0 gets its address (the status update is the event that matters).
+      for (let k = 0; k < 2 * CHANGES_SMALL; k++) {
+        const name = `new-${k}`;
+        const ip = `10.244.120.${k + 1}`;
+        const node = k % 2 === 0 ? n1 : n2;
+        await kube.call('POST', '/api/v1/namespaces/ns-0/pods', {
+          apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns-0', labels: { app: 'none', role: 'in' } },
+          spec: { nodeName: node.netns, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'weft.invalid/none' }] },
+        });
+        await new Promise((r) => setTimeout(r, 1000));
+        await timed(k, () => kube.call('PATCH', `/api/v1/namespaces/ns-0/pods/${name}/status`, { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: node.ip } }, 'application/merge-patch+json').then(() => undefined), inWeft(ip), inKr(ip), lat.add);
+      }
+      // Policy deleted: weft's chain of the policy is gone; kube-router's destination ipset of it is gone
+      // (kube-router removes a policy's ipsets after it has restored the chains without it).
+      for (let k = 0; k < 2 * CHANGES_SMALL; k++) {
+        const pol = policies[k];
+        if (pol === undefined) break;
+        const chain = `pi-${hash(`${pol.ns}/${pol.name}`)}`;
+        const krDst = kubeRouterDstSet(pol.ns, pol.name);
+        await new Promise((r) => setTimeout(r, 1000));
+        // Both must hold the policy first, or a poll for "gone" would time nothing.
+        if (!nl.hasChain(chain)) throw new Error(`weft has no chain ${chain} for ${pol.ns}/${pol.name}`);
+        if ((await nsExec(n2.netns, ['ipset', 'list', '-n'])).stdout.split('\n').includes(krDst) !== true) throw new Error(`kube-router has no ipset ${krDst} for ${pol.ns}/${pol.name}`);
+        await timed(k, () => kube.call('DELETE', `/apis/networking.k8s.io/v1/namespaces/${pol.ns}/networkpolicies/${pol.name}`).then(() => undefined),
+          () => !nl.hasChain(chain), `! ipset list -n 2>/dev/null | grep -qx ${krDst}`, lat.del);
+      }
+    } finally {
+      nl.close();
     }
     const listing = JSON.parse((await nsExec(n1.netns, ['nft', '-j', 'list', 'table', 'inet', 'weft-policy'])).stdout) as { nftables: Record<string, unknown>[] };
     const weftRules = listing.nftables.filter((x) => 'rule' in x).length;
@@ -105,8 +195,14 @@ export async function benchNetpol(): Promise<BenchResult[]> {
     return [
       { name: `cold: ${PODS} pods + ${nPol} policies, weftd start -> all chains`, value: round(coldWeft), unit: `ms (${load})`, baseline: 'kube-router', ratio: round(coldWeft / coldKr) },
       { name: 'cold: kube-router start -> all chains', value: round(coldKr), unit: 'ms' },
-      { name: 'label change -> in kernel set, weft p50', value: round(median(lat.weft)), unit: `ms (p99 ${p(lat.weft, 0.99)}, n=${lat.weft.length})`, baseline: 'kube-router p50', ratio: round(median(lat.weft) / median(lat.kr)), target: 'p99 <= 100 ms', ok: quantile(lat.weft, 0.99) <= 100 },
-      { name: 'label change -> in ipset, kube-router p50', value: round(median(lat.kr)), unit: `ms (p99 ${p(lat.kr, 0.99)})` },
+      ...(['label', 'add', 'del'] as const).flatMap((kind) => {
+        const l = lat[kind];
+        const what = { label: 'label change -> pod in the peer set', add: 'pod added (address) -> in the peer set', del: 'policy deleted -> its chain/ipset gone' }[kind];
+        return [
+          { name: `${what}, weft p50`, value: round(median(l.weft)), unit: `ms (p99 ${p(l.weft, 0.99)}, n=${l.weft.length})`, baseline: 'kube-router p50', ratio: round(median(l.weft) / median(l.kr)), target: 'p99 <= 100 ms', ok: quantile(l.weft, 0.99) <= 100 },
+          { name: `${what}, kube-router p50`, value: round(median(l.kr)), unit: `ms (p99 ${p(l.kr, 0.99)}, n=${l.kr.length})` },
+        ];
+      }),
       { name: 'weft rules (inet weft-policy)', value: weftRules, unit: `rules, ${weftElems} set elements` },
       { name: 'kube-router rules (KUBE-* chains)', value: krRules, unit: `rules in ${krChains} chains, ${krElems} ipset members` },
     ];

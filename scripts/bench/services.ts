@@ -1,7 +1,13 @@
 // `npm run bench -- services`: weftd's Service proxy at 1, 1,000, 5,000 and 10,000 Services x 10
 // endpoints (and one Service x 10,000 endpoints) in a namespace of its own: cold programming time,
-// one EndpointSlice change -> programmed (p50/p99), rule/element counts, the process's RSS growth.
-// kube-proxy is not measured here yet (docs/services.md): it needs the objects in a real API server.
+// one EndpointSlice change -> programmed (p50/p99; endpoints replaced and counts 9-11), a new
+// Service -> programmed, connect time and request rate to the last-created Service against its pod
+// directly, rule/element counts, the process's RSS and CPU. The proxy runs in this process with
+// in-memory informers (testkit/fake-informer.ts): what is measured is render + diff + kernel.
+// Sizes: WEFT_BENCH_SVC_SIZES=1,1000 (default 1,1000,5000,10000); WEFT_BENCH_SVC_BIG=0 skips the
+// 10,000-endpoint Service; WEFT_BENCH_SVC_CHANGES (default 60).
+import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { createTestNetnsSync } from '../../testkit/netns.ts';
 import { runNft } from '../../lib/netfilter/run.ts';
 import { createAgentLog } from '../../agent/log.ts';
@@ -9,77 +15,153 @@ import { Metrics } from '../../agent/metrics.ts';
 import { ServiceProxy } from '../../agent/services/proxy.ts';
 import type { EndpointSlice, Service } from '../../agent/services/types.ts';
 import { FakeInformer } from '../../testkit/fake-informer.ts';
-import { loadAverage, quantile, type BenchResult } from './util.ts';
+import { ROOT, loadAverage, quantile, type BenchResult } from './util.ts';
 
-const CHANGES = 40;
+const SIZES = (process.env['WEFT_BENCH_SVC_SIZES'] ?? '1,1000,5000,10000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+const BIG = Number(process.env['WEFT_BENCH_SVC_BIG'] ?? 10_000);
+const CHANGES = Number(process.env['WEFT_BENCH_SVC_CHANGES'] ?? 60);
+const NEW_SERVICES = 5;
+const PROBE = join(ROOT, 'scripts', 'bench', 'svc-probe.cjs');
+/** The probed Service's endpoints: addresses of the server namespace. */
+const SERVER_IPS = Array.from({ length: 10 }, (_, i) => `10.200.0.${10 + i}`);
 
 function ip(base: number, i: number): string {
   return `10.${base + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
 }
 
-function objects(services: number, eps: number): { svcs: Service[]; slices: EndpointSlice[] } {
-  const svcs: Service[] = [];
-  const slices: EndpointSlice[] = [];
-  for (let s = 0; s < services; s++) {
-    const name = `s${s}`;
-    svcs.push({ metadata: { name, namespace: 'bench' }, spec: { clusterIP: `10.96.${(s >> 8) & 255}.${s & 255}`, ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } });
-    slices.push(slice(name, s, eps, 0));
-  }
-  return { svcs, slices };
+function clusterIP(s: number): string {
+  return `10.96.${(s >> 8) & 255}.${s & 255}`;
 }
 
-function slice(svc: string, s: number, eps: number, gen: number): EndpointSlice {
+function service(s: number): Service {
+  return { metadata: { name: `s${s}`, namespace: 'bench' }, spec: { clusterIP: clusterIP(s), ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } };
+}
+
+function slice(s: number, eps: number, gen: number, ips?: string[]): EndpointSlice {
   return {
-    metadata: { name: `${svc}-x`, namespace: 'bench', labels: { 'kubernetes.io/service-name': svc } }, addressType: 'IPv4',
-    endpoints: Array.from({ length: eps }, (_, e) => ({ addresses: [ip(100, (s * eps + e + gen) % 4_000_000)], nodeName: 'other', conditions: { ready: true } })),
+    metadata: { name: `s${s}-x`, namespace: 'bench', labels: { 'kubernetes.io/service-name': `s${s}` } }, addressType: 'IPv4',
+    endpoints: (ips ?? Array.from({ length: eps }, (_, e) => ip(100, (s * eps + e + gen) % 4_000_000))).map((a) => ({ addresses: [a], nodeName: 'other', conditions: { ready: true } })),
     ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
   };
 }
 
 function counts(netnsPath: string): { rules: number; elements: number } {
-  const text = runNft(['list', 'table', 'inet', 'weft-svc'], undefined, { netnsPath, timeoutMs: 300_000 }).stdout;
-  const rules = text.split('\n').filter((l) => /^\t\t(?!type |flags |elements|size |timeout |comment )\S/.test(l) && !l.includes(' : ') ).length;
-  const json = JSON.parse(runNft(['-j', 'list', 'table', 'inet', 'weft-svc'], undefined, { netnsPath, timeoutMs: 300_000 }).stdout) as { nftables: Array<{ map?: { elem?: unknown[] }; set?: { elem?: unknown[] } }> };
+  const json = JSON.parse(runNft(['-j', 'list', 'table', 'inet', 'weft-svc'], undefined, { netnsPath, timeoutMs: 300_000 }).stdout) as { nftables: Array<{ rule?: unknown; map?: { elem?: unknown[] }; set?: { elem?: unknown[] } }> };
   const elements = json.nftables.reduce((n, x) => n + ((x.map ?? x.set)?.elem?.length ?? 0), 0);
-  return { rules, elements };
+  return { rules: json.nftables.filter((x) => x.rule !== undefined).length, elements };
 }
 
-async function one(services: number, eps: number, label: string): Promise<BenchResult[]> {
+function sh(argv: string[]): string {
+  return execFileSync(argv[0] as string, argv.slice(1), { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** A server namespace behind a veth of the node namespace, answering on SERVER_IPS:8080; returns a stop function. */
+async function startServer(node: string): Promise<{ server: string; stop: () => void }> {
+  const srv = createTestNetnsSync('wsvcs');
+  sh(['ip', '-n', node, 'link', 'add', 'wsvc0', 'type', 'veth', 'peer', 'name', 'wsvc1', 'netns', srv.name]);
+  sh(['ip', '-n', node, 'addr', 'add', '10.200.0.1/24', 'dev', 'wsvc0']);
+  for (const a of SERVER_IPS) sh(['ip', '-n', srv.name, 'addr', 'add', `${a}/24`, 'dev', 'wsvc1']);
+  for (const [ns, dev] of [[node, 'wsvc0'], [srv.name, 'wsvc1'], [node, 'lo'], [srv.name, 'lo']] as const) sh(['ip', '-n', ns, 'link', 'set', dev, 'up']);
+  // A route for the ClusterIPs, so a connect() from the node reaches the nat output hook.
+  sh(['ip', '-n', node, 'route', 'add', '10.96.0.0/12', 'via', SERVER_IPS[0] as string]);
+  const p = spawn('ip', ['netns', 'exec', srv.name, process.execPath, PROBE, 'server', '8080', ...SERVER_IPS], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    p.stdout.once('data', () => resolve());
+    p.once('exit', (c) => reject(new Error(`probe server exited ${String(c)}`)));
+  });
+  return { server: srv.name, stop: () => { p.kill('SIGKILL'); srv.destroySync(); } };
+}
+
+interface Probe { connectP50Us: number; connectP90Us: number; rps: number }
+
+function probe(node: string, host: string, port: number): Probe {
+  return JSON.parse(sh(['ip', 'netns', 'exec', node, process.execPath, PROBE, 'client', host, String(port), '200', '2'])) as Probe;
+}
+
+function cpuMs(u: NodeJS.CpuUsage): number {
+  return (u.user + u.system) / 1000;
+}
+
+async function one(services: number, eps: number, label: string, withProbe: boolean): Promise<BenchResult[]> {
+  const rssBase = process.memoryUsage().rss;
   const ns = createTestNetnsSync('wsvcb');
+  let server: { stop: () => void } | undefined;
+  let proxy: ServiceProxy | undefined;
   try {
-    const { svcs, slices } = objects(services, eps);
+    const last = services - 1;
+    const svcs = Array.from({ length: services }, (_, s) => service(s));
+    const slices = Array.from({ length: services }, (_, s) => (withProbe && s === last ? slice(s, eps, 0, SERVER_IPS) : slice(s, eps, 0)));
     const svcInf = new FakeInformer<Service>(svcs);
     const sliceInf = new FakeInformer<EndpointSlice>(slices);
     let done: (() => void) | undefined;
-    const rss0 = process.memoryUsage().rss;
-    const proxy = new ServiceProxy({
+    proxy = new ServiceProxy({
       services: svcInf, slices: sliceInf, node: { nodeName: 'bench', clusterCidrs: ['10.100.0.0/14'], nodePortAddresses: [] },
       log: createAgentLog('warn'), metrics: new Metrics(), nft: { netnsPath: ns.path }, onUnits: () => done?.(),
     });
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await proxy.start();
     const coldMs = performance.now() - t0;
-    const lat: number[] = [];
-    for (let i = 1; i <= CHANGES; i++) {
-      const s = (i * 7919) % services;
+    const coldCpu = cpuMs(process.cpuUsage(cpu0));
+    // Growth over the process before the objects existed: the informers' objects and the proxy's state (a weftd holds both).
+    const rssMiB = (process.memoryUsage().rss - rssBase) / 1048576;
+    const wait = async (emit: () => void): Promise<number> => {
       const programmed = new Promise<void>((r) => { done = r; });
       const c0 = performance.now();
-      sliceInf.modify(slice(`s${s}`, s, eps, i));
+      emit();
       await programmed;
-      lat.push(performance.now() - c0);
+      return performance.now() - c0;
+    };
+    const lat: number[] = [];
+    const paths = new Map<string, number>();
+    const cpu1 = process.cpuUsage();
+    for (let i = 1; i <= CHANGES; i++) {
+      // Another Service than the probed one; endpoints slide by one and the count moves within 9-11 (or around 10,000).
+      const s = services === 1 ? 0 : (i * 7919) % (withProbe ? last : services);
+      lat.push(await wait(() => sliceInf.modify(slice(s, eps + [0, 1, -1][i % 3]!, i))));
+      paths.set(proxy.lastPath, (paths.get(proxy.lastPath) ?? 0) + 1);
     }
-    const rssMiB = (process.memoryUsage().rss - rss0) / 1048576;
+    const changeCpu = cpuMs(process.cpuUsage(cpu1)) / CHANGES;
+    const added: number[] = [];
+    for (let k = 0; k < NEW_SERVICES; k++) {
+      const s = services + 100 + k;
+      sliceInf.modify(slice(s, 10, 0));
+      added.push(await wait(() => svcInf.modify(service(s))));
+    }
     const { rules, elements } = counts(ns.path);
-    proxy.stop();
     const load = loadAverage();
-    return [
-      { name: `${label}: cold program (load ${load.toFixed(1)})`, value: Math.round(coldMs), unit: 'ms' },
-      { name: `${label}: one EndpointSlice change -> programmed p50`, value: Number(quantile(lat, 0.5).toFixed(1)), unit: 'ms' },
+    const rows: BenchResult[] = [
+      { name: `${label}: cold program (load ${load.toFixed(1)})`, value: Math.round(coldMs), unit: `ms (CPU ${Math.round(coldCpu)} ms)` },
+      { name: `${label}: one EndpointSlice change -> programmed p50`, value: Number(quantile(lat, 0.5).toFixed(1)), unit: `ms (${[...paths].map(([p, n]) => `${n} ${p}`).join(', ')})` },
       { name: `${label}: one EndpointSlice change -> programmed p99`, value: Number(quantile(lat, 0.99).toFixed(1)), unit: 'ms', target: '<= 50 ms at 10,000 Services', ...(services === 10_000 ? { ok: quantile(lat, 0.99) <= 50 } : {}) },
+      { name: `${label}: CPU per EndpointSlice change`, value: Number(changeCpu.toFixed(2)), unit: 'ms' },
+      { name: `${label}: new Service -> programmed p50 (nft -f)`, value: Number(quantile(added, 0.5).toFixed(1)), unit: 'ms' },
       { name: `${label}: rules / set+map elements`, value: rules, unit: `rules, ${elements} elements` },
-      { name: `${label}: RSS growth of the proxy process`, value: Number(rssMiB.toFixed(1)), unit: 'MiB' },
+      { name: `${label}: RSS growth, objects + proxy, after cold program`, value: Number(rssMiB.toFixed(1)), unit: `MiB (over ${(rssBase / 1048576).toFixed(0)} MiB of the bench process before)`, ...(services === 10_000 ? { target: '<= 100 MiB at 10,000 Services', ok: rssMiB <= 100 } : {}) },
     ];
+    if (withProbe) {
+      // With one Service the changes went to the probed one: its endpoints back to the server's.
+      if (services === 1) await wait(() => sliceInf.modify(slice(last, eps, 0, SERVER_IPS)));
+      server = await startServer(ns.name);
+      // Interleaved, three rounds each: the machine's load moves both alike.
+      const via: Probe[] = [];
+      const direct: Probe[] = [];
+      for (let r = 0; r < 3; r++) {
+        via.push(probe(ns.name, clusterIP(last), 80));
+        direct.push(probe(ns.name, SERVER_IPS[0] as string, 8080));
+      }
+      const med = (xs: number[]) => quantile(xs, 0.5);
+      const rps = med(via.map((p) => p.rps));
+      const rpsDirect = med(direct.map((p) => p.rps));
+      rows.push(
+        { name: `${label}: connect to the last-created Service p50`, value: Number((med(via.map((p) => p.connectP50Us)) / 1000).toFixed(3)), unit: `ms (direct to its pod ${(med(direct.map((p) => p.connectP50Us)) / 1000).toFixed(3)} ms)` },
+        { name: `${label}: ClusterIP connect+request rate`, value: Math.round(rps), unit: `req/s (direct pod ${Math.round(rpsDirect)} req/s)`, ratio: Number((rps / rpsDirect).toFixed(3)), target: '>= 0.95x direct', ok: rps / rpsDirect >= 0.95 },
+      );
+    }
+    return rows;
   } finally {
+    proxy?.stop();
+    server?.stop();
     ns.destroySync();
   }
 }
@@ -87,13 +169,17 @@ async function one(services: number, eps: number, label: string): Promise<BenchR
 /** The benchmark's rows. */
 export async function benchServices(): Promise<BenchResult[]> {
   const out: BenchResult[] = [];
-  for (const n of [1, 1000, 5000, 10_000]) {
-    process.stderr.write(`  services: ${n} x 10 endpoints\n`);
-    const rows = await one(n, 10, `weft ${n} Services x 10 endpoints`);
+  const report = (rows: BenchResult[]) => {
     for (const r of rows) process.stderr.write(`    ${r.name}: ${r.value} ${r.unit}\n`);
     out.push(...rows);
+  };
+  for (const n of SIZES) {
+    process.stderr.write(`  services: ${n} x 10 endpoints\n`);
+    report(await one(n, 10, `weft ${n} Services x 10 endpoints`, true));
   }
-  process.stderr.write('  services: 1 x 10,000 endpoints\n');
-  out.push(...await one(1, 10_000, 'weft 1 Service x 10,000 endpoints'));
+  if (BIG > 0) {
+    process.stderr.write(`  services: 1 x ${BIG} endpoints\n`);
+    report(await one(1, BIG, `weft 1 Service x ${BIG} endpoints`, false));
+  }
   return out;
 }

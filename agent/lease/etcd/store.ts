@@ -13,7 +13,7 @@ import { type EtcdConnectOptions, connectEtcd } from './connect.ts';
 import { formatLeaseAttrs, formatSubnetKey, parseLeaseKey } from '../lease-json.ts';
 import { LeaseTable } from '../lease-table.ts';
 import { OwnLeaseKeeper } from '../own-lease.ts';
-import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from '../store.ts';
+import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError, leaseKey, leaseName } from '../store.ts';
 
 /** Options of the etcd store. Without netConf, <prefix>/config is read (flannel's behaviour). */
 export interface EtcdStoreOptions {
@@ -92,7 +92,7 @@ export class EtcdLeaseStore implements LeaseStore {
     const lease = leaseFromPlan(plan, opts, 0);
     const key = this.key(lease);
     const { id, ttl } = await this.client.leaseGrant(this.ttl);
-    const prev = plan.existing ? kvs.get(plan.subnet) : undefined;
+    const prev = plan.existing ? kvs.get(leaseKey(plan.existing)) : undefined;
     // New key: only if nobody created it meanwhile. Own key: only if unchanged since we read it.
     const res = await this.client.putIf(key, prev ? 'mod' : 'create', prev ? prev.modRev : '0', formatLeaseAttrs(lease), id).catch(async (err: unknown) => {
       await this.client.leaseRevoke(id);
@@ -115,9 +115,9 @@ export class EtcdLeaseStore implements LeaseStore {
     const { kv } = await this.client.get(this.key(lease));
     const holder = kv && kvToLease(kv.key, kv.value, this.subnets);
     if (ttl > 0 && holder && holder.publicIp === lease.publicIp && kv.lease === id) return { ...lease, expiration: Date.now() + ttl * 1000 };
-    if (holder && holder.publicIp !== lease.publicIp) throw new Error(`lease ${lease.subnet} now belongs to ${holder.publicIp}`);
+    if (holder && holder.publicIp !== lease.publicIp) throw new Error(`lease ${leaseName(lease)} now belongs to ${holder.publicIp}`);
     const got = await this.tryAcquire({ ...lease, preferredSubnet: lease.subnet, ...(lease.ipv6Subnet !== undefined ? { preferredIpv6Subnet: lease.ipv6Subnet } : {}) });
-    if (!got || got.lease.subnet !== lease.subnet) throw new Error(`lease ${lease.subnet} could not be re-created`);
+    if (!got || leaseKey(got.lease) !== leaseKey(lease)) throw new Error(`lease ${leaseName(lease)} could not be re-created`);
     return got.lease;
   }
 
@@ -178,7 +178,7 @@ export class EtcdLeaseStore implements LeaseStore {
     const kvs = new Map<string, { lease: Lease; modRev: string; etcdLease: string }>();
     for (const kv of res.kvs) {
       const lease = kvToLease(kv.key, kv.value, this.subnets);
-      if (lease) kvs.set(lease.subnet, { lease, modRev: kv.modRevision, etcdLease: kv.lease });
+      if (lease) kvs.set(leaseKey(lease), { lease, modRev: kv.modRevision, etcdLease: kv.lease });
     }
     return { kvs, revision: res.revision };
   }
@@ -250,8 +250,8 @@ export class EtcdLeaseStore implements LeaseStore {
     const k = key.startsWith(this.subnets) ? parseLeaseKey(key.slice(this.subnets.length)) : null;
     if (k === null) return;
     // The subnet may already live on under another key (its IPv6 part changed): that one stays.
-    if (this.table.get(k.subnet)?.ipv6Subnet !== k.ipv6Subnet) return;
-    this.table.apply({ type, lease: { subnet: k.subnet, publicIp: '', backendType: '', backendData: {}, expiration: 0 } }, rev);
+    if (this.table.get(leaseKey(k))?.ipv6Subnet !== k.ipv6Subnet) return;
+    this.table.apply({ type, lease: { subnet: k.subnet, ...(k.ipv6Subnet !== undefined ? { ipv6Subnet: k.ipv6Subnet } : {}), publicIp: '', backendType: '', backendData: {}, expiration: 0 } }, rev);
     this.keeper.check((s) => this.table.get(s), rev);
   }
 }

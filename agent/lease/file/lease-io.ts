@@ -6,7 +6,7 @@ import { linkSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } fro
 import { join } from 'node:path';
 import { writeFileAtomicSync, writeTempFileSync } from '../../../lib/fs/atomic-write.ts';
 import { type LeaseKey, formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseLeaseKey } from '../lease-json.ts';
-import type { Lease } from '../store.ts';
+import { type Lease, leaseKey } from '../store.ts';
 import { formatIsoTime } from '../../../lib/time/format.ts';
 
 /** Renders a lease file: flannel's lease JSON with an added "Expiration". */
@@ -69,7 +69,7 @@ export class LeaseDirReader {
 
   constructor(private readonly dir: string, private readonly onBadFile: (name: string, err: unknown) => void = () => undefined) {}
 
-  /** All leases on disk, expired ones included, keyed by subnet. */
+  /** All leases on disk, expired ones included, keyed by leaseKey (the IPv4 subnet; the IPv6 one when IPv6-only). */
   readAll(): Map<string, Lease> {
     const out = new Map<string, Lease>();
     const seen = new Set<string>();
@@ -78,7 +78,7 @@ export class LeaseDirReader {
       if (key === null) continue;
       seen.add(name);
       const lease = this.readOne(name, key);
-      if (lease) out.set(key.subnet, lease);
+      if (lease) out.set(leaseKey(key), lease);
     }
     for (const name of this.cache.keys()) if (!seen.has(name)) this.cache.delete(name);
     return out;

@@ -9,7 +9,7 @@ import { withDirLock } from './dir-lock.ts';
 import { LeaseDirReader, createLeaseFile, removeLeaseFile, replaceLeaseFile } from './lease-io.ts';
 import { LeaseTable } from '../lease-table.ts';
 import { OwnLeaseKeeper } from '../own-lease.ts';
-import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError } from '../store.ts';
+import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError, leaseKey, leaseName } from '../store.ts';
 
 /** Options of the file store; ttlMs defaults to 24 h like flannel, rescanMs to 1 s. */
 export interface FileStoreOptions {
@@ -78,9 +78,9 @@ export class FileLeaseStore implements LeaseStore {
   renew(lease: Lease): Promise<Lease> {
     return withDirLock(this.dir, () => {
       const now = Date.now();
-      const cur = this.reader.readAll().get(lease.subnet);
+      const cur = this.reader.readAll().get(leaseKey(lease));
       if (cur && cur.publicIp !== lease.publicIp && cur.expiration > now) {
-        throw new Error(`lease ${lease.subnet} now belongs to ${cur.publicIp}`);
+        throw new Error(`lease ${leaseName(lease)} now belongs to ${cur.publicIp}`);
       }
       const next = { ...lease, backendData: { ...lease.backendData }, expiration: now + this.ttlMs };
       // A file of this subnet under another key (other IPv6 part) is dead or ours: it goes.
@@ -95,7 +95,7 @@ export class FileLeaseStore implements LeaseStore {
   async release(lease: Lease): Promise<void> {
     this.keeper.drop(lease);
     await withDirLock(this.dir, () => {
-      const cur = this.reader.readAll().get(lease.subnet);
+      const cur = this.reader.readAll().get(leaseKey(lease));
       if (cur && cur.publicIp === lease.publicIp) removeLeaseFile(this.dir, cur.subnet, cur.ipv6Subnet);
     });
     this.rescan();

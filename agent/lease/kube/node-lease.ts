@@ -3,7 +3,7 @@
 // backend-data (compact JSON), public-ip and kube-subnet-manager="true"; dual stack adds
 // public-ipv6 and backend-v6-data beside the IPv6 entry of spec.podCIDRs. Pure (no I/O).
 import { canonicalCidr, cidrContains, formatCidr, parseCidr } from '../../../lib/ip/cidr.ts';
-import { parseIp } from '../../../lib/ip/addr.ts';
+import { formatIp, parseIp } from '../../../lib/ip/addr.ts';
 import type { BackendData, Lease } from '../store.ts';
 
 /** flanneld's default --kube-annotation-prefix. */
@@ -23,6 +23,9 @@ export interface AnnotationKeys {
   publicIp: string;
   publicIpv6: string;
   subnetManager: string;
+  /** User input (k3s --flannel-external-ip, NAT'd nodes): published as public-ip instead of the node's own address. */
+  publicIpOverwrite: string;
+  publicIpv6Overwrite: string;
 }
 
 /**
@@ -36,6 +39,7 @@ export function annotationKeys(prefix: string): AnnotationKeys {
   return {
     backendType: `${p}backend-type`, backendData: `${p}backend-data`, backendV6Data: `${p}backend-v6-data`,
     publicIp: `${p}public-ip`, publicIpv6: `${p}public-ipv6`, subnetManager: `${p}kube-subnet-manager`,
+    publicIpOverwrite: `${p}public-ip-overwrite`, publicIpv6Overwrite: `${p}public-ipv6-overwrite`,
   };
 }
 
@@ -96,6 +100,33 @@ export function nodeToLease(node: KubeNode, prefix: string): Lease | null {
     Object.assign(lease, { ipv6Subnet, publicIpv6, backendV6Data: v6Data });
   }
   return lease;
+}
+
+/**
+ * The attributes a node publishes once its public-ip-overwrite / public-ipv6-overwrite annotations
+ * are applied, as flanneld's kube subnet manager applies them: a non-empty overwrite replaces the
+ * published public-ip (public-ipv6) and nothing else. The node itself keeps its own address (its
+ * VTEP's local address, its host-gw checks); only peers send to the overwrite (FDB dst, host-gw
+ * gateway), so the address must reach this node, e.g. through a 1:1 NAT. flanneld copies any text;
+ * weftd refuses one that is not an address of the family, naming the annotation, before writing.
+ */
+export function applyPublicIpOverwrite(node: KubeNode, prefix: string, l: PublishedAttrs): PublishedAttrs {
+  const k = annotationKeys(prefix);
+  const a = node.metadata?.annotations ?? {};
+  const out: PublishedAttrs = { ...l };
+  const v4 = a[k.publicIpOverwrite];
+  if (v4 !== undefined && v4 !== '') {
+    const ip = parseIp(v4);
+    if (ip === null || ip.family !== 4) throw new Error(`node annotation ${k.publicIpOverwrite}=${JSON.stringify(v4)} is not an IPv4 address`);
+    out.publicIp = formatIp(ip);
+  }
+  const v6 = a[k.publicIpv6Overwrite];
+  if (l.publicIpv6 !== undefined && v6 !== undefined && v6 !== '') {
+    const ip = parseIp(v6);
+    if (ip === null || ip.family !== 6) throw new Error(`node annotation ${k.publicIpv6Overwrite}=${JSON.stringify(v6)} is not an IPv6 address`);
+    out.publicIpv6 = formatIp(ip);
+  }
+  return out;
 }
 
 /** What a node publishes: its attributes, with the IPv6 side only in dual stack. */

@@ -11,7 +11,7 @@ import { type KubeApi, openKubeApi } from '../../kube/api.ts';
 import type { KubeConn } from '../../kube/config.ts';
 import type { CacheEvent, KubeObject } from '../../kube/watch-cache.ts';
 import { createAgentLog } from '../../log.ts';
-import { type KubeNode, leaseAnnotations, nodePodCidr, nodeToLease, subnetInNetwork } from './node-lease.ts';
+import { type KubeNode, applyPublicIpOverwrite, leaseAnnotations, nodePodCidr, nodeToLease, subnetInNetwork } from './node-lease.ts';
 import { type NodeNameSource, resolveNodeName } from '../../kube/node-name.ts';
 import { LeaseTable } from '../lease-table.ts';
 import type { AcquireOptions, Lease, LeaseEvent, LeaseStore, Watch } from '../store.ts';
@@ -61,7 +61,11 @@ export class KubeLeaseStore implements LeaseStore {
     return this.kubeApi.client;
   }
 
-  /** Reads this node's podCIDR(s) and publishes the backend annotations when they differ. */
+  /**
+   * Reads this node's podCIDR(s) and publishes the backend annotations when they differ; the
+   * public-ip(v6)-overwrite annotations replace the published address (node-lease.ts). The lease
+   * returned keeps the node's own address, as flanneld's does.
+   */
   async acquire(opts: AcquireOptions): Promise<Lease> {
     this.nodeName ??= await resolveNodeName(this.o, (m, p) => this.client.call(m, p));
     const name = JSON.stringify(this.nodeName);
@@ -71,7 +75,8 @@ export class KubeLeaseStore implements LeaseStore {
     if (subnet === null) throw new Error(`node ${name} pod cidr not assigned`);
     if (!subnetInNetwork(subnet, this.netConf.network)) throw new Error(`node ${name} pod cidr ${subnet} is not in the net-conf Network ${this.netConf.network}`);
     const v6 = opts.publicIpv6 !== undefined ? this.ipv6Side(node, name) : undefined;
-    const want = leaseAnnotations(this.o.annotationPrefix, opts);
+    const published = applyPublicIpOverwrite(node, this.o.annotationPrefix, opts);
+    const want = leaseAnnotations(this.o.annotationPrefix, published);
     const have = node.metadata?.annotations ?? {};
     if (Object.entries(want).some(([k, v]) => have[k] !== v)) {
       await this.client.call('PATCH', `${path}/status`, { metadata: { annotations: want } }, 'application/strategic-merge-patch+json');

@@ -6,3 +6,4 @@ export { formatAtomBytes, formatKeyBytes, parseAtomBytes, parseKeyBytes, prefixI
 export { formatElemComment, formatUdata, parseElemComment, parseUdata, type UdataTlv } from './udata.ts';
 export { listBaseChains, listRuleComments, parseBaseChain, parseRuleComment, type NfnlBaseChain } from './chains.ts';
 export { NETLINK_NETFILTER, NFT_SET_ELEM_INTERVAL_END } from './constants.ts';
+export { batchBytes, elemChangeCommands, type NfnlElemChange } from './elem-changes.ts';

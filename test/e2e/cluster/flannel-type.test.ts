@@ -14,7 +14,7 @@ import { pingOnce, skipReason } from './helpers.ts';
 async function nodeState(n: ClusterNode): Promise<{ veths: string[]; ipFiles: string[] }> {
   const links = await nsRun(n.netns, ['ip', '-o', 'link', 'show', 'type', 'veth']);
   const veths = links.split('\n').filter((l) => l.trim() !== '').map((l) => l.split(':')[1]?.trim().split('@')[0] ?? '');
-  const dir = join(n.dir, 'ipam', 'weft');
+  const dir = join(n.dir, 'ipam', 'cbr0'); // conf/10-flannel.conflist keeps kube-flannel's network name
   const ipFiles = existsSync(dir) ? readdirSync(dir).filter((f) => /^[0-9]+(\.[0-9]+){3}$/.test(f)) : [];
   return { veths, ipFiles };
 }

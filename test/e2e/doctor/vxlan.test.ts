@@ -3,11 +3,11 @@
 // repair it at once), sees doctor name it with its fix and exit 1, and puts it back.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, waitFor, type ClusterNode } from '../../../testkit/cluster.ts';
-import { nsRun } from '../../../testkit/topology.ts';
-import { assertClean, doctor, problemsOf, skipReason, type DoctorReport } from './helpers.ts';
+import { nsExec, nsRun } from '../../../testkit/topology.ts';
+import { assertClean, doctor, doctorArgs, problemsOf, skipReason, WEFT, type DoctorReport } from './helpers.ts';
 
 /** Pauses weftd on `n` while `fn` runs (so it does not repair what the test breaks), then resumes it. */
 async function withWeftdPaused<T>(n: ClusterNode, fn: () => Promise<T>): Promise<T> {
@@ -116,6 +116,25 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
     assertClean(await doctor(c, n1));
   });
 
+  void it("names two CNI networks allocating from the node's subnet (kube-flannel's cbr0 records beside weft's)", async () => {
+    const pod = c.pods.find((p) => p.node === n1);
+    const cbr0 = join(n1.dir, 'ipam', 'cbr0');
+    mkdirSync(cbr0);
+    // kube-flannel's record of the address weft's network also gave out (the migration's duplicate).
+    writeFileSync(join(cbr0, pod?.ip ?? 'none'), 'old-flannel-pod\r\neth0');
+    try {
+      const r = await doctor(c, n1);
+      const ipam = problemsOf(r, 'ipam');
+      const shared = ipam.find((p) => p.detail.startsWith(`CNI networks "cbr0" and "weft" both allocate from ${n1.subnet as string} on this node`));
+      assert.ok(shared, JSON.stringify(ipam));
+      assert.ok(shared.detail.includes(`already given twice: ${pod?.ip ?? '?'} held under cbr0 (old-flannel-pod/eth0) and weft (${pod?.containerId ?? '?'}/eth0)`), shared.detail);
+      assert.match(shared.fix, /--network-name cbr0/);
+    } finally {
+      rmSync(cbr0, { recursive: true, force: true });
+    }
+    assertClean(await doctor(c, n1));
+  });
+
   void it('names a masquerade element whose pod is gone', async () => {
     const sets = (await nsRun(n1.netns, ['nft', 'list', 'sets', 'inet'])).match(/set (bridge-pods4-[0-9a-f]+)/);
     const set = sets?.[1];
@@ -162,6 +181,21 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
       assert.deepEqual([...new Set(r.problems.map((p) => p.check))].filter((x) => x !== 'mtu' && x !== 'weftd'), []);
     });
     await cleanAgain(c, n1);
+  });
+
+  void it("checks weftd's health by default at the address weft install and the DaemonSet use", async () => {
+    const args = doctorArgs(c, n1);
+    const at = args.indexOf('--metrics-addr');
+    args.splice(at, 2);
+    const run = async (): Promise<DoctorReport> => {
+      const r = await nsExec(n1.netns, ['node', WEFT, 'doctor', '--json', ...args], { timeoutMs: 20_000 });
+      return JSON.parse(r.stdout) as DoctorReport;
+    };
+    const ok = (await run()).checks.find((x) => x.check === 'weftd');
+    assert.equal(ok?.status, 'ok', JSON.stringify(ok));
+    assert.equal(ok?.facts['metricsAddr'], '127.0.0.1:9101');
+    const paused = await withWeftdPaused(n1, run);
+    assert.match(problemsOf(paused, 'weftd')[0]?.detail ?? '', /weftd does not answer at http:\/\/127\.0\.0\.1:9101\/healthz .*the address weft install and the DaemonSet give weftd/);
   });
 
   void it('names weftd not answering and exits 1', async () => {

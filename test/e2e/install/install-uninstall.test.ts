@@ -52,7 +52,7 @@ describe('weft install / uninstall', () => {
     assert.deepEqual(readFileSync(join(t, 'usr/local/bin/weftd')), readFileSync(join(DIST_BIN, 'weftd')));
     const conf = JSON.parse(readFileSync(join(t, 'etc/cni/net.d/10-weft.conflist'), 'utf8')) as { name: string; plugins: Array<{ type: string }> };
     assert.deepEqual(conf.plugins.map((p) => p.type), ['flannel', 'portmap'], "kube-flannel's conflist shape");
-    assert.equal(conf.name, 'weft');
+    assert.equal(conf.name, 'cbr0', "kube-flannel's network name: host-local's records of flannel's pods stay where weft allocates");
     const unit = readFileSync(join(t, 'etc/systemd/system/weftd.service'), 'utf8');
     assert.match(unit, new RegExp(`ExecStart=${join(t, 'usr/local/bin/weftd')} --net-conf=${join(t, 'etc/weft/net-conf.json')} `));
     assert.deepEqual(JSON.parse(readFileSync(join(t, 'etc/weft/net-conf.json'), 'utf8')), { Network: '10.244.0.0/16', SubnetLen: 24, Backend: { Type: 'vxlan' } });

@@ -30,7 +30,7 @@ describe('weft install lease sources', () => {
     const before = hashTree(t);
     const r = await weft(['install', '--backend', 'host-gw', ...dirFlags(t)]);
     assert.equal(r.code, 2, r.stdout + r.stderr);
-    assert.match(r.stderr, /--backend host-gw needs a lease source: --etcd-endpoints .*--single-node .*nodes never learn each other's subnets/);
+    assert.match(r.stderr, /--backend host-gw needs a lease source: --kube-subnet-mgr .*--etcd-endpoints .*--single-node .*nodes never learn each other's subnets/);
     assert.deepEqual(diffTrees(before, hashTree(t)), []);
   });
 

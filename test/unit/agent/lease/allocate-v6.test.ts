@@ -108,12 +108,50 @@ void describe('allocate IPv6', () => {
     assert.equal(planAcquire(tiny, taken, opts(), live), null);
   });
 
-  void it('refuses IPv6-only and IPv6 without an IPv6 address, naming the key', () => {
+  void it('refuses IPv6 without an IPv6 address, naming the key', () => {
     const v6only = normalizeNetConf({ EnableIPv4: false, EnableIPv6: true, IPv6Network: 'fd00::/48' });
-    assert.throws(() => checkAcquireFamilies(v6only, opts()), /EnableIPv4 false \(IPv6-only\) needs --kube-subnet-mgr/);
+    assert.doesNotThrow(() => checkAcquireFamilies(v6only, opts()));
+    assert.throws(() => checkAcquireFamilies(v6only, opts({ publicIpv6: '' })), /EnableIPv6 needs the node's IPv6 address/);
     assert.throws(() => checkAcquireFamilies(conf, opts({ publicIpv6: '' })), /EnableIPv6 needs the node's IPv6 address/);
     assert.doesNotThrow(() => checkAcquireFamilies(conf, opts()));
     assert.doesNotThrow(() => checkAcquireFamilies(v4conf, opts({ publicIpv6: '' })));
+  });
+});
+
+void describe('allocate IPv6-only (EnableIPv4 false)', () => {
+  const v6only = normalizeNetConf({ EnableIPv4: false, EnableIPv6: true, IPv6Network: 'fd00:10:244::/56', Backend: { Type: 'vxlan' } });
+  const v6lease = (ipv6Subnet: string, publicIpv6: string, expiration = Date.now() + 60_000): Lease =>
+    ({ subnet: '0.0.0.0/0', ipv6Subnet, publicIp: '0.0.0.0', publicIpv6, backendType: 'vxlan', backendData: {}, backendV6Data: { VNI: 1 }, expiration });
+
+  void it('leases an IPv6 subnet with flannel\'s zero IPv4 side (key 0.0.0.0-0&...), PublicIP 0.0.0.0', () => {
+    const p = planAcquire(v6only, [], opts(), live, () => 0);
+    assert.deepEqual(p, { subnet: '0.0.0.0/0', ipv6Subnet: 'fd00:10:244:1::/64', existing: undefined, stale: [] });
+    const l = leaseFromPlan(p, opts(), 5);
+    assert.deepEqual([l.subnet, l.publicIp, l.ipv6Subnet, l.publicIpv6], ['0.0.0.0/0', '0.0.0.0', 'fd00:10:244:1::/64', 'fd00::1']);
+  });
+
+  void it('several IPv6-only nodes get distinct subnets; its own lease is found by PublicIPv6 (every PublicIP is 0.0.0.0)', () => {
+    const others = [v6lease('fd00:10:244:1::/64', 'fd00::2'), v6lease('fd00:10:244:2::/64', 'fd00::3')];
+    const p = planAcquire(v6only, others, opts(), live, () => 0);
+    assert.equal(p?.ipv6Subnet, 'fd00:10:244:3::/64');
+    const mine = v6lease('fd00:10:244:7::/64', 'fd00::1');
+    const again = planAcquire(v6only, [...others, mine], opts(), live, () => 0);
+    assert.deepEqual([again?.ipv6Subnet, again?.existing], ['fd00:10:244:7::/64', mine]);
+  });
+
+  void it('takes the remembered subnet when free, not when a live node holds it; overwrites a dead lease of it', () => {
+    const held = v6lease('fd00:10:244:5::/64', 'fd00::2');
+    assert.equal(planAcquire(v6only, [], opts({ preferredIpv6Subnet: 'fd00:10:244:5::/64' }), live)?.ipv6Subnet, 'fd00:10:244:5::/64');
+    assert.notEqual(planAcquire(v6only, [held], opts({ preferredIpv6Subnet: 'fd00:10:244:5::/64' }), live, () => 0)?.ipv6Subnet, 'fd00:10:244:5::/64');
+    const dead = v6lease('fd00:10:244:5::/64', 'fd00::2', Date.now() - 1);
+    assert.deepEqual(planAcquire(v6only, [dead], opts({ preferredIpv6Subnet: 'fd00:10:244:5::/64' }), live)?.existing, dead);
+  });
+
+  void it('returns null when full, and says which range', () => {
+    const tiny = normalizeNetConf({ EnableIPv4: false, EnableIPv6: true, IPv6Network: 'fd00::/124' });
+    const taken = ['fd00::4/126', 'fd00::8/126', 'fd00::c/126'].map((s, i) => v6lease(s, `fd00:1::${i + 10}`));
+    assert.equal(planAcquire(tiny, taken, opts(), live), null);
+    assert.match(new OutOfSubnetsError(tiny).message, /^no free \/126 IPv6 subnet left in fd00::\/124 between fd00::4 and fd00::c$/);
   });
 });
 

@@ -7,6 +7,19 @@ import type { Lease, LeaseEvent } from '../../../../agent/lease/store.ts';
 const l = (subnet: string, ip = '10.0.0.1', exp = 1): Lease => ({ subnet, publicIp: ip, backendType: 'vxlan', backendData: { VNI: 1 }, expiration: exp });
 
 void describe('LeaseTable', () => {
+  void it('keeps IPv6-only leases apart (all share the IPv4 side 0.0.0.0/0): keyed by their IPv6 subnet', () => {
+    const v6 = (ipv6Subnet: string, publicIpv6: string): Lease => ({ subnet: '0.0.0.0/0', ipv6Subnet, publicIp: '0.0.0.0', publicIpv6, backendType: 'vxlan', backendData: {}, expiration: 1 });
+    const t = new LeaseTable();
+    const seen: string[] = [];
+    t.watch(0, (ev) => seen.push(`${ev.type} ${ev.lease.ipv6Subnet ?? ''}`));
+    t.applySnapshot([v6('fd00:1::/64', 'fd00::1'), v6('fd00:2::/64', 'fd00::2'), v6('fd00:3::/64', 'fd00::3')]);
+    assert.equal(t.snapshot().leases.length, 3);
+    t.apply({ type: 'removed', lease: v6('fd00:2::/64', '') });
+    assert.deepEqual(t.snapshot().leases.map((x) => x.ipv6Subnet), ['fd00:1::/64', 'fd00:3::/64']);
+    assert.equal(t.get('fd00:3::/64')?.publicIpv6, 'fd00::3');
+    assert.deepEqual(seen, ['added fd00:1::/64', 'added fd00:2::/64', 'added fd00:3::/64', 'removed fd00:2::/64']);
+  });
+
   void it('turns snapshots into added/removed diffs and ignores pure renewals', () => {
     const t = new LeaseTable();
     const seen: string[] = [];

@@ -16,8 +16,15 @@ void describe('policy node helpers', () => {
     assert.equal(policyIsLocal(p('10.244.3.7')!, '10.244.3.0/24', '192.0.2.13'), true);
     assert.equal(policyIsLocal(p('10.244.4.7', '192.0.2.14')!, '10.244.3.0/24', '192.0.2.13'), false);
   });
-  it('pod addresses are normalised and non-IPv4 ones dropped', () => {
-    assert.deepEqual(trimPod({ metadata: { namespace: 'x', name: 'p' }, status: { podIP: '10.0.0.1', podIPs: [{ ip: '10.0.0.1' }, { ip: 'fd00::1' }, { ip: '999.0.0.1' }] } })?.ips, ['10.0.0.1']);
+  it('pod addresses of both families are normalised, invalid ones dropped', () => {
+    assert.deepEqual(trimPod({ metadata: { namespace: 'x', name: 'p' }, status: { podIP: '10.0.0.1', podIPs: [{ ip: '10.0.0.1' }, { ip: 'FD00:0::1' }, { ip: '::ffff:10.0.0.2' }, { ip: '999.0.0.1' }] } })?.ips, ['10.0.0.1', 'fd00::1', '10.0.0.2']);
+  });
+  it('dual-stack node: both subnets give gateway and VTEP addresses, and make pods local', () => {
+    const v6 = { subnet: 'fd00:10:244:3::/64', publicIp: '2001:db8::13' };
+    assert.deepEqual(policyNodeAddrs('10.244.3.0/24', '192.0.2.13', v6), ['10.244.3.0', '10.244.3.1', '192.0.2.13', 'fd00:10:244:3::', 'fd00:10:244:3::1', '2001:db8::13']);
+    const p = trimPod({ metadata: { namespace: 'x', name: 'p' }, status: { podIPs: [{ ip: 'fd00:10:244:3::7' }] } })!;
+    assert.equal(policyIsLocal(p, '10.244.3.0/24', '192.0.2.13', v6), true);
+    assert.equal(policyIsLocal(p, '10.244.3.0/24', '192.0.2.13'), false);
   });
 });
 
@@ -39,15 +46,20 @@ void describe('compile cache', () => {
 });
 
 void describe('readDropCounters', () => {
-  it('reads per-policy and total drop counters from the drop chains', () => {
+  it('reads per-policy named counters by the plans, and the totals', () => {
+    const pol = trimPolicy({ metadata: { namespace: 'x', name: 'deny' }, spec: { podSelector: {}, policyTypes: ['Ingress', 'Egress'] } });
+    const d = desiredPolicy({ policies: [pol], pods: [], namespaces: new Map(), isLocal: () => true, nodeAddrs: [] });
+    const plan = d.plans[0]!;
+    assert.ok(plan.ingressCounter !== undefined && d.content.counters?.has(plan.ingressCounter));
     const listing = JSON.stringify({ nftables: [
-      { table: { family: 'inet', name: 'weft-policy', handle: 1 } },
-      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-in', handle: 2, comment: 'drop x/deny 0123456789', expr: [{ match: {} }, { counter: { packets: 7, bytes: 420 } }] } },
-      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-in', handle: 3, comment: 'drop 31e1ec47c0', expr: [{ counter: { packets: 9, bytes: 540 } }, { drop: null }] } },
-      { rule: { family: 'inet', table: 'weft-policy', chain: 'pol-drop-eg', handle: 4, comment: 'drop 31e1ec47c0', expr: [{ counter: { packets: 0, bytes: 0 } }, { drop: null }] } },
+      { counter: { family: 'inet', table: 'weft-policy', name: plan.ingressCounter, handle: 2, packets: 7, bytes: 420 } },
+      { counter: { family: 'inet', table: 'weft-policy', name: plan.egressCounter, handle: 3, packets: 1, bytes: 60 } },
+      { counter: { family: 'inet', table: 'weft-policy', name: 'drops-in', handle: 4, packets: 9, bytes: 540 } },
+      { counter: { family: 'inet', table: 'weft-policy', name: 'drops-eg', handle: 5, packets: 0, bytes: 0 } },
     ] });
-    assert.deepEqual(readDropCounters(parseNftListing(listing)), [
-      { policy: 'x/deny', direction: 'ingress', packets: 7 }, { policy: 'all', direction: 'ingress', packets: 9 }, { policy: 'all', direction: 'egress', packets: 0 },
+    assert.deepEqual(readDropCounters(parseNftListing(listing).counters ?? new Map(), d.plans), [
+      { policy: 'x/deny', direction: 'ingress', packets: 7 }, { policy: 'x/deny', direction: 'egress', packets: 1 },
+      { policy: 'all', direction: 'ingress', packets: 9 }, { policy: 'all', direction: 'egress', packets: 0 },
     ]);
   });
 });

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { serviceUnits, allUnits } from '../../../../agent/services/model.ts';
-import { renderAll } from '../../../../agent/services/render.ts';
+import { capacitiesOf, renderAll } from '../../../../agent/services/render.ts';
 import { assumeApplied, diffContent } from '../../../../agent/services/diff.ts';
 import { nothingHeld } from '../../../../agent/services/apply.ts';
 import { parseSvcListing } from '../../../../agent/services/kernel.ts';
@@ -12,6 +12,8 @@ import type { Service, EndpointSlice } from '../../../../agent/services/types.ts
 // The Service and slice the listing fixture was taken from (`nft -j list table inet weft-svc` on nft 1.0.6 after applying them).
 const LB = svc('lb', { type: 'LoadBalancer', clusterIPs: ['10.96.0.20', 'fd00:96::20'], ports: [port('', 80, { nodePort: 30080 }), port('u', 53, { protocol: 'UDP' })], externalIPs: ['192.0.2.7'], externalTrafficPolicy: 'Local', sessionAffinity: 'ClientIP' }, { loadBalancer: { ingress: [{ ip: '2001:db8::1' }] } });
 const LB_SLICE = slice('a', 'lb', [ep('10.244.1.5', 'n1'), ep('10.244.2.5', 'n2')], [{ name: '', port: 8080 }, { name: 'u', port: 53, protocol: 'UDP' }]);
+const WEB = svc('web', { clusterIPs: ['10.96.0.21', 'fd00:96::21'], ports: [port('http', 80)] });
+const WEB_SLICES = [slice('w4', 'web', [ep('10.244.1.6', 'n1'), ep('10.244.2.6'), ep('10.244.2.7')], [{ name: 'http', port: 8080 }]), slice('w6', 'web', [ep('fd00:244::6', 'n1')], [{ name: 'http', port: 8080 }], 'IPv6')];
 
 function many(n: number): { services: Service[]; slices: Map<string, EndpointSlice[]> } {
   const services: Service[] = [];
@@ -26,8 +28,10 @@ function many(n: number): { services: Service[]; slices: Map<string, EndpointSli
 void describe('services diff', () => {
   it('a kernel listing parses back to what was applied: no change to make', () => {
     const have = parseSvcListing(readFileSync(new URL('./listing.fixture.json', import.meta.url), 'utf8'));
-    const want = renderAll(serviceUnits(LB, [LB_SLICE], NODE), NODE);
+    const want = renderAll([...serviceUnits(LB, [LB_SLICE], NODE), ...serviceUnits(WEB, WEB_SLICES, NODE)], NODE);
     assert.equal(have.elements.get('svc4')?.get('10.96.0.20 . tcp . 80')?.startsWith('goto svc-'), true);
+    // Endpoint maps: numgen slot -> address . port, both families.
+    assert.deepEqual([...have.epMaps.values()].map((m) => [...m.values()].sort()).sort(), [['10.244.1.6 . 8080', '10.244.2.6 . 8080', '10.244.2.7 . 8080'], ['fd00:244::6 . 8080']]);
     assert.equal(have.elements.get('noep6')?.get('fd00:96::20 . tcp . 80'), 'goto reject-chain');
     assert.equal(have.elements.get('noepnp6')?.get('tcp . 30080'), 'goto reject-chain');
     assert.equal(have.elements.get('hairpin4')?.get('10.244.1.5 . 10.244.1.5'), '');
@@ -44,21 +48,38 @@ void describe('services diff', () => {
     assert.deepEqual(diffContent(want, assumeApplied(want)).commands, []);
   });
 
-  it('one endpoint change among 2,000 Services rewrites that Service\'s chain only, no element', () => {
+  it('one endpoint change among 2,000 Services is element-only: one slot rewritten, hairpin pairs follow', () => {
     const { services, slices } = many(2000);
     const before = renderAll(allUnits(services, (k) => slices.get(k) ?? [], NODE), NODE);
     const [only] = slices.get('default/s1234') ?? [];
     slices.set('default/s1234', [{ ...only!, endpoints: [ep('10.244.4.210'), ep('10.244.99.1')] }]);
     const after = renderAll(allUnits(services, (k) => slices.get(k) ?? [], NODE), NODE);
     const p = diffContent(after, assumeApplied(before));
-    assert.equal(p.chainsChanged, 1);
-    assert.equal(p.chainsAdded + p.chainsDeleted, 0);
-    assert.match(p.commands.join('\n'), /dnat ip to numgen random mod 2 map \{ 0 : 10\.244\.4\.210 \. 8080, 1 : 10\.244\.99\.1 \. 8080 \}/);
-    // The hairpin set follows the endpoints: one pair out, one in.
+    assert.deepEqual([p.head, p.tail, p.chainsChanged, p.chainsAdded, p.chainsDeleted], [[], [], 0, 0, 0]);
+    const map = [...after.epMaps.keys()].find((n) => after.epMaps.get(n)?.endpoints.includes('10.244.99.1 . 8080'));
+    // 10.244.4.210 keeps slot 0; 10.245.4.210 (slot 1) is replaced by 10.244.99.1.
+    assert.deepEqual(p.commands.filter((c) => c.includes(`${map} `)), [
+      `delete element inet weft-svc ${map} { 1 }`,
+      `add element inet weft-svc ${map} { 1 : 10.244.99.1 . 8080 }`,
+    ]);
     assert.deepEqual(p.commands.filter((c) => c.includes('hairpin4')), [
       'delete element inet weft-svc hairpin4 { 10.245.4.210 . 10.245.4.210 }',
       'add element inet weft-svc hairpin4 { 10.244.99.1 . 10.244.99.1 }',
     ]);
+    assert.equal(p.commands.length, 4);
+  });
+
+  it('a count change inside the capacity keeps the rules; crossing it rewrites the one chain', () => {
+    const s = svc('a', { clusterIP: '10.96.0.5', ports: [port('', 80)] });
+    const render = (n: number, caps?: Map<string, number>) => renderAll(serviceUnits(s, [slice('x', 'a', Array.from({ length: n }, (_, i) => ep(`10.244.1.${i + 1}`)), [{ name: '', port: 80 }])], NODE), NODE, caps);
+    const eight = render(8);
+    const nine = render(9, capacitiesOf(eight));
+    const up = diffContent(nine, assumeApplied(eight));
+    assert.deepEqual([up.head.length, up.tail.length, up.elementsAdded, up.elementsDeleted], [9, 0, 2, 0], 'capacity 8 -> 16: the chain is rewritten');
+    const back = render(8, capacitiesOf(nine));
+    const down = diffContent(back, assumeApplied(nine));
+    assert.deepEqual([down.head, down.tail, down.elementsDeleted, down.elementsAdded], [[], [], 2, 0], '9 -> 8 keeps capacity 16: slot 8 and its hairpin pair deleted');
+    assert.match([...back.chains.values()][0]?.rules.join('\n') ?? '', /numgen random mod 16 map @mepc-\w+\n.*mod 8 map/);
   });
 
   it('last endpoint gone: ClusterIP moves from svc4 to the reject map and its chains go; back again', () => {
@@ -68,9 +89,10 @@ void describe('services diff', () => {
     const p = diffContent(without, assumeApplied(withEp));
     assert.ok(p.commands.includes('delete element inet weft-svc svc4 { 10.96.0.5 . tcp . 80 }'));
     assert.ok(p.commands.includes('add element inet weft-svc noep4 { 10.96.0.5 . tcp . 80 : goto reject-chain }'));
-    assert.equal(p.chainsDeleted, 2);
+    assert.equal(p.chainsDeleted, 1);
+    assert.ok(p.tail.some((c) => /^delete map inet weft-svc mepc-\w+$/.test(c)));
     const back = diffContent(withEp, assumeApplied(without));
-    assert.equal(back.chainsAdded, 2);
+    assert.equal(back.chainsAdded, 1);
     assert.ok(back.commands.includes('delete element inet weft-svc noep4 { 10.96.0.5 . tcp . 80 }'));
   });
 

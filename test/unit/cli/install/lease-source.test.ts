@@ -45,7 +45,7 @@ const refuses = (raw: RawInstallOptions, re: RegExp): void => {
 describe('lease source options', () => {
   test('a flannel backend with no lease source is refused, saying why the file store is one machine only', () => {
     const { base } = fixture();
-    refuses(base, /--backend flannel-vxlan needs a lease source: --etcd-endpoints .* or --single-node .*nodes never learn each other's subnets/);
+    refuses(base, /--backend flannel-vxlan needs a lease source: --kube-subnet-mgr for a Kubernetes cluster .*--etcd-endpoints .* or --single-node .*nodes never learn each other's subnets/);
   });
 
   test('contradictions and half-given options name the option', () => {
@@ -66,7 +66,7 @@ describe('lease source options', () => {
     const opts = normalizeInstallOptions({ ...base, singleNode: true });
     install(opts);
     const unit = readFileSync(join(opts.unitDir, 'weftd.service'), 'utf8');
-    assert.match(unit, /^ExecStart=\S+\/weftd --net-conf=\S+\/weft\/net-conf\.json --store=file:\/var\/lib\/weft\/leases --subnet-file=\/run\/flannel\/subnet\.env --ip-masq$/m);
+    assert.match(unit, /^ExecStart=\S+\/weftd --net-conf=\S+\/weft\/net-conf\.json --store=file:\/var\/lib\/weft\/leases --subnet-file=\/run\/flannel\/subnet\.env --ip-masq --metrics-addr=127\.0\.0\.1:9101$/m);
     assert.ok(existsSync(join(opts.weftConfDir, 'net-conf.json')));
   });
 
@@ -82,7 +82,7 @@ describe('lease source options', () => {
     assert.deepEqual(exec.split(' ').slice(1), [
       '--etcd-endpoints=https://10.0.0.1:2379,https://10.0.0.2:2379', '--etcd-prefix=/weft/net', '--etcd-cafile=/etc/weft/ca.pem',
       '--etcd-certfile=/etc/weft/c.pem', '--etcd-keyfile=/etc/weft/k.pem', '--etcd-username=node', '--etcd-password=${WEFTD_ETCD_PASSWORD}',
-      '--subnet-file=/run/flannel/subnet.env', '--ip-masq',
+      '--subnet-file=/run/flannel/subnet.env', '--ip-masq', '--metrics-addr=127.0.0.1:9101',
     ]);
     assert.doesNotMatch(unit, /p"a/);
     const envPath = join(opts.weftConfDir, 'weftd.env');

@@ -10,7 +10,7 @@ import { readAllocations } from '../../../../cli/doctor/allocations.ts';
 import { allocate } from '../../../../ipam/host-local/allocator.ts';
 import { DiskStore } from '../../../../ipam/host-local/disk-store.ts';
 import { formatHolder, parseHolder, reservationKey } from '../../../../lib/attach/host-local-files.ts';
-import { listAllHeld, listHeld, listNetworks } from '../../../../lib/attach/host-local-list.ts';
+import { listAllHeld, listHeld, listHeldNames, listNetworks, networksHoldingIn } from '../../../../lib/attach/host-local-list.ts';
 import { parseCidr } from '../../../../lib/ip/index.ts';
 import { hostLocalHolders } from '../../../../plugins/bridge/subnet-move.ts';
 import { range } from '../../ipam/host-local/helpers.ts';
@@ -95,5 +95,21 @@ describe('the writer and its readers agree', () => {
   test('an absent dataDir or network holds nothing', () => {
     assert.deepEqual(listAllHeld(join(root, 'absent')), []);
     assert.deepEqual(listHeld(root, 'absent'), []);
+  });
+
+  test('networksHoldingIn: the networks allocating from one subnet (doctor), by file name as the writer refuses them', () => {
+    const dataDir = fresh();
+    write(dataDir, 'cbr0', '10.244.1.0/24', [['f1', 'eth0'], ['f2', 'eth0']]);
+    write(dataDir, 'weft', '10.244.1.0/24', [['w1', 'eth0']]);
+    write(dataDir, 'other', '10.245.0.0/24', [['o1', 'eth0']]);
+    writeFileSync(join(dataDir, 'cbr0', '10.244.1.9'), ''); // a reference writer killed mid-write: still held
+    assert.deepEqual(listHeldNames(dataDir, 'cbr0'), ['10.244.1.2', '10.244.1.3', '10.244.1.9']);
+    assert.deepEqual(networksHoldingIn(dataDir, '10.244.1.0/24'), [
+      { network: 'cbr0', ips: ['10.244.1.2', '10.244.1.3', '10.244.1.9'] },
+      { network: 'weft', ips: ['10.244.1.4'] },
+    ]);
+    assert.deepEqual(networksHoldingIn(dataDir, '10.245.0.0/16'), [{ network: 'other', ips: ['10.245.0.2'] }]);
+    assert.deepEqual(networksHoldingIn(join(root, 'absent'), '10.0.0.0/8'), []);
+    assert.throws(() => networksHoldingIn(dataDir, 'nope'), /not a CIDR/);
   });
 });

@@ -55,4 +55,15 @@ void describe('diffTable', () => {
     ] });
     assert.equal(diffTable(ref, contentFromListing(parseNftListing(listing)), want).script, '');
   });
+
+  it('named counters: added before the chains that count into them, deleted after, read back from a listing', () => {
+    const base = content(['10.0.0.1'], ['80']);
+    const withK = (ks: string[]): TableContent => ({ ...base, counters: new Set(ks) });
+    assert.equal(diffTable(ref, withK(['k-1']), withK(['k-1', 'k-2'])).script, 'add counter inet weft-t k-2\n');
+    assert.equal(diffTable(ref, withK(['k-1', 'k-2']), withK(['k-2'])).script, 'delete counter inet weft-t k-1\n');
+    const lines = diffTable(ref, null, withK(['k-1'])).script.trim().split('\n');
+    assert.ok(lines.indexOf('add counter inet weft-t k-1') < lines.indexOf('add chain inet weft-t c-1'));
+    const listing = JSON.stringify({ nftables: [{ counter: { family: 'inet', table: 'weft-t', name: 'k-1', handle: 9, packets: 3, bytes: 180 } }] });
+    assert.deepEqual([...(contentFromListing(parseNftListing(listing)).counters ?? [])], ['k-1']);
+  });
 });

@@ -1,7 +1,7 @@
 // flannel's node annotation format: node -> lease, lease -> annotations, podCIDR choice.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { annotationKeys, leaseAnnotations, nodePodCidr, nodePodCidr4, nodeToLease, subnetInNetwork, type KubeNode } from '../../../../../agent/lease/kube/node-lease.ts';
+import { annotationKeys, applyPublicIpOverwrite, leaseAnnotations, nodePodCidr, nodePodCidr4, nodeToLease, subnetInNetwork, type KubeNode } from '../../../../../agent/lease/kube/node-lease.ts';
 
 const P = 'flannel.alpha.coreos.com';
 const node = (annotations: Record<string, string>, spec: KubeNode['spec'] = { podCIDR: '10.244.3.0/24' }): KubeNode => ({ metadata: { name: 'n1', annotations }, spec });
@@ -34,6 +34,18 @@ void describe('kube node-lease', () => {
     assert.equal(nodeToLease(node(flannelAnnotations, {}), P), null);
     assert.equal(nodeToLease(node({ ...flannelAnnotations, 'flannel.alpha.coreos.com/backend-data': '{' }), P), null);
     assert.equal(nodeToLease(node(flannelAnnotations), 'example.com'), null);
+  });
+  void it('public-ip-overwrite and public-ipv6-overwrite replace the published addresses, as flanneld applies them', () => {
+    const attrs = { publicIp: '192.0.2.7', backendType: 'vxlan', backendData: { VNI: 1, VtepMAC: 'aa:bb:cc:dd:ee:ff' } };
+    const dual = { ...attrs, publicIpv6: '2001:db8::7', backendV6Data: { VNI: 1, VtepMAC: 'aa:bb:cc:dd:ee:01' } };
+    assert.deepEqual(applyPublicIpOverwrite(node({ [`${P}/public-ip-overwrite`]: '203.0.113.7' }), P, attrs), { ...attrs, publicIp: '203.0.113.7' });
+    assert.deepEqual(applyPublicIpOverwrite(node({ [`${P}/public-ip-overwrite`]: '' }), P, attrs), attrs, 'empty: the own address');
+    assert.deepEqual(applyPublicIpOverwrite(node({ [`${P}/public-ipv6-overwrite`]: '2001:DB8:0::9' }), P, dual), { ...dual, publicIpv6: '2001:db8::9' });
+    assert.deepEqual(applyPublicIpOverwrite(node({ [`${P}/public-ipv6-overwrite`]: '2001:db8::9' }), P, attrs), attrs, 'IPv4-only: the v6 overwrite is unused');
+    assert.deepEqual(applyPublicIpOverwrite(node({ 'example.com/public-ip-overwrite': '203.0.113.7' }), 'example.com', attrs).publicIp, '203.0.113.7');
+    assert.throws(() => applyPublicIpOverwrite(node({ [`${P}/public-ip-overwrite`]: 'nat.example.com' }), P, attrs), /public-ip-overwrite="nat.example.com" is not an IPv4 address/);
+    assert.throws(() => applyPublicIpOverwrite(node({ [`${P}/public-ipv6-overwrite`]: '203.0.113.7' }), P, dual), /public-ipv6-overwrite="203.0.113.7" is not an IPv6 address/);
+    assert.equal(leaseAnnotations(P, applyPublicIpOverwrite(node({ [`${P}/public-ip-overwrite`]: '203.0.113.7' }), P, attrs))[`${P}/public-ip`], '203.0.113.7');
   });
   void it('takes the IPv4 entry of podCIDRs first, in network form', () => {
     assert.equal(nodePodCidr4({ spec: { podCIDRs: ['fd00::/64', '10.244.9.1/24'], podCIDR: 'fd00::/64' } }), '10.244.9.0/24');

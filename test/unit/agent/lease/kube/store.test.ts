@@ -97,6 +97,25 @@ void describe('kube store acquire', () => {
       await store.close();
     }
   });
+
+  void it('publishes public-ip-overwrite as public-ip (k3s --flannel-external-ip), keeps its own address in the lease, refuses a non-address', async () => {
+    node.metadata.annotations[`${P}/public-ip-overwrite`] = '203.0.113.9';
+    const store = new KubeLeaseStore({ ...opts, nodeName: 'worker-1' });
+    try {
+      const lease = await store.acquire(vxlan);
+      assert.equal(lease.publicIp, '192.0.2.11');
+      assert.equal(node.metadata.annotations[`${P}/public-ip`], '203.0.113.9');
+      assert.equal(node.metadata.annotations[`${P}/backend-data`], JSON.stringify(vxlan.backendData));
+      api.calls.length = 0;
+      node.metadata.annotations[`${P}/public-ip-overwrite`] = 'foo';
+      await assert.rejects(store.acquire(vxlan), /public-ip-overwrite="foo" is not an IPv4 address/);
+      assert.equal(api.calls.some((c) => c.method === 'PATCH'), false, 'nothing written');
+      assert.equal(node.metadata.annotations[`${P}/public-ip`], '203.0.113.9');
+    } finally {
+      delete node.metadata.annotations[`${P}/public-ip-overwrite`];
+      await store.close();
+    }
+  });
 });
 
 void describe('kube store watch', () => {

@@ -1,0 +1,53 @@
+// Endpoint slots of a unit's endpoint map (numgen slot -> endpoint): the capacity fixed in the
+// choosing rules, and the assignment that keeps every endpoint that stays in its slot, so a change
+// of endpoints is a few element deletes and adds and never a rule change. Pure.
+
+/** Tries at `numgen random mod capacity` before the fallback: a miss (empty slot) falls through. */
+export const SLOT_TRIES = 6;
+
+/** The smallest power of two >= n (n >= 1). */
+function pow2AtLeast(n: number): number {
+  let c = 1;
+  while (c < n) c *= 2;
+  return c;
+}
+
+/**
+ * The capacity for `n` endpoints, keeping `current` while n stays in [current/2, current]: the slots
+ * 0..n-1 are filled, so a try at `mod capacity` hits with probability >= 1/2, and the fallback
+ * `mod capacity/2` always hits. Grows and shrinks by powers of two (a rule change, rare).
+ */
+export function slotCapacity(n: number, current?: number): number {
+  if (n <= 0) return 1;
+  if (current !== undefined && n <= current && n * 2 >= current) return current;
+  return pow2AtLeast(n);
+}
+
+/** One slot change: delete the slot's element, or (re)write it to an endpoint. */
+export type SlotOp = { op: 'delete'; slot: number } | { op: 'add'; slot: number; endpoint: string };
+
+/**
+ * The assignment of `want` (endpoints, any order) to slots 0..want.length-1 given what the map holds
+ * (`have`, slot -> endpoint): endpoints already in a slot below the new count stay; the others fill
+ * the free slots; slots at or above the count are deleted. Returns the new slots and the operations
+ * (a rewritten slot is a delete then an add, in the same transaction).
+ */
+export function assignSlots(want: readonly string[], have: ReadonlyMap<number, string>): { slots: Map<number, string>; ops: SlotOp[] } {
+  const n = want.length;
+  const wanted = new Set(want);
+  const slots = new Map<number, string>();
+  const placed = new Set<string>();
+  for (const [slot, ep] of have) {
+    if (slot < n && wanted.has(ep) && !placed.has(ep)) {
+      slots.set(slot, ep);
+      placed.add(ep);
+    }
+  }
+  const pending = want.filter((ep) => !placed.has(ep));
+  let next = 0;
+  for (let s = 0; s < n && next < pending.length; s++) if (!slots.has(s)) slots.set(s, pending[next++] as string);
+  const ops: SlotOp[] = [];
+  for (const [slot, ep] of have) if (slots.get(slot) !== ep) ops.push({ op: 'delete', slot });
+  for (const [slot, ep] of slots) if (have.get(slot) !== ep) ops.push({ op: 'add', slot, endpoint: ep });
+  return { slots, ops };
+}

@@ -1,0 +1,78 @@
+// The element-only part of a whole-table diff (table-diff.ts): when two contents differ only in the
+// elements of existing non-interval sets, the change can go to the kernel as one nf_tables netlink
+// batch from this process (no `nft` spawned, no table read into nft's cache). Pure, except commit.
+import { NfnlElemBatch } from './nfnl/set-elements.ts';
+import { formatKeyBytes } from './nfnl/key-codec.ts';
+import type { NfnlSocket } from './nfnl/socket.ts';
+import type { TableContent } from './table-diff.ts';
+import type { NftAtom, NftDataType, NftTableRef } from './types.ts';
+
+/** Elements to add to and delete from one set, as formatted keys (elementKey). */
+export interface SetElementDelta {
+  readonly set: string;
+  readonly type: NftDataType | readonly NftDataType[];
+  readonly add: readonly string[];
+  readonly del: readonly string[];
+}
+
+/**
+ * The element changes turning `held` into `want`, or null when anything else differs: a set or chain
+ * added or removed, a chain's rules, a base chain's hook, a counter, or the elements of an interval
+ * set (rewritten whole by diffTable, since the kernel may merge intervals). Sets unchanged are left out.
+ */
+export function elementOnlyDelta(held: TableContent, want: TableContent): SetElementDelta[] | null {
+  if (held.sets.size !== want.sets.size || held.chains.size !== want.chains.size) return null;
+  if (!sameNames(held.counters, want.counters)) return null;
+  for (const [name, c] of want.chains) {
+    const h = held.chains.get(name);
+    if (h === undefined || h.rules.length !== c.rules.length) return null;
+    if ((h.base === undefined) !== (c.base === undefined)) return null;
+    if (h.base !== undefined && c.base !== undefined && (h.base.hook !== c.base.hook || h.base.priority !== c.base.priority || (h.base.policy ?? 'accept') !== (c.base.policy ?? 'accept'))) return null;
+    for (let i = 0; i < c.rules.length; i++) if (h.rules[i]?.tag !== c.rules[i]?.tag) return null;
+  }
+  const out: SetElementDelta[] = [];
+  for (const [name, s] of want.sets) {
+    const h = held.sets.get(name);
+    if (h === undefined) return null;
+    const add = [...s.elements].filter((e) => !h.elements.has(e));
+    const del = [...h.elements].filter((e) => !s.elements.has(e));
+    if (add.length === 0 && del.length === 0) continue;
+    if (s.spec.flags?.includes('interval') === true) return null;
+    out.push({ set: name, type: s.spec.type, add, del });
+  }
+  return out;
+}
+
+/** An element key as formatted by elementKey (`10.0.0.1 . tcp . 80`) -> its atoms. */
+export function parseElementKey(key: string): NftAtom[] {
+  return key.split(' . ').map((a) => (a.length >= 2 && a.startsWith('"') && a.endsWith('"') ? a.slice(1, -1) : a));
+}
+
+/** The netlink batch of a delta (deletes before adds, one transaction). Throws NftError on a value the set's type refuses. */
+export function elementDeltaBatch(table: NftTableRef, deltas: readonly SetElementDelta[]): NfnlElemBatch {
+  const b = new NfnlElemBatch(table);
+  for (const d of deltas) {
+    if (d.type === 'verdict' || (Array.isArray(d.type) && d.type.includes('verdict'))) throw new TypeError(`set ${d.set}: a verdict is no set key`);
+    const types = d.type as Exclude<NftDataType, 'verdict'> | readonly Exclude<NftDataType, 'verdict'>[];
+    const enc = (k: string) => ({ key: formatKeyBytes(types, parseElementKey(k)) });
+    if (d.del.length > 0) b.delete(d.set, d.del.map(enc));
+  }
+  for (const d of deltas) {
+    const types = d.type as Exclude<NftDataType, 'verdict'> | readonly Exclude<NftDataType, 'verdict'>[];
+    if (d.add.length > 0) b.add(d.set, d.add.map((k) => ({ key: formatKeyBytes(types, parseElementKey(k)) })));
+  }
+  return b;
+}
+
+/** Commits a delta over `sock` (in the socket's netns) as one transaction; returns the element count. */
+export function commitElementDelta(sock: NfnlSocket, table: NftTableRef, deltas: readonly SetElementDelta[]): number {
+  const b = elementDeltaBatch(table, deltas);
+  b.commit(sock);
+  return deltas.reduce((n, d) => n + d.add.length + d.del.length, 0);
+}
+
+function sameNames(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {
+  const x = a ?? new Set<string>();
+  const y = b ?? new Set<string>();
+  return x.size === y.size && [...x].every((n) => y.has(n));
+}

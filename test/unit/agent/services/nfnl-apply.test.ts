@@ -1,0 +1,37 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { elemOpCommands, encodeElemOp } from '../../../../agent/services/nfnl-apply.ts';
+
+const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+void describe('services netlink elements', () => {
+  it('endpoint slot: 32-bit key in host order (what numgen writes), address . port data padded per part', () => {
+    const c = encodeElemOp({ verb: 'add', map: 'mepc-0123456789abcdef', key: '1', value: '10.1.2.3 . 8080', family: 4 });
+    assert.deepEqual([...c.elem.key], LE ? [1, 0, 0, 0] : [0, 0, 0, 1]);
+    assert.deepEqual([...(c.elem.data as Uint8Array)], [10, 1, 2, 3, 0x1f, 0x90, 0, 0]);
+    const v6 = encodeElemOp({ verb: 'add', map: 'mepl-0123456789abcdef', key: '0', value: 'fd00::1 . 53', family: 6 });
+    assert.equal((v6.elem.data as Uint8Array).length, 20);
+    assert.equal(encodeElemOp({ verb: 'delete', map: 'mepc-0123456789abcdef', key: '3', value: '', family: 4 }).elem.data, undefined);
+  });
+
+  it('fixed maps: verdicts and set keys', () => {
+    const g = encodeElemOp({ verb: 'add', map: 'svc4', key: '10.96.0.1 . tcp . 80', value: 'goto svc-0123456789abcdef' });
+    assert.deepEqual(g.elem.data, { verdict: 'goto', chain: 'svc-0123456789abcdef' });
+    assert.deepEqual([...g.elem.key], [10, 96, 0, 1, 6, 0, 0, 0, 0, 80, 0, 0]);
+    assert.deepEqual(encodeElemOp({ verb: 'add', map: 'noepnp4', key: 'udp . 30001', value: 'drop' }).elem.data, { verdict: 'drop' });
+    assert.equal(encodeElemOp({ verb: 'add', map: 'hairpin4', key: '10.0.0.1 . 10.0.0.1', value: '' }).elem.data, undefined);
+    assert.throws(() => encodeElemOp({ verb: 'add', map: 'svc4', key: '10.96.0.1 . tcp', value: 'drop' }), /part/);
+    assert.throws(() => encodeElemOp({ verb: 'add', map: 'nosuch-1', key: '1', value: '' }), /no netlink encoding/);
+  });
+
+  it('runs of one verb and map share a message; too large a batch is left to nft', () => {
+    const ops = [
+      ...Array.from({ length: 3 }, (_, i) => ({ verb: 'delete' as const, map: 'mepc-0123456789abcdef', key: String(i), value: '', family: 4 as const })),
+      ...Array.from({ length: 3 }, (_, i) => ({ verb: 'add' as const, map: 'mepc-0123456789abcdef', key: String(i), value: `10.0.0.${i} . 80`, family: 4 as const })),
+      { verb: 'add' as const, map: 'hairpin4', key: '10.0.0.1 . 10.0.0.1', value: '' },
+    ];
+    assert.equal(elemOpCommands(ops)?.length, 3);
+    const huge = Array.from({ length: 20_000 }, (_, i) => ({ verb: 'add' as const, map: 'mepc-0123456789abcdef', key: String(i), value: `10.0.${i >> 8}.${i & 255} . 80`, family: 4 as const }));
+    assert.equal(elemOpCommands(huge), undefined);
+  });
+});
