@@ -4,7 +4,7 @@
 // then e2e.test run from the control plane's namespace with the admin kubeconfig. Prints ginkgo's
 // summary (passed / failed / skipped) and keeps its JUnit report. Not part of npm test (minutes).
 //   node --import tsx scripts/kube-conformance.ts [--focus REGEX] [--skip REGEX] [--report-dir DIR] [--dry-run]
-// Default focus: `[sig-network] Networking Granular Checks: Pods`.
+// Default focus: `[sig-network] Networking Granular Checks: Pods`; default skip: SCTP (this kernel has no SCTP sockets).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +25,7 @@ const step = (m: string): void => void process.stderr.write(`[${((Date.now() - s
 
 const { values: o } = parseArgs({ options: {
   focus: { type: 'string', default: '\\[sig-network\\] Networking Granular Checks: Pods' },
-  skip: { type: 'string', default: '' },
+  skip: { type: 'string', default: 'SCTP' },
   'report-dir': { type: 'string', default: '' },
   'dry-run': { type: 'boolean', default: false },
 } });
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     const argv = ['ip', 'netns', 'exec', c.control.netns, join(E2E_DIR, 'e2e.test'), '--kubeconfig', c.control.kubeconfig,
       '--provider', 'skeleton', '--kubectl-path', KUBECTL, '--report-dir', reportDir, '--ginkgo.focus', o.focus,
       ...(o.skip !== '' ? ['--ginkgo.skip', o.skip] : []), ...(o['dry-run'] ? ['--ginkgo.dry-run'] : []),
-      '--ginkgo.no-color', '--ginkgo.timeout', '2h', '--dump-logs-on-failure=false', '--e2e-verify-service-account=false', '--minStartupPods', '0'];
+      '--ginkgo.no-color', '--ginkgo.timeout', process.env['WEFT_E2E_TIMEOUT'] ?? '2h', '--dump-logs-on-failure=false', '--e2e-verify-service-account=false', '--minStartupPods', '0'];
     code = await pass(argv);
     step(`e2e.test exited ${code}; JUnit report in ${reportDir}`);
     const junit = join(reportDir, 'junit_01.xml');
