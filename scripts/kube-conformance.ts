@@ -3,7 +3,8 @@
 // (scripts/agnhost-image.sh) imported into every node, deploy/weft.yaml applied as users apply it,
 // then e2e.test run from the control plane's namespace with the admin kubeconfig. Prints ginkgo's
 // summary (passed / failed / skipped) and keeps its JUnit report. Not part of npm test (minutes).
-//   node --import tsx scripts/kube-conformance.ts [--focus REGEX] [--skip REGEX] [--report-dir DIR] [--dry-run]
+//   node --import tsx scripts/kube-conformance.ts [--focus REGEX] [--skip REGEX] [--report-dir DIR] [--dry-run] [--service-proxy]
+// --service-proxy: weftd --service-proxy implements Services instead of the kit's one DNAT rule for `kubernetes`.
 // Default focus: `[sig-network] Networking Granular Checks: Pods`; default skip: SCTP (this kernel has no SCTP sockets).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { KUBECTL, KubeCluster } from '../testkit/kube-cluster/cluster.ts';
 import { formatCensus } from '../testkit/kube-cluster/census.ts';
 import { buildWeftImageArchive } from '../testkit/kube-cluster/image.ts';
 import { kubeClusterMissing } from '../testkit/kube-cluster/requirements.ts';
+import { manifestObjects } from '../test/e2e/deploy/helpers.ts';
 import { daemonSetImage } from '../test/e2e/kubernetes/helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -28,7 +30,30 @@ const { values: o } = parseArgs({ options: {
   skip: { type: 'string', default: 'SCTP' },
   'report-dir': { type: 'string', default: '' },
   'dry-run': { type: 'boolean', default: false },
+  'service-proxy': { type: 'boolean', default: false },
 } });
+
+/**
+ * deploy/weft.yaml with weftd --service-proxy in place of the kit's one DNAT rule for the `kubernetes`
+ * Service (docs/services.md): Services and EndpointSlices readable by weft's ClusterRole, and weftd
+ * pointed at the API server's own address (it programs the Service it would otherwise dial).
+ */
+function serviceProxyManifest(apiIp: string): string {
+  const objs = manifestObjects().map((x) => structuredClone(x)) as Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  for (const x of objs) {
+    if (x['kind'] === 'ClusterRole') {
+      (x['rules'] as unknown[]).push({ apiGroups: [''], resources: ['services', 'endpoints'], verbs: ['get', 'list', 'watch'] },
+        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] });
+    }
+    if (x['kind'] === 'DaemonSet') {
+      const c = (x['spec']['template']['spec']['containers'] as Array<{ args: string[]; env?: unknown[] }>)[0];
+      if (!c) throw new Error('no weftd container');
+      c.args.push('--service-proxy');
+      c.env = [...(c.env ?? []), { name: 'KUBERNETES_SERVICE_HOST', value: apiIp }, { name: 'KUBERNETES_SERVICE_PORT', value: '6443' }];
+    }
+  }
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs });
+}
 
 /** Runs argv with its output passed through; resolves with the exit code. */
 function pass(argv: string[]): Promise<number> {
@@ -53,10 +78,11 @@ async function main(): Promise<void> {
     const archive = join(imgDir, 'weft-image.tar');
     await buildWeftImageArchive(imgDir, daemonSetImage(), archive);
     step('weft image built');
-    k = await KubeCluster.create({ nodes: 3, images: [archive, AGNHOST_TAR], progress: (m) => step(`  ${m}`) });
+    k = await KubeCluster.create({ nodes: 3, images: [archive, AGNHOST_TAR], apiServiceDnat: !o['service-proxy'], progress: (m) => step(`  ${m}`) });
     const c = k;
     await c.waitFor('nodes with a podCIDR', async () => (await c.nodeStatuses()).every((n) => n.podCidr !== undefined), 60_000);
-    await c.mustKubectl(['apply', '-f', join(ROOT, 'deploy', 'weft.yaml')]);
+    if (o['service-proxy']) await c.mustKubectl(['apply', '-f', '-'], serviceProxyManifest(c.control.ip));
+    else await c.mustKubectl(['apply', '-f', join(ROOT, 'deploy', 'weft.yaml')]);
     await c.waitFor('every node Ready', async () => (await c.nodeStatuses()).every((n) => n.ready), 180_000, 250);
     step('deploy/weft.yaml applied, every node Ready; running e2e.test');
     const argv = ['ip', 'netns', 'exec', c.control.netns, join(E2E_DIR, 'e2e.test'), '--kubeconfig', c.control.kubeconfig,
