@@ -15,6 +15,7 @@ import { KUBECTL, KubeCluster } from '../testkit/kube-cluster/cluster.ts';
 import { formatCensus } from '../testkit/kube-cluster/census.ts';
 import { buildWeftImageArchive } from '../testkit/kube-cluster/image.ts';
 import { kubeClusterMissing } from '../testkit/kube-cluster/requirements.ts';
+import { nsRun } from '../testkit/topology.ts';
 import { manifestObjects } from '../test/e2e/deploy/helpers.ts';
 import { daemonSetImage } from '../test/e2e/kubernetes/helpers.ts';
 
@@ -81,6 +82,12 @@ async function main(): Promise<void> {
     k = await KubeCluster.create({ nodes: 3, images: [archive, AGNHOST_TAR], apiServiceDnat: !o['service-proxy'], progress: (m) => step(`  ${m}`) });
     const c = k;
     await c.waitFor('nodes with a podCIDR', async () => (await c.nodeStatuses()).every((n) => n.podCidr !== undefined), 60_000);
+    // The API server proxies to pods (`/proxy` of pods and Services): on a real cluster it runs on a
+    // node with the CNI's routes; the kit's control plane namespace is no node, so it gets one route per node's podCIDR.
+    for (const st of await c.nodeStatuses()) {
+      const n = c.nodes.find((x) => x.name === st.name);
+      if (n && st.podCidr !== undefined) await nsRun(c.control.netns, ['ip', 'route', 'replace', st.podCidr, 'via', n.ip]);
+    }
     if (o['service-proxy']) await c.mustKubectl(['apply', '-f', '-'], serviceProxyManifest(c.control.ip));
     else await c.mustKubectl(['apply', '-f', join(ROOT, 'deploy', 'weft.yaml')]);
     await c.waitFor('every node Ready', async () => (await c.nodeStatuses()).every((n) => n.ready), 180_000, 250);
