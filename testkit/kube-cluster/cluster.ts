@@ -157,8 +157,15 @@ export class KubeCluster {
     this.destroyed = true;
     this.unregister();
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.removeListener(sig, this.onSignal);
-    for (const n of this.nodes) n.destroySync();
-    this.control.stopSync();
-    this.topo.destroySync();
+    // Every step runs even when one before it throws: a half-done teardown is what leaks.
+    const errors: unknown[] = [];
+    for (const step of [...this.nodes.map((n) => () => n.destroySync()), () => this.control.stopSync(), () => this.topo.destroySync()]) {
+      try {
+        step();
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
   }
 }
