@@ -14,10 +14,9 @@ import { parseArgs } from 'node:util';
 import { KUBECTL, KubeCluster } from '../testkit/kube-cluster/cluster.ts';
 import { formatCensus } from '../testkit/kube-cluster/census.ts';
 import { buildWeftImageArchive } from '../testkit/kube-cluster/image.ts';
+import { weftManifestImage, weftManifestObjects, WEFT_MANIFEST } from '../testkit/kube-cluster/manifest.ts';
 import { kubeClusterMissing } from '../testkit/kube-cluster/requirements.ts';
 import { nsRun } from '../testkit/topology.ts';
-import { manifestObjects } from '../test/e2e/deploy/helpers.ts';
-import { daemonSetImage } from '../test/e2e/kubernetes/helpers.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const CACHE = process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft';
@@ -40,7 +39,7 @@ const { values: o } = parseArgs({ options: {
  * pointed at the API server's own address (it programs the Service it would otherwise dial).
  */
 function serviceProxyManifest(apiIp: string): string {
-  const objs = manifestObjects().map((x) => structuredClone(x)) as Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const objs = weftManifestObjects().map((x) => structuredClone(x)) as Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
   for (const x of objs) {
     if (x['kind'] === 'ClusterRole') {
       (x['rules'] as unknown[]).push({ apiGroups: [''], resources: ['services', 'endpoints'], verbs: ['get', 'list', 'watch'] },
@@ -77,7 +76,7 @@ async function main(): Promise<void> {
   let code: number;
   try {
     const archive = join(imgDir, 'weft-image.tar');
-    await buildWeftImageArchive(imgDir, daemonSetImage(), archive);
+    await buildWeftImageArchive(imgDir, weftManifestImage(), archive);
     step('weft image built');
     k = await KubeCluster.create({ nodes: 3, images: [archive, AGNHOST_TAR], apiServiceDnat: !o['service-proxy'], progress: (m) => step(`  ${m}`) });
     const c = k;
@@ -89,7 +88,7 @@ async function main(): Promise<void> {
       if (n && st.podCidr !== undefined) await nsRun(c.control.netns, ['ip', 'route', 'replace', st.podCidr, 'via', n.ip]);
     }
     if (o['service-proxy']) await c.mustKubectl(['apply', '-f', '-'], serviceProxyManifest(c.control.ip));
-    else await c.mustKubectl(['apply', '-f', join(ROOT, 'deploy', 'weft.yaml')]);
+    else await c.mustKubectl(['apply', '-f', WEFT_MANIFEST]);
     await c.waitFor('every node Ready', async () => (await c.nodeStatuses()).every((n) => n.ready), 180_000, 250);
     step('deploy/weft.yaml applied, every node Ready; running e2e.test');
     const argv = ['ip', 'netns', 'exec', c.control.netns, join(E2E_DIR, 'e2e.test'), '--kubeconfig', c.control.kubeconfig,
