@@ -29,6 +29,9 @@ R="$work/rootfs"
 mkdir -p "$R"/{bin,usr/bin,etc,tmp,proc,sys,dev,root,uploads}
 chmod 1777 "$R/tmp"
 cp "$AGNHOST" "$R/agnhost"
+# porter's TLS pair at / (upstream's Dockerfile adds them there; the Proxy tests dial its https ports).
+porter="$CACHE/go-mod/k8s.io/kubernetes@$KUBE_VERSION/test/images/agnhost/porter"
+cp "$porter/localhost.crt" "$porter/localhost.key" "$R/"
 ln -s agnhost "$R/agnhost-2"
 cp /bin/busybox "$R/bin/busybox"
 for a in cat echo ls ps sleep kill grep sed awk wc head tail cut tr hostname ip ping wget true false test env id mkdir rm mv cp touch date timeout printf dd nslookup; do
