@@ -37,6 +37,13 @@ import type { NetworkPolicyHandle } from './policy/start.ts';
 import { policyNodeAddrs, policyIsLocal } from './policy/node.ts';
 import { policyViewPath } from './policy/state.ts';
 
+/**
+ * Share of time the safety-net passes may take: --resync-interval is the shortest period, and a
+ * full pass over thousands of peers (each reads every route, neighbour and FDB entry) stretches it,
+ * so that it neither keeps a core busy nor holds joins behind it (see reconcile/loop.ts).
+ */
+const RESYNC_MAX_DUTY = 0.05;
+
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
 
@@ -186,7 +193,7 @@ export class Weftd {
       if (lost.subnet !== current.subnet || lost.ipv6Subnet !== current.ipv6Subnet) this.writeSubnetFile();
       this.loop?.trigger('own-lease');
     });
-    this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs });
+    this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs, maxDuty: RESYNC_MAX_DUTY });
     const { leases, revision } = await this.store.list();
     for (const l of leases) this.leases.set(leaseKey(l), l);
     this.pass('start');
