@@ -38,6 +38,19 @@ export { planReconcile, type DevIndexes, type Op } from './reconcile/diff.ts';
 export { udpPeerLeases, type PeerRow } from './udp/peer-table.ts';
 // Which foreign forward chains drop pod traffic and the accepts weftd puts there (pure, and a netlink read).
 export { FORWARD_TAG, isForeignForwardChain, listForwardChainRules, wantedForwardRules, type ForwardChainRules, type ForwardNets } from './forward-rules.ts';
+// NetworkPolicy (weftd --network-policy): its table's names and the view of this node it leaves beside subnet.env.
+export { CHAIN_EG, CHAIN_IN, POLICY_TABLE, SET_ISO_EG, SET_ISO_EG6, SET_ISO_IN, SET_ISO_IN6 } from './policy/desired.ts';
+export { parsePolicyView, policyViewPath, type PolicyView } from './policy/state.ts';
+// Services (weftd's kube-proxy replacement): the desired ruleset rendered from Services and EndpointSlices (pure)
+// and the kernel's table read back, to compare.
+export { DYNAMIC_MAPS, type KernelContent } from './services/content.ts';
+export { slicesByService } from './services/endpoints.ts';
+export { readSvcTable } from './services/kernel.ts';
+export { FIXED_CHAINS } from './services/skeleton.ts';
+export { sharedSlotsName } from './services/slots.ts';
+export { allUnits } from './services/model.ts';
+export { renderAll } from './services/render.ts';
+export type { EndpointSlice, ProxyNodeConfig, Service } from './services/types.ts';
 // The names weftd exports on /metrics.
 export { M as WEFTD_METRICS } from './agent-metrics.ts';
 export { UDP_METRICS } from './udp/counters.ts';

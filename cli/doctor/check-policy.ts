@@ -9,8 +9,7 @@ import { cidrContains, parseCidr } from '../../lib/ip/cidr.ts';
 import { listTable } from '../../lib/netfilter/list.ts';
 import { contentFromListing } from '../../lib/netfilter/table-diff.ts';
 import type { NftTableState } from '../../lib/netfilter/types.ts';
-import { CHAIN_EG, CHAIN_IN, POLICY_TABLE, SET_ISO_EG, SET_ISO_EG6, SET_ISO_IN, SET_ISO_IN6 } from '../../agent/policy/desired.ts';
-import { parsePolicyView, policyViewPath, type PolicyView } from '../../agent/policy/state.ts';
+import { CHAIN_EG, CHAIN_IN, POLICY_TABLE, SET_ISO_EG, SET_ISO_EG6, SET_ISO_IN, SET_ISO_IN6, parsePolicyView, policyViewPath, type PolicyView } from '../../agent/inspect.ts';
 import type { Allocation } from './allocations.ts';
 import { WEFTD_FIXES, type CheckResult, type Problem } from './problem.ts';
 

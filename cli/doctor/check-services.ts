@@ -3,16 +3,10 @@
 // is in its map with the right verdict, nothing stale is left, and each Service port's endpoint map
 // holds exactly its usable endpoints. The comparison is pure; reading the table and the API runs in
 // the node's netns, with the API reached through $KUBECONFIG or the in-cluster environment.
-import { KubeClient } from '../../agent/kube/client.ts';
-import { resolveKubeConn } from '../../agent/kube/config.ts';
-import { DYNAMIC_MAPS, type KernelContent } from '../../agent/services/content.ts';
-import { slicesByService } from '../../agent/services/endpoints.ts';
-import { readSvcTable } from '../../agent/services/kernel.ts';
-import { FIXED_CHAINS } from '../../agent/services/skeleton.ts';
-import { sharedSlotsName } from '../../agent/services/slots.ts';
-import { allUnits } from '../../agent/services/model.ts';
-import { renderAll } from '../../agent/services/render.ts';
-import type { EndpointSlice, ProxyNodeConfig, Service } from '../../agent/services/types.ts';
+import {
+  allUnits, DYNAMIC_MAPS, FIXED_CHAINS, KubeClient, readSvcTable, renderAll, resolveKubeConn, sharedSlotsName, slicesByService,
+  type EndpointSlice, type KernelContent, type ProxyNodeConfig, type Service,
+} from '../../agent/inspect.ts';
 import { WEFTD_FIXES, type CheckResult, type Problem } from './problem.ts';
 
 const CHECK = 'services';
