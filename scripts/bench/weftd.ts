@@ -45,7 +45,10 @@ async function benchStore(store: Store, steps: number[]): Promise<BenchResult[]>
     let have = 0;
     for (const n of steps) {
       process.stderr.write(`  ${store}: step ${n} peers\n`);
-      rows.push(...(await benchStep(c, store, w, writer, have, n)));
+      const step = await benchStep(c, store, w, writer, have, n);
+      // Each step's rows as soon as they exist: a long ladder interrupted still leaves its figures.
+      for (const r of step) process.stderr.write(`  | ${r.name} | ${r.value} ${r.unit} | ${r.baseline ?? ''} | ${r.target ?? ''} ${r.ok === false ? 'MISSED' : ''} |\n`);
+      rows.push(...step);
       have = n;
     }
     if (w.overruns() > 0) process.stderr.write(`  note: ${w.overruns()} route notification overruns (routes then listed; figures are upper bounds)\n`);

@@ -84,6 +84,22 @@ export class LeaseDirReader {
     return out;
   }
 
+  /**
+   * The leases of the named files only (names fs.watch reported), by subnet; null for a name whose
+   * file is gone or unreadable (the caller re-scans then). Names that are not lease files are skipped.
+   */
+  readNames(names: Iterable<string>): Map<string, Lease | null> {
+    const out = new Map<string, Lease | null>();
+    for (const name of names) {
+      const key = parseLeaseKey(name);
+      if (key === null) continue;
+      const lease = this.readOne(name, key);
+      if (lease === null) this.cache.delete(name);
+      out.set(key.subnet, lease);
+    }
+    return out;
+  }
+
   private readOne(name: string, key: LeaseKey): Lease | null {
     const path = join(this.dir, name);
     try {

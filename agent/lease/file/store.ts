@@ -11,7 +11,14 @@ import { LeaseTable } from '../lease-table.ts';
 import { OwnLeaseKeeper } from '../own-lease.ts';
 import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError, leaseKey, leaseName } from '../store.ts';
 
-/** Options of the file store; ttlMs defaults to 24 h like flannel, rescanMs to 1 s. */
+/**
+ * The safety-net scan stats every file, so its period grows with the directory (this many ms per
+ * lease file, at least rescanMs): a 5,000-node directory is scanned every 5 s, not every second.
+ * Changes fs.watch reports are read file by file as they come, so joins never wait for a scan.
+ */
+const SCAN_MS_PER_FILE = 1;
+
+/** Options of the file store; ttlMs defaults to 24 h like flannel, rescanMs (the shortest safety-net period) to 1 s. */
 export interface FileStoreOptions {
   dir: string;
   netConf: NetConf;
@@ -36,6 +43,10 @@ export class FileLeaseStore implements LeaseStore {
   private watcher: FSWatcher | undefined;
   private interval: NodeJS.Timeout | undefined;
   private debounce: NodeJS.Timeout | undefined;
+  /** File names fs.watch reported since the last read; `pendingAll` when one came without a name. */
+  private readonly pending = new Set<string>();
+  private pendingAll = false;
+  private lastScanCount = 0;
   private closed = false;
 
   constructor(opts: FileStoreOptions) {
@@ -124,7 +135,7 @@ export class FileLeaseStore implements LeaseStore {
     this.closed = true;
     this.keeper.stop();
     this.watcher?.close();
-    clearInterval(this.interval);
+    clearTimeout(this.interval);
     clearTimeout(this.debounce);
     this.table.clearWatchers();
     return Promise.resolve();
@@ -132,17 +143,50 @@ export class FileLeaseStore implements LeaseStore {
 
   private start(): void {
     if (this.closed || this.interval) return;
-    this.interval = setInterval(() => this.rescan(), this.rescanMs).unref();
+    this.scheduleScan();
     try {
-      this.watcher = fsWatch(this.dir, { persistent: false }, () => {
-        // Coalesce the burst of events one rename produces into one scan.
-        this.debounce ??= setTimeout(() => { this.debounce = undefined; this.rescan(); }, 10).unref();
+      this.watcher = fsWatch(this.dir, { persistent: false }, (_type, name) => {
+        if (typeof name === 'string' && name !== '' && this.pending.size < 1000) this.pending.add(name);
+        else this.pendingAll = true;
+        // Coalesce the burst of events one rename produces into one read.
+        this.debounce ??= setTimeout(() => { this.debounce = undefined; this.readPending(); }, 10).unref();
       });
       this.watcher.on('error', (err) => this.onError(err));
     } catch (err) {
       this.onError(err as Error); // the periodic scan still works
     }
     this.rescan();
+  }
+
+  private scheduleScan(): void {
+    const ms = Math.max(this.rescanMs, this.lastScanCount * SCAN_MS_PER_FILE);
+    this.interval = setTimeout(() => { this.rescan(); if (!this.closed) this.scheduleScan(); }, ms).unref();
+  }
+
+  /** The files fs.watch named, read alone; a vanished, unreadable or expired one (or an unnamed event) takes a full scan. */
+  private readPending(): void {
+    if (this.closed) return;
+    const names = [...this.pending];
+    this.pending.clear();
+    if (this.pendingAll) {
+      this.pendingAll = false;
+      this.rescan();
+      return;
+    }
+    let read: Map<string, Lease | null>;
+    try {
+      read = this.reader.readNames(names);
+    } catch (err) {
+      this.onError(err as Error);
+      return;
+    }
+    const now = Date.now();
+    if ([...read.values()].some((l) => l === null || l.expiration <= now)) {
+      this.rescan();
+      return;
+    }
+    for (const lease of read.values()) if (lease !== null) this.table.apply({ type: 'added', lease });
+    this.keeper.check((subnet) => this.table.get(subnet));
   }
 
   private rescan(): void {
@@ -155,6 +199,7 @@ export class FileLeaseStore implements LeaseStore {
       return;
     }
     const now = Date.now();
+    this.lastScanCount = all.size;
     this.table.applySnapshot([...all.values()].filter((l) => l.expiration > now));
     this.keeper.check((subnet) => this.table.get(subnet));
   }
