@@ -25,6 +25,11 @@ export type { Lease } from './lease/store.ts';
 export { LeaseDirReader } from './lease/file/lease-io.ts';
 export { EtcdGateway } from './lease/etcd/gateway.ts';
 export { readGatewayLeases, readGatewayNetConf } from './lease/etcd/gateway-leases.ts';
+// --kube-subnet-mgr read-only: the connection weftd resolves (kubeconfig, --kube-api-url, in-cluster),
+// its API client (doctor only GETs), and a Node's lease as weftd reads its podCIDR and annotations.
+export { resolveKubeConn, type KubeConn } from './kube/config.ts';
+export { KubeClient, KubeApiError } from './kube/client.ts';
+export { annotationKeys, DEFAULT_ANNOTATION_PREFIX, nodePodCidr4, nodeToLease, subnetInNetwork, type KubeNode } from './lease/kube/node-lease.ts';
 // The uplink weftd chooses for the same --iface/--public-ip.
 export { chooseUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 // The reconcile's desired state and its diff against the kernel (pure), and the udp forwarder's peers.

@@ -13,7 +13,7 @@ import { hasIPv6 } from './config/net-conf.ts';
 import { containsIPv4, parseCidr4, parseCidr4Loose } from '../lib/ip/ipv4.ts';
 import { cidrContains, parseCidr } from '../lib/ip/index.ts';
 import { openLeaseStore, type StoreFlags } from './lease/open-store.ts';
-import type { Lease, LeaseStore, Watch } from './lease/store.ts';
+import { type Lease, type LeaseStore, type Watch, leaseKey, leaseName } from './lease/store.ts';
 import type { AgentLog } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { serveMetrics } from './metrics.ts';
@@ -154,7 +154,7 @@ export class Weftd {
         ...(preferred !== undefined ? { preferredSubnet: preferred } : {}), ...previousIpv6Subnet(o.subnetFile, store.netConf.ipv6Network),
         ...(uplink6 !== undefined && v6Data !== undefined ? { publicIpv6: uplink6.publicIp, backendV6Data: v6Data } : {}),
       });
-      o.log.info('lease acquired', { subnet: own.subnet, publicIp: own.publicIp, backend: backend.type, preferred });
+      o.log.info('lease acquired', { subnet: leaseName(own), publicIp: own.publicIp, backend: backend.type, preferred });
       const d = new Weftd(metrics, server, o, rtnl, uplink, uplink6, store, backend, own);
       await d.run();
       running = d;
@@ -195,14 +195,15 @@ export class Weftd {
     });
     this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs, maxDuty: RESYNC_MAX_DUTY });
     const { leases, revision } = await this.store.list();
-    for (const l of leases) this.leases.set(l.subnet, l);
+    for (const l of leases) this.leases.set(leaseKey(l), l);
     this.pass('start');
     this.loop.start();
     this.watch = this.store.watch(revision, (ev) => {
       this.metrics.inc(M.leaseEvents, { type: ev.type });
-      this.changes.note(ev.lease.subnet, ev.type === 'added' && !this.leases.has(ev.lease.subnet) ? 'new' : 'other');
-      if (ev.type === 'added') this.leases.set(ev.lease.subnet, ev.lease);
-      else this.leases.delete(ev.lease.subnet);
+      const key = leaseKey(ev.lease);
+      this.changes.note(key, ev.type === 'added' && !this.leases.has(key) ? 'new' : 'other');
+      if (ev.type === 'added') this.leases.set(key, ev.lease);
+      else this.leases.delete(key);
       o.log.debug('lease event', { type: ev.type, subnet: ev.lease.subnet, publicIp: ev.lease.publicIp });
       this.loop?.trigger('lease', 0);
     }, (err) => {
@@ -218,7 +219,7 @@ export class Weftd {
       this.services = await startServiceProxy(o.serviceProxy, [conf.network, conf.ipv6Network ?? ''].filter((n) => n !== ''), o.log, this.metrics, cache);
     }
     if (o.networkPolicy !== undefined) this.policy = await startPolicy(o, await this.kubeCache(o.networkPolicy), this.metrics, () => this.own, this.uplink, this.uplink6);
-    o.log.info('weftd running', { subnet: this.own.subnet, resyncMs: o.resyncMs, metrics: o.metricsAddr });
+    o.log.info('weftd running', { subnet: leaseName(this.own), resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
 
   /** True for notifications that may mean drift in what weftd owns. */
@@ -343,7 +344,7 @@ export class Weftd {
     if (p !== undefined && !p.ok) return p;
     const age = Date.now() - this.lastOk;
     const ok = this.lastOk > 0 && age < Math.max(3 * this.o.resyncMs, 5000);
-    return { ok, detail: ok ? `subnet ${this.own.subnet}, last clean pass ${age} ms ago` : `last clean pass ${age} ms ago: ${this.lastError}` };
+    return { ok, detail: ok ? `subnet ${leaseName(this.own)}, last clean pass ${age} ms ago` : `last clean pass ${age} ms ago: ${this.lastError}` };
   }
 
   private writeSubnetFile(): void {

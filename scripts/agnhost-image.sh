@@ -2,8 +2,8 @@
 # Builds, once, the image the upstream e2e tests run their pods from, as a docker archive that
 # `ctr images import` loads (nothing can be pulled): tagged registry.k8s.io/e2e-test-images/agnhost:2.56
 # (the name and version test/utils/image/manifest.go of k8s.io/kubernetes v1.34.4 asks for), holding
-# /agnhost built by scripts/kube-e2e-setup.sh and the tools the network tests exec in it: a static
-# busybox for sh and friends, the machine's curl with the libraries ldd finds, and Debian's
+# /agnhost built by scripts/kube-e2e-setup.sh and the tools the network tests exec in it: dash as
+# /bin/sh, a static busybox for the small tools, the machine's curl with the libraries ldd finds, and Debian's
 # netcat-openbsd (`nc -u`, which busybox lacks) fetched with `apt-get download` and unpacked, not
 # installed. Upstream's image is Alpine with bind-tools, iproute2, iperf and CoreDNS as well: the
 # tests that need those fail here. Prints the archive path.
@@ -18,7 +18,7 @@ OUT="$CACHE/images/agnhost-2.56.tar"
 setup_lock agnhost-image
 if [ -s "$OUT" ] && [ "$OUT" -nt "$AGNHOST" ] && [ "$OUT" -nt "$0" ]; then echo "$OUT"; exit 0; fi
 [ -x "$AGNHOST" ] || { echo "weft: $AGNHOST is missing (scripts/kube-e2e-setup.sh)" >&2; exit 1; }
-for f in /bin/busybox /usr/bin/curl; do [ -x "$f" ] || { echo "weft: $f is missing" >&2; exit 1; }; done
+for f in /bin/busybox /bin/dash /usr/bin/curl; do [ -x "$f" ] || { echo "weft: $f is missing" >&2; exit 1; }; done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 debs="$CACHE/debs"
@@ -29,14 +29,19 @@ R="$work/rootfs"
 mkdir -p "$R"/{bin,usr/bin,etc,tmp,proc,sys,dev,root,uploads}
 chmod 1777 "$R/tmp"
 cp "$AGNHOST" "$R/agnhost"
+# porter's TLS pair at / (upstream's Dockerfile adds them there; the Proxy tests dial its https ports).
+porter="$CACHE/go-mod/k8s.io/kubernetes@$KUBE_VERSION/test/images/agnhost/porter"
+cp "$porter/localhost.crt" "$porter/localhost.key" "$R/"
 ln -s agnhost "$R/agnhost-2"
 cp /bin/busybox "$R/bin/busybox"
-for a in sh ash cat echo ls ps sleep kill grep sed awk wc head tail cut tr hostname ip ping wget true false test env id mkdir rm mv cp touch date timeout printf dd nslookup; do
+for a in cat echo ls ps sleep kill grep sed awk wc head tail cut tr hostname ip ping wget true false test env id mkdir rm mv cp touch date timeout printf dd nslookup; do
   ln -s busybox "$R/bin/$a"
 done
+# dash, not busybox, as /bin/sh: Debian's static busybox runs its own applets before PATH (its nc has no -u).
+cp /bin/dash "$R/bin/sh"
 cp /usr/bin/curl "$R/usr/bin/curl"
 cp "$work/nc/bin/nc.openbsd" "$R/usr/bin/nc"
-libs=$( { ldd /usr/bin/curl; ldd "$work/nc/bin/nc.openbsd"; } | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }' | sort -u)
+libs=$( { ldd /bin/dash; ldd /usr/bin/curl; ldd "$work/nc/bin/nc.openbsd"; } | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }' | sort -u)
 for lib in $libs; do mkdir -p "$R$(dirname "$lib")"; cp -L "$lib" "$R$lib"; done
 mkdir -p "$R/etc/ssl/certs"
 printf 'root:x:0:0:root:/root:/bin/sh\nuser-defined-in-image:x:1000:50000::/home:/bin/sh\n' >"$R/etc/passwd"

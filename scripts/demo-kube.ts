@@ -2,9 +2,10 @@
 // kube-apiserver, kube-controller-manager, kube-scheduler, a kubelet + containerd per node
 // namespace), weft installed the way users install it (`kubectl apply -f deploy/weft.yaml` with the
 // image scripts/image.sh builds), then a reachability matrix of pods Kubernetes scheduled, pod start
-// latency of 30 pods next to `node -e 0`, and a teardown that leaves nothing (counted); then the same
-// cluster again with flannel as users run it (reference plugins, flannel's CNI plugin, the real
-// flanneld --kube-subnet-mgr) for the same pod start figures. `--no-flannel` skips that second cluster.
+// latency of 30 pods next to `node -e 0`, and a teardown that leaves nothing (counted). Beside it, the
+// same cluster with flannel as users run it (reference plugins, flannel's CNI plugin, the real
+// flanneld --kube-subnet-mgr); pod starts are measured on both, interleaved, so that the shared
+// machine's load falls on both alike. `--no-flannel` skips that second cluster.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,37 +59,36 @@ interface StartFigures {
   what: string;
   burst: PodStartTimes;
   single: PodStartTimes;
-  nodeMs: number;
-  load: string;
+  nodeMs: number[];
+  loads: string[];
 }
 
-/** Pod start latency on `c`: 30 pods created at once (Deployment `lat`), then 5 one at a time; `node -e 0` beside them. */
-async function measureStarts(c: KubeCluster): Promise<Omit<StartFigures, 'what'>> {
-  const burst = await timed('pod start latency: a Deployment of 30, created -> Running and Ready', () => podStartLatencies(c, NS, 'lat', 30, KubeCluster.busyboxImage));
-  const nodeMs = nodeStartMs(5);
-  const l = load();
-  process.stdout.write(`pod start, 30 pods created at once: to Running ${q(burst.running)}; to Ready (HTTP readiness probe) ${q(burst.ready)}; node -e 0: ${nodeMs.toFixed(0)} ms (${l})\n`);
-  const single = await timed('pod start latency: 5 pods one at a time', async () => {
-    const t: PodStartTimes = { running: [], ready: [] };
-    for (let i = 0; i < 5; i++) {
-      const one = await podStartLatencies(c, NS, `one${i}`, 1, KubeCluster.busyboxImage);
-      t.running.push(...one.running);
-      t.ready.push(...one.ready);
-      await c.mustKubectl(['-n', NS, 'delete', 'deployment', `one${i}`, '--wait=false']);
-    }
-    return { running: t.running.sort((a, b) => a - b), ready: t.ready.sort((a, b) => a - b) };
-  });
-  process.stdout.write(`pod start, one pod at a time (5): to Running ${q(single.running)}; to Ready ${q(single.ready)}\n`);
-  return { burst, single, nodeMs, load: l };
+const ROUNDS = 2;
+
+/** A burst of 30 pods (Deployment `app`) on `c`, then the Deployment deleted and its pods waited out; appends to `f`. */
+async function burstRound(c: KubeCluster, f: StartFigures, app: string): Promise<void> {
+  const t = await timed(`${f.what}: a Deployment of 30, created -> Running and Ready`, () => podStartLatencies(c, NS, app, 30, KubeCluster.busyboxImage));
+  f.nodeMs.push(nodeStartMs(3));
+  f.loads.push(load());
+  f.burst.running.push(...t.running);
+  f.burst.ready.push(...t.ready);
+  await c.mustKubectl(['-n', NS, 'delete', 'deployment', app, '--wait=false']);
+  await c.waitFor(`${app} pods gone`, async () => (await listPods(c, NS, app)).length === 0, 180_000, 250);
 }
 
-/** The same 3-node cluster with flannel as users run it (no weft at all), for the same figures. */
-async function flannelStarts(): Promise<StartFigures> {
-  let k: KubeCluster | undefined;
+/** One pod (Deployment `app`) on `c`; appends to `f`. */
+async function singleRound(c: KubeCluster, f: StartFigures, app: string): Promise<void> {
+  const one = await podStartLatencies(c, NS, app, 1, KubeCluster.busyboxImage);
+  f.single.running.push(...one.running);
+  f.single.ready.push(...one.ready);
+  await c.mustKubectl(['-n', NS, 'delete', 'deployment', app, '--wait=false']);
+}
+
+/** The same 3-node cluster with flannel as users run it (no weft at all): reference plugins, flannel CNI, flanneld. */
+async function flannelCluster(): Promise<KubeCluster> {
+  const c = await timed('building a second cluster for flannel (reference plugins, flannel CNI, flanneld --kube-subnet-mgr)', () =>
+    KubeCluster.create({ nodes: 3, progress: (m) => step(`  ${m}`) }));
   try {
-    k = await timed('building a second cluster for flannel (reference plugins, flannel CNI, flanneld --kube-subnet-mgr)', () =>
-      KubeCluster.create({ nodes: 3, progress: (m) => step(`  ${m}`) }));
-    const c = k;
     await c.waitFor('nodes with a podCIDR', async () => (await c.nodeStatuses()).every((n) => n.podCidr !== undefined), 60_000);
     const f = new Flannel(c);
     const t0 = performance.now();
@@ -98,12 +98,29 @@ async function flannelStarts(): Promise<StartFigures> {
     step(`flanneld on every node -> every node Ready: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     await c.mustKubectl(['create', 'namespace', NS]);
     await c.waitFor('the default ServiceAccount', async () => (await c.control.curl('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`)).stdout.includes('"uid"'), 60_000);
-    return { what: 'reference plugins + flanneld', ...await measureStarts(c) };
-  } finally {
-    if (k) {
-      k.destroySync();
-      step(`flannel cluster torn down; left on the machine: ${formatCensus(k.census())}`);
+    return c;
+  } catch (e) {
+    c.destroySync();
+    throw e;
+  }
+}
+
+/**
+ * Pod start on every cluster of `cs`, interleaved so that the machine's load (shared, changing)
+ * falls on all alike: ROUNDS bursts of 30 each, alternating which cluster goes first, then 5
+ * single pods each, alternating.
+ */
+async function measureStarts(cs: Array<{ c: KubeCluster; f: StartFigures }>): Promise<void> {
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const x of r % 2 === 0 ? cs : [...cs].reverse()) await burstRound(x.c, x.f, `lat${r}`);
+  }
+  await timed('pod start latency: 5 pods one at a time on each cluster, alternating', async () => {
+    for (let i = 0; i < 5; i++) {
+      for (const x of i % 2 === 0 ? cs : [...cs].reverse()) await singleRound(x.c, x.f, `one${i}`);
     }
+  });
+  for (const x of cs) {
+    for (const v of [x.f.burst.running, x.f.burst.ready, x.f.single.running, x.f.single.ready]) v.sort((a, b) => a - b);
   }
 }
 
@@ -134,6 +151,7 @@ async function main(): Promise<void> {
   // Ctrl-C ends the process without running `finally`: the cluster's own hooks tear it down, this removes the image archive.
   process.on('exit', () => rmSync(imgDir, { recursive: true, force: true }));
   let k: KubeCluster | undefined;
+  let kf: KubeCluster | undefined;
   const results: StartFigures[] = [];
   try {
     const archive = join(imgDir, 'weft-image.tar');
@@ -164,7 +182,15 @@ async function main(): Promise<void> {
     await c.mustKubectl(['-n', NS, 'delete', 'deployment', 'web', '--wait=true']);
     await c.waitFor('web pods gone', async () => (await listPods(c, NS, 'web')).length === 0, 120_000, 250);
 
-    results.push({ what: 'weft (deploy/weft.yaml)', ...await measureStarts(c) });
+    const fm = process.argv.includes('--no-flannel') ? 'not asked (--no-flannel)' : flannelMissing();
+    if (fm === undefined) kf = await flannelCluster();
+    else step(`no flannel comparison: ${fm}`);
+    const empty = (what: string): StartFigures => ({ what, burst: { running: [], ready: [] }, single: { running: [], ready: [] }, nodeMs: [], loads: [] });
+    const cs = [{ c, f: empty('weft (deploy/weft.yaml)') }, ...(kf ? [{ c: kf, f: empty('reference plugins + flanneld') }] : [])];
+    await measureStarts(cs);
+    results.push(...cs.map((x) => x.f));
+    await c.mustKubectl(['apply', '-f', '-'], JSON.stringify(httpdDeployment('lat', NS, 30, KubeCluster.busyboxImage)));
+    await c.waitFor('30 pods Ready', async () => (await listPods(c, NS, 'lat')).filter((p) => p.ready).length === 30, 300_000, 500);
     await timed('scale to 0 and count what pods left on the nodes', async () => {
       await c.mustKubectl(['-n', NS, 'scale', 'deployment/lat', '--replicas=0']);
       await c.waitFor('pods gone', async () => (await c.control.call<{ items: unknown[] }>('GET', `/api/v1/namespaces/${NS}/pods`)).items.length === 0, 180_000, 250);
@@ -173,27 +199,27 @@ async function main(): Promise<void> {
     });
     process.stdout.write(`nodes Ready ${readyS.toFixed(1)} s after kubectl apply; ${load()}\n`);
   } finally {
-    if (k) {
-      const c = k;
+    for (const [what, c] of [['teardown', k], ['flannel cluster teardown', kf]] as const) {
+      if (!c) continue;
       const t0 = performance.now();
-      c.destroySync();
-      step(`teardown: ${((performance.now() - t0) / 1000).toFixed(1)} s; left on the machine: ${formatCensus(c.census())}`);
+      try {
+        c.destroySync();
+      } catch (e) {
+        step(`${what}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      step(`${what}: ${((performance.now() - t0) / 1000).toFixed(1)} s; left on the machine: ${formatCensus(c.census())}`);
     }
     rmSync(imgDir, { recursive: true, force: true });
   }
-  if (!process.argv.includes('--no-flannel')) {
-    const fm = flannelMissing();
-    if (fm === undefined) results.push(await flannelStarts());
-    else step(`no flannel comparison: ${fm}`);
-  }
-  process.stdout.write('\npod start (created -> Running; created -> Ready)   30 at once                      one at a time (5)               node -e 0   load\n');
+  process.stdout.write(`\npod start, created -> Running (-> Ready), ${ROUNDS} bursts of 30 and 5 single pods per cluster, interleaved:\n`);
   for (const r of results) {
-    process.stdout.write(`${r.what.padEnd(48)} ${q(r.burst.running).padEnd(30)}  ${q(r.single.running).padEnd(30)}  ${r.nodeMs.toFixed(0).padStart(5)} ms   ${r.load}\n`);
-    process.stdout.write(`${''.padEnd(48)} ${q(r.burst.ready).padEnd(30)}  ${q(r.single.ready).padEnd(30)}\n`);
+    process.stdout.write(`  ${r.what.padEnd(30)} 30 at once: ${q(r.burst.running)} (${q(r.burst.ready)}); one at a time: ${q(r.single.running)} (${q(r.single.ready)})\n`);
+    process.stdout.write(`  ${''.padEnd(30)} node -e 0 after each burst: ${r.nodeMs.map((v) => `${v.toFixed(0)} ms`).join(', ')}; ${r.loads.join('; ')}\n`);
   }
 }
 
 main().catch((e: unknown) => {
   process.stderr.write(`demo --kube failed: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exitCode = 1;
+  // exit now: the clusters' exit hooks remove whatever a failed step left running.
+  process.exit(1);
 });

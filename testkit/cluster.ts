@@ -6,6 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CniRunner, type ConfList } from './cni-runner.ts';
+import { formatCidr, parseCidr } from '../lib/ip/index.ts';
 import { EtcdServer } from './etcd.ts';
 import { KubeApiServer } from './kube-apiserver.ts';
 import { Topology, nsExec, type SimNode, type SimPod } from './topology.ts';
@@ -28,6 +29,8 @@ export interface ClusterOptions {
    * (2001:db8:2::<10 + id>/64) and pods an address of each family.
    */
   ipv6Network?: string;
+  /** With ipv6Network: IPv6-only (EnableIPv4 false): pods get only an IPv6 address (ClusterPod.ip is it), kube nodes an IPv6 podCIDR. */
+  ipv6Only?: boolean;
   /** Built binaries (default dist/bin of the repository; a standalone bin dir works the same). */
   binDir?: string;
   /** A command prefix for every plugin and weftd run, outside `ip netns exec` (e.g. the no-Node.js wrapper). */
@@ -94,6 +97,13 @@ export function kubePodCidr(network: string, id: number): string {
   return `${a}.${b}.${id}.0/24`;
 }
 
+/** The /64 of an IPv6 network a kube node gets: index id ("fd00:10:244::/56", 3 -> "fd00:10:244:3::/64"). */
+export function kubePodCidr6(network6: string, id: number): string {
+  const c = parseCidr(network6);
+  if (c === null || c.addr.family !== 6) throw new Error(`${network6} is not an IPv6 network`);
+  return formatCidr({ addr: { family: 6, value: c.addr.value + (BigInt(id) << 64n) }, prefix: 64 });
+}
+
 /** A running simulated cluster. */
 export class Cluster {
   readonly nodes: ClusterNode[] = [];
@@ -120,8 +130,9 @@ export class Cluster {
     const c = new Cluster(topo, opts);
     try {
       progress(`topology ${topo.prefix}: ${topo.nodes.length} nodes on ${topo.underlay}`);
+      const v4 = opts.ipv6Only === true ? { EnableIPv4: false } : { Network: opts.network ?? '10.244.0.0/16' };
       const netConf = JSON.stringify({
-        Network: opts.network ?? '10.244.0.0/16', ...(opts.ipv6Network !== undefined ? { EnableIPv6: true, IPv6Network: opts.ipv6Network } : {}),
+        ...v4, ...(opts.ipv6Network !== undefined ? { EnableIPv6: true, IPv6Network: opts.ipv6Network } : {}),
         Backend: { Type: opts.backend, ...opts.backendConf },
       });
       writeFileSync(c.netConfPath, netConf);
@@ -134,7 +145,9 @@ export class Cluster {
       if (opts.store === 'kube') {
         c.kube = await KubeApiServer.create(topo);
         progress(`kube-apiserver at ${c.kube.url}`);
-        for (const n of topo.nodes) await c.kube.createNode(n.netns, kubePodCidr(opts.network ?? '10.244.0.0/16', n.id));
+        for (const n of topo.nodes) {
+          await c.kube.createNode(n.netns, opts.ipv6Only === true ? kubePodCidr6(opts.ipv6Network ?? '', n.id) : kubePodCidr(opts.network ?? '10.244.0.0/16', n.id));
+        }
       }
       for (const n of topo.nodes) c.nodes.push({ ...n, subnetFile: join(n.dir, 'subnet.env'), runner: c.runnerFor(n) });
       await Promise.all(c.nodes.map((n) => (c.runsFlanneld(n) ? c.startFlanneld(n) : c.startWeftd(n))));
@@ -288,8 +301,8 @@ export class Cluster {
     const containerId = `${this.topo.prefix}-${sim.name}`;
     const res = await n.runner.add({ containerId, netns: sim.path, ifName: 'eth0' });
     const ips = (res['ips'] as Array<{ address: string }> | undefined)?.map((x) => x.address.split('/')[0] ?? '') ?? [];
-    const ip = ips.find((a) => !a.includes(':'));
     const ip6 = ips.find((a) => a.includes(':'));
+    const ip = this.opts.ipv6Only === true ? ip6 : ips.find((a) => !a.includes(':'));
     if (ip === undefined) throw new Error(`ADD for ${sim.name} returned no IP: ${JSON.stringify(res)}`);
     if (this.opts.ipv6Network !== undefined && ip6 === undefined) throw new Error(`ADD for ${sim.name} returned no IPv6 address: ${JSON.stringify(res)}`);
     const pod: ClusterPod = { ...sim, node: n, containerId, ip, ...(ip6 !== undefined ? { ip6 } : {}) };

@@ -151,28 +151,46 @@ export class NetpolLab {
 
   /** One full probe round: every pod to every pod, for one probe kind. */
   async probe(kind: ProbeKind, timeoutS = 1): Promise<Reachability> {
-    const r = new Reachability(false);
-    await Promise.all(ALL_PODS.map(async (from) => {
-      const src = this.pods.get(from);
-      if (src === undefined) return;
-      const targets = ALL_PODS.map((to) => `${this.pods.get(to)?.ip ?? ''}:${kind.port}:${kind.protocol}`);
-      const out = await nsExec(src.netns, ['python3', join(this.dir, 'probe.py'), String(timeoutS), ...targets], { timeoutMs: 30_000 });
-      const bits = out.stdout.trim();
-      ALL_PODS.forEach((to, i) => r.expect(from, to, bits[i] === '1'));
-    }));
-    return r;
+    return (await this.probeAll([kind], timeoutS)).tables[0] ?? new Reachability(false);
   }
 
   /**
-   * Probes every kind until the tables match `expected` (policy takes effect asynchronously) or
-   * `timeoutMs` passes; returns the mismatches of the last round per probe kind (empty: all match).
+   * Every pod to every pod for all `kinds` at once: one probe process per source pod, every target
+   * and kind in parallel threads, so a round costs one timeout however many kinds are probed.
+   * `complete` is false when a probe process gave no answer (killed or failed on a loaded machine):
+   * its row then says nothing about policy.
    */
-  async validate(expected: (k: ProbeKind) => Reachability, timeoutMs = 15_000): Promise<string[]> {
+  async probeAll(kinds: readonly ProbeKind[], timeoutS = 1): Promise<{ tables: Reachability[]; complete: boolean }> {
+    const tables = kinds.map(() => new Reachability(false));
+    let complete = true;
+    await Promise.all(ALL_PODS.map(async (from) => {
+      const src = this.pods.get(from);
+      if (src === undefined) return;
+      const targets = kinds.flatMap((kind) => ALL_PODS.map((to) => `${this.pods.get(to)?.ip ?? ''}:${kind.port}:${kind.protocol}`));
+      const res = await nsExec(src.netns, ['python3', join(this.dir, 'probe.py'), String(timeoutS), ...targets], { timeoutMs: 60_000 });
+      const bits = res.stdout.trim();
+      if (res.code !== 0 || !new RegExp(`^[01]{${targets.length}}$`).test(bits)) complete = false;
+      kinds.forEach((_, k) => ALL_PODS.forEach((to, i) => tables[k]?.expect(from, to, bits[k * ALL_PODS.length + i] === '1')));
+    }));
+    return { tables, complete };
+  }
+
+  /**
+   * Probes every kind until the tables match `expected` (policy takes effect asynchronously), giving up
+   * once `timeoutMs` has passed and at least three complete rounds were probed (a loaded machine may
+   * take longer than the timeout for one round); returns the mismatches of the last round (empty: all match).
+   */
+  async validate(expected: (k: ProbeKind) => Reachability, timeoutMs = 45_000): Promise<string[]> {
     const end = Date.now() + timeoutMs;
+    let rounds = 0;
     for (;;) {
       const bad: string[] = [];
-      for (const k of PROBES) for (const m of mismatches(expected(k), await this.probe(k))) bad.push(`${probeName(k)} ${m}`);
-      if (bad.length === 0 || Date.now() > end) return bad;
+      const seen = await this.probeAll(PROBES);
+      PROBES.forEach((k, i) => { for (const m of mismatches(expected(k), seen.tables[i] ?? new Reachability(false))) bad.push(`${probeName(k)} ${m}`); });
+      if (bad.length === 0) return bad;
+      if (seen.complete) rounds++;
+      if (Date.now() > end && rounds >= 3) return bad;
+      if (Date.now() > end + 120_000) return [...bad, `(only ${rounds} complete probe rounds)`];
       await new Promise((res) => setTimeout(res, 200));
     }
   }

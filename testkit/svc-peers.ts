@@ -22,7 +22,7 @@ u.bind(Number(udpPort), '::');
 
 const PROBE = `
 const net = require('node:net'); const dgram = require('node:dgram');
-const [proto, host, port, ms] = process.argv.slice(2);
+const [proto, host, port, ms, src] = process.argv.slice(2);
 const done = (o) => { process.stdout.write(JSON.stringify(o)); process.exit(0); };
 setTimeout(() => done({ ok: false, code: 'TIMEOUT' }), Number(ms));
 if (proto === 'tcp') {
@@ -33,7 +33,8 @@ if (proto === 'tcp') {
   const u = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
   u.on('message', (m) => done({ ok: true, reply: m.toString().trim() }));
   u.on('error', (e) => done({ ok: false, code: e.code }));
-  u.send('x', Number(port), host);
+  const go = () => u.send('x', Number(port), host);
+  if (src !== undefined && src !== '') u.bind(Number(src), go); else go();
 }
 `;
 
@@ -87,9 +88,9 @@ export class SvcPeers {
     throw new Error(`server in ${netns} did not start`);
   }
 
-  /** One connection (tcp) or datagram (udp) from `netns`; never throws. */
-  async probe(netns: string, proto: 'tcp' | 'udp', host: string, port: number, timeoutMs = 2000): Promise<ProbeResult> {
-    const r = await nsExec(netns, [process.execPath, this.s.probe, proto, host, String(port), String(timeoutMs)], { timeoutMs: timeoutMs + 10_000 });
+  /** One connection (tcp) or datagram (udp, from source port `srcPort` when given) from `netns`; never throws. */
+  async probe(netns: string, proto: 'tcp' | 'udp', host: string, port: number, timeoutMs = 2000, srcPort?: number): Promise<ProbeResult> {
+    const r = await nsExec(netns, [process.execPath, this.s.probe, proto, host, String(port), String(timeoutMs), ...(srcPort !== undefined ? [String(srcPort)] : [])], { timeoutMs: timeoutMs + 10_000 });
     try {
       return JSON.parse(r.stdout) as ProbeResult;
     } catch {

@@ -12,8 +12,9 @@ import type { Backend, UplinkV6 } from './backend.ts';
 export class HostGwBackend implements Backend {
   readonly type = 'host-gw' as const;
 
-  constructor(private readonly uplink: Uplink, private readonly ipv6?: UplinkV6) {
-    if (!uplink.publicIpOnUplink) {
+  /** `ipv4` false: an IPv6-only net-conf, whose leases carry no IPv4 next hop to check. */
+  constructor(private readonly uplink: Uplink, private readonly ipv6?: UplinkV6, ipv4 = true) {
+    if (ipv4 && !uplink.publicIpOnUplink) {
       throw new Error(`host-gw: the node address ${uplink.publicIp} is not on the uplink ${uplink.name} (${uplink.cidr}); peers could not route to it`);
     }
     if (ipv6 !== undefined && !ipv6.onUplink) {

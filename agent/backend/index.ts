@@ -14,7 +14,7 @@ export type { Backend, UplinkV6 } from './backend.ts';
 export function createBackend(conf: BackendConf, uplink: Uplink, opts: { subnetFile: string; log: AgentLog; network?: string; ipv6Network?: string; ipv6?: UplinkV6 }): Backend {
   switch (conf.type) {
     case 'vxlan': return new VxlanBackend(conf, uplink, opts);
-    case 'host-gw': return new HostGwBackend(uplink, opts.ipv6);
+    case 'host-gw': return new HostGwBackend(uplink, opts.ipv6, opts.network !== '');
     case 'udp':
       // flannel's udp backend leases and forwards IPv4 only (pkg/backend/udp: PublicIP and an IP4Net TUN).
       if (opts.ipv6 !== undefined) throw new Error('the udp backend is IPv4-only (as flannel\'s): set EnableIPv6 to false, or use the vxlan or host-gw backend for IPv6');

@@ -57,7 +57,7 @@ export class VxlanBackend implements Backend {
   adoptLocal(rtnl: Rtnl): void {
     const up = rtnl.getLink(this.uplink.name);
     const base = { vni: this.conf.vni, port: this.conf.port, ...(up ? { uplinkIndex: up.index } : {}) };
-    const mac4 = this.opts.network === undefined || this.opts.network === '' ? null
+    const mac4 = this.opts.network === undefined || !this.ipv4 ? null
       : readAdoptableMac(rtnl, vtepName(this.conf.vni), 4, { ...base, local: this.uplink.publicIp, network: this.opts.network });
     if (mac4 !== null && mac4 !== this.mac) {
       this.opts.log.info('kept the existing VTEP and its MAC (flanneld\'s or an earlier one): peers keep their entries', { dev: vtepName(this.conf.vni), mac: mac4 });
@@ -71,9 +71,14 @@ export class VxlanBackend implements Backend {
     }
   }
 
-  /** VNI and the stable VtepMAC. */
+  /** VNI and the stable VtepMAC; nothing on an IPv6-only net-conf (no flannel.<VNI>, as flanneld). */
   backendData(): BackendData {
-    return { VNI: this.conf.vni, VtepMAC: this.mac };
+    return this.ipv4 ? { VNI: this.conf.vni, VtepMAC: this.mac } : {};
+  }
+
+  /** False on an IPv6-only net-conf (empty Network): only flannel-v6.<VNI> exists then. */
+  private get ipv4(): boolean {
+    return this.opts.network !== '';
   }
 
   /** VNI and the stable MAC of flannel-v6.<VNI>; undefined when IPv6 is off. */
@@ -109,13 +114,13 @@ export class VxlanBackend implements Backend {
 
   /** Idempotent: VTEP(s) present and correct; on a new device instance, TX checksum offload as decided. */
   ensureLocal(rtnl: Rtnl, own: Lease): DevIndexes {
-    const vtep = this.ensureOne(rtnl, this.spec(own), 4);
+    const vtep = this.ipv4 ? this.ensureOne(rtnl, this.spec(own), 4) : undefined;
     const s6 = this.spec6(own);
     if (this.v6 !== undefined && s6 === null) throw new Error(`own lease ${own.subnet} has no IPv6 subnet although IPv6 is enabled`);
     const vtep6 = s6 === null ? undefined : this.ensureOne(rtnl, s6, 6);
     const up = rtnl.getLink(this.uplink.name);
     if (!up) throw new Error(`uplink ${this.uplink.name} is gone`);
-    return { uplink: up.index, vtep, ...(vtep6 !== undefined ? { vtep6 } : {}) };
+    return { uplink: up.index, ...(vtep !== undefined ? { vtep } : {}), ...(vtep6 !== undefined ? { vtep6 } : {}) };
   }
 
   private ensureOne(rtnl: Rtnl, spec: VtepSpec, family: 4 | 6): number {

@@ -4,7 +4,7 @@
 // points to any more removed. Without structure the elements alone go over netlink. Pure.
 import { SVC_TABLE, type EndpointMap, type FixedMapName, type KernelContent, type SvcContent } from './content.ts';
 import { FIXED_CHAINS } from './skeleton.ts';
-import { assignSlots } from './slots.ts';
+import { assignSlots, sharedSlots } from './slots.ts';
 
 const T = `${SVC_TABLE.family} ${SVC_TABLE.name}`;
 
@@ -74,7 +74,7 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
       head.push(`add map ${T} ${name} { type ${type}; flags dynamic,timeout; timeout ${a.timeoutSeconds}s; }`);
     }
   }
-  for (const [name, m] of want.epMaps) if (!have.epMaps.has(name)) head.push(`add map ${T} ${name} { ${epMapDecl(m)}; }`);
+  for (const [name, m] of want.epMaps) if (!have.epMaps.has(name) && sharedSlots(name) === undefined) head.push(`add map ${T} ${name} { ${epMapDecl(m)}; }`);
   for (const [name, ch] of want.chains) {
     const cur = have.chains.get(name);
     if (cur === ch.comment) continue;
@@ -95,14 +95,20 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
     for (const [k, v] of haveEls) if (wantEls.get(k) !== v) elems.push({ verb: 'delete', map, key: k, value: '' });
     for (const [k, v] of wantEls) if (haveEls.get(k) !== v) elems.push({ verb: 'add', map, key: k, value: v });
   }
+  // A unit's slots: a map of its own (key: the slot), or its part of a shared map (key: its address . protocol . port . slot).
+  const slotOp = (name: string, family: 4 | 6, verb: 'add' | 'delete', slot: number, value: string): ElemOp => {
+    const sh = sharedSlots(name);
+    return { verb, map: sh?.map ?? name, key: sh === undefined ? String(slot) : `${sh.prefix} . ${slot}`, value, family };
+  };
   for (const [name, m] of want.epMaps) {
     const { slots, ops } = assignSlots(m.endpoints, have.epMaps.get(name) ?? new Map());
     plan.epSlots.set(name, slots);
-    for (const o of ops) {
-      elems.push(o.op === 'delete'
-        ? { verb: 'delete', map: name, key: String(o.slot), value: '', family: m.family }
-        : { verb: 'add', map: name, key: String(o.slot), value: o.endpoint, family: m.family });
-    }
+    for (const o of ops) elems.push(o.op === 'delete' ? slotOp(name, m.family, 'delete', o.slot, '') : slotOp(name, m.family, 'add', o.slot, o.endpoint));
+  }
+  for (const [name, held] of have.epMaps) {
+    if (want.epMaps.has(name) || sharedSlots(name) === undefined) continue;
+    const family = sharedSlots(name)?.family ?? 4;
+    for (const slot of held.keys()) elems.push(slotOp(name, family, 'delete', slot, ''));
   }
   for (const e of elems) {
     if (e.verb === 'add') plan.elementsAdded++;
@@ -114,7 +120,7 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
   for (const n of stale) tail.push(`delete chain ${T} ${n}`);
   plan.chainsDeleted = stale.length;
   for (const name of have.affinity.keys()) if (!want.affinity.has(name)) tail.push(`delete map ${T} ${name}`);
-  for (const name of have.epMaps.keys()) if (!want.epMaps.has(name)) tail.push(`delete map ${T} ${name}`);
+  for (const name of have.epMaps.keys()) if (!want.epMaps.has(name) && sharedSlots(name) === undefined) tail.push(`delete map ${T} ${name}`);
   plan.commands = [...head, ...elems.map(formatElemOp), ...tail];
   return plan;
 }

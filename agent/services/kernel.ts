@@ -36,6 +36,16 @@ export function parseSvcListing(json: string): KernelContent {
       if (fixed.has(name)) out.elements.set(name as FixedMapName, new Map(pairs));
       else if (name.startsWith('aff-')) out.affinity.set(name, { clients: new Map(pairs) });
       else if (/^mep[cl]-/.test(name)) out.epMaps.set(name, new Map(pairs.map(([k, v]) => [Number(k), v])));
+      else if (/^ep[46][tu]$/.test(name)) {
+        // Shared: <address> . <port> . <slot> -> endpoint, one slots entry per Service address and port.
+        for (const [k, v] of pairs) {
+          const cut = k.lastIndexOf(' . ');
+          const slots = `${name}/${k.slice(0, cut)}`;
+          let m = out.epMaps.get(slots);
+          if (m === undefined) out.epMaps.set(slots, (m = new Map()));
+          m.set(Number(k.slice(cut + 3)), v);
+        }
+      }
       continue;
     }
     const chain = it.chain as J | undefined;

@@ -47,6 +47,10 @@ export function encodeElemOp(op: ElemOp): NfnlElemChange {
   if (fixed !== undefined) {
     const key = formatKeyBytes(fixed.key, parts(op.key));
     elem = op.verb === 'add' && fixed.verdict ? { key, data: parseVerdict(op.value) } : { key };
+  } else if (/^ep[46][tu]$/.test(op.map)) {
+    const a = op.map.startsWith('ep6') ? A6 : A4;
+    const key = formatKeyBytes([a, 'inet_service', 'mark'], parts(op.key));
+    elem = op.verb === 'add' ? { key, data: formatKeyBytes([a, 'inet_service'], parts(op.value)) } : { key };
   } else if (/^mep[cl]-/.test(op.map)) {
     const key = formatKeyBytes('mark', op.key);
     elem = op.verb === 'add' ? { key, data: formatKeyBytes([op.family === 6 ? A6 : A4, 'inet_service'], parts(op.value)) } : { key };

@@ -19,6 +19,7 @@ import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
 import { SM, defineServiceMetrics, observeLatency } from './metrics.ts';
 import { capacitiesOf, renderAll } from './render.ts';
+import { flushStaleUdp, staleUdpEndpoints, type StaleUdp } from './conntrack.ts';
 import { SERVICE_NAME_LABEL, type EndpointSlice, type ProxyNodeConfig, type Service } from './types.ts';
 
 /** What the proxy needs. */
@@ -186,6 +187,7 @@ export class ServiceProxy {
     this.dirty.clear();
     this.pendingSince = undefined;
     const touched = new Map<string, ServicePortUnit[]>();
+    const stale: StaleUdp[] = [];
     try {
       if (full) {
         const frags = new Map<string, SvcContent>();
@@ -202,6 +204,8 @@ export class ServiceProxy {
         // The skeleton's fixed chains are rewritten at start and whenever the table was gone.
         this.apply(plan, !this.skeletonDone || have === null);
         this.fragments.clear();
+        // Not at start: the table weftd finds is already in use, and its flows are translated.
+        if (this.skeletonDone) for (const k of new Set([...this.units.keys(), ...touched.keys()])) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
         this.units.clear();
         this.epRefs.clear();
         this.unitCount = 0;
@@ -239,6 +243,7 @@ export class ServiceProxy {
         for (const [k, f] of next) {
           if (f === undefined) this.fragments.delete(k);
           else this.fragments.set(k, f);
+          stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
           this.setUnits(k, touched.get(k) ?? []);
         }
         if (all.commands.length > 0) this.o.metrics.inc(SM.syncs, { kind: this.lastPath === 'netlink' ? 'elements' : 'incremental' });
@@ -248,6 +253,7 @@ export class ServiceProxy {
       this.lastOk = Date.now();
       this.lastError = '';
       this.publish();
+      flushStaleUdp(stale, this.o.log, this.o.nft?.netnsPath);
       this.o.onUnits?.(touched);
     } catch (e) {
       this.o.metrics.inc(SM.failures);

@@ -8,7 +8,7 @@ import { emptyContent, type SvcContent } from './content.ts';
 import type { ServicePortUnit } from './model.ts';
 import type { ProxyNodeConfig } from './types.ts';
 import { familyOfText } from '../../lib/ip/index.ts';
-import { SLOT_TRIES, slotCapacity } from './slots.ts';
+import { SHARED_MAX_CAPACITY, SLOT_TRIES, sharedMap, sharedSlotsName, slotCapacity } from './slots.ts';
 
 /** The capacities the endpoint maps had (by map name), so a count change inside [c/2, c] keeps its rules. */
 export type Capacities = ReadonlyMap<string, number>;
@@ -47,6 +47,24 @@ export function slotRules(proto: 'tcp' | 'udp', family: 4 | 6, map: string, cap:
   const rule = (mod: number) => `meta l4proto ${proto} dnat ${ip} to numgen random mod ${mod} map @${map}`;
   if (cap <= 1) return [rule(1)];
   return [...Array.from({ length: SLOT_TRIES }, () => rule(cap)), rule(cap / 2)];
+}
+
+/** The name of the shared choosing chain of a family, protocol and capacity (one for every ClusterIP-only unit of them). */
+export function sharedChainName(family: 4 | 6, proto: 'tcp' | 'udp', cap: number): string {
+  return `svcc${family}${proto === 'tcp' ? 't' : 'u'}-${cap}`;
+}
+
+/**
+ * The rules of a shared choosing chain: masquerade off-cluster sources, then as slotRules, with the
+ * Service's own address . port in front of the slot in the key of the shared map. (One map per
+ * protocol: nft 1.0.6 cannot read back a map keyed on `meta l4proto . th dport` once it has elements.)
+ */
+export function sharedChainRules(family: 4 | 6, proto: 'tcp' | 'udp', cap: number, node: ProxyNodeConfig): string[] {
+  const ip = ipKw(family);
+  const masq = offCluster(family, node);
+  const rule = (mod: number) => `meta l4proto ${proto} dnat ${ip} to ${ip} daddr . ${proto} dport . numgen random mod ${mod} map @${sharedMap(family, proto)}`;
+  const tries = cap <= 1 ? [rule(1)] : [...Array.from({ length: SLOT_TRIES }, () => rule(cap)), rule(cap / 2)];
+  return [...(masq !== undefined ? [`${masq} jump mark-masq`] : []), ...tries];
 }
 
 /** The rules choosing one of `eps` (non-empty) at random, with affinity when the unit has it. */
@@ -110,9 +128,16 @@ export function renderUnit(u: ServicePortUnit, node: ProxyNodeConfig, c: SvcCont
   const masq = offCluster(u.family, node);
   const masqRules = masq !== undefined ? [`${masq} jump mark-masq`] : [];
   if (svcKey !== undefined && u.externalAddrs.length === 0 && u.nodePort === undefined) {
-    // ClusterIP only (most Services): the choice sits in svc- itself, one chain per unit (a commit's cost grows with the chains of the netns).
+    // ClusterIP only (most Services): no chain of its own (a commit's cost grows with the chains of the
+    // netns); its slots sit in the family's shared map behind its own address, chosen by the shared
+    // chain of its capacity. With affinity or too many endpoints, the choice sits in svc- itself.
+    const shared = sharedSlotsName(u.family, u.proto, u.clusterIP as string, u.port);
+    const sharedCap = slotCapacity(u.internal.length, caps?.get(shared));
     if (u.internal.length === 0) el('noep').set(svcKey, 'drop');
-    else {
+    else if (u.affinitySeconds === undefined && sharedCap <= SHARED_MAX_CAPACITY) {
+      c.epMaps.set(shared, { family: u.family, proto: u.proto, capacity: sharedCap, endpoints: u.internal.map((b) => `${b.ip} . ${b.port}`) });
+      el('svc').set(svcKey, `goto ${sharedChainName(u.family, u.proto, sharedCap)}`);
+    } else {
       addChain(c, `svc-${u.id}`, u.key, [...masqRules, ...choiceRules(u, u.internal, c, `ep${u.internal === u.cluster ? 'c' : 'l'}-${u.id}`, caps)]);
       el('svc').set(svcKey, `goto svc-${u.id}`);
     }

@@ -3,9 +3,14 @@
 import { DYNAMIC_MAPS, DYNAMIC_SETS, MASQ_MARK, SVC_TABLE } from './content.ts';
 import { familyOfText } from '../../lib/ip/index.ts';
 import type { ProxyNodeConfig } from './types.ts';
+import { sharedChainName, sharedChainRules } from './render.ts';
+import { SHARED_CAPACITIES, sharedMap } from './slots.ts';
 
-/** Chains that are part of the skeleton (never unit chains). */
-export const FIXED_CHAINS = ['nat-prerouting', 'nat-output', 'nat-postrouting', 'services', 'mark-masq', 'filter-input', 'filter-forward', 'filter-output', 'no-endpoints', 'reject-chain'] as const;
+const BASE_CHAINS = ['nat-prerouting', 'nat-output', 'nat-postrouting', 'services', 'mark-masq', 'filter-input', 'filter-forward', 'filter-output', 'no-endpoints', 'reject-chain'] as const;
+const SHARED_CHAINS = ([4, 6] as const).flatMap((f) => (['tcp', 'udp'] as const).flatMap((p) => SHARED_CAPACITIES.map((c) => ({ family: f, proto: p, cap: c, name: sharedChainName(f, p, c) }))));
+
+/** Chains that are part of the skeleton (never unit chains): the base ones and the shared choosing chains. */
+export const FIXED_CHAINS: readonly string[] = [...BASE_CHAINS, ...SHARED_CHAINS.map((c) => c.name)];
 
 const T = `${SVC_TABLE.family} ${SVC_TABLE.name}`;
 
@@ -22,6 +27,13 @@ export function skeletonScript(node: ProxyNodeConfig): string[] {
   const out = [`add table ${T}`];
   for (const [name, decl] of Object.entries(DYNAMIC_MAPS)) out.push(`add map ${T} ${name} { ${decl}; }`);
   for (const [name, decl] of Object.entries(DYNAMIC_SETS)) out.push(`add set ${T} ${name} { ${decl}; }`);
+  // The shared endpoint maps: Service address . port . slot -> endpoint, per family and protocol.
+  for (const f of [4, 6] as const) {
+    for (const p of ['tcp', 'udp'] as const) {
+      const ip = f === 4 ? 'ip' : 'ip6';
+      out.push(`add map ${T} ${sharedMap(f, p)} { typeof ${ip} daddr . ${p} dport . numgen random mod 2 : ${ip} daddr . ${p} dport; }`);
+    }
+  }
   const base: Record<string, string> = {
     'nat-prerouting': 'type nat hook prerouting priority dstnat; policy accept;',
     'nat-output': 'type nat hook output priority -100; policy accept;',
@@ -55,6 +67,7 @@ export function skeletonScript(node: ProxyNodeConfig): string[] {
   }
   // icmpx port-unreachable: ECONNREFUSED for TCP and UDP alike, as kube-proxy answers.
   rule('reject-chain', 'reject');
+  for (const c of SHARED_CHAINS) for (const r of sharedChainRules(c.family, c.proto, c.cap, node)) rule(c.name, r);
   return out;
 }
 

@@ -51,3 +51,28 @@ export function assignSlots(want: readonly string[], have: ReadonlyMap<number, s
   for (const [slot, ep] of slots) if (have.get(slot) !== ep) ops.push({ op: 'add', slot, endpoint: ep });
   return { slots, ops };
 }
+
+/** The largest capacity of the shared endpoint maps' chains (svcc4-/svcc6-<capacity>); larger units get chains of their own. */
+export const SHARED_MAX_CAPACITY = 16_384;
+
+/** Every capacity a shared choosing chain exists for: 1, 2, 4, ... SHARED_MAX_CAPACITY. */
+export const SHARED_CAPACITIES: readonly number[] = Array.from({ length: Math.log2(SHARED_MAX_CAPACITY) + 1 }, (_, i) => 2 ** i);
+
+/** A shared endpoint map: Service address . port . slot -> endpoint, one per family and protocol. */
+export type SharedMap = 'ep4t' | 'ep4u' | 'ep6t' | 'ep6u';
+
+/** The shared map of a family and protocol. */
+export function sharedMap(family: 4 | 6, proto: 'tcp' | 'udp'): SharedMap {
+  return `ep${family}${proto === 'tcp' ? 't' : 'u'}`;
+}
+
+/** The name of a unit's slots in a shared endpoint map: `ep4t/<ClusterIP> . <port>`. */
+export function sharedSlotsName(family: 4 | 6, proto: 'tcp' | 'udp', addr: string, port: number): string {
+  return `${sharedMap(family, proto)}/${addr} . ${port}`;
+}
+
+/** The shared map and key prefix a slots name stands for, or undefined for a map of its own (mepc-/mepl-). */
+export function sharedSlots(name: string): { map: SharedMap; prefix: string; family: 4 | 6 } | undefined {
+  const m = /^(ep([46])[tu])\/(.+)$/.exec(name);
+  return m === null ? undefined : { map: m[1] as SharedMap, prefix: m[3] as string, family: m[2] === '6' ? 6 : 4 };
+}

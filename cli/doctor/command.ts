@@ -3,7 +3,8 @@
 // 1 problems found, 2 bad flag.
 import { Command } from 'commander';
 import { withEtcdSecurityOptions } from '../../agent/inspect.ts';
-import { DOCTOR_DEFAULTS, DoctorOptionError, normalizeDoctorOptions, type RawDoctorFlags } from './options.ts';
+import { DOCTOR_DEFAULTS, DoctorOptionError, KUBE_CONFIGMAP, normalizeDoctorOptions, type RawDoctorFlags } from './options.ts';
+import { KUBELET_KUBECONFIG } from './kube.ts';
 import { DEFAULT_UNIT, readUnitFlags, withUnitDefaults } from './unit.ts';
 
 /** The flags as commander hands them over, with --unit. */
@@ -27,6 +28,12 @@ export function doctorCommand(run: (f: DoctorCommandFlags) => Promise<void>): Co
     .option('--ipam-data-dir <dir>', `host-local's dataDir (default ${d.ipamDataDir})`)
     .option('--bridge <name>', `the pods' bridge (default ${d.bridge})`)
     .option('--metrics-addr <host:port>', `weftd's --metrics-addr: check /healthz and /metrics there (default: the unit's, else ${d.metricsAddr}, where weft install and the DaemonSet serve them)`)
+    .option('--kube-subnet-mgr', "the leases are the Nodes' (weftd --kube-subnet-mgr): reads every Node, and checks this node's podCIDR and annotations")
+    .option('--kubeconfig-file <path>', `with --kube-subnet-mgr: kubeconfig (default: KUBECONFIG, else ${KUBELET_KUBECONFIG} when present, else the in-cluster service account)`)
+    .option('--kube-api-url <url>', "with --kube-subnet-mgr: the API server (overrides the kubeconfig's server)")
+    .option('--kube-annotation-prefix <prefix>', 'with --kube-subnet-mgr: node annotation prefix (default flannel.alpha.coreos.com)')
+    .option('--node-name <name>', 'with --kube-subnet-mgr: this Node\'s name (default NODE_NAME, else the host name)')
+    .option('--kube-configmap <ns/name>', `with --kube-subnet-mgr: the ConfigMap holding net-conf.json when no file has it (default ${KUBE_CONFIGMAP})`)
     .option('--json', 'print one JSON document {"ok", "problems": [{"check", "detail", "fix"}], "checks"}')
     .addHelpText('after', '\nflanneld syntax (-etcd-endpoints=URL) and the FLANNELD_* environment forms of the etcd, --iface,\n--public-ip and --subnet-file flags are taken as weftd takes them; the command line wins.')
     .action(run);

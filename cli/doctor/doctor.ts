@@ -19,11 +19,14 @@ import { checkLease, ownLease } from './check-lease.ts';
 import { checkMtu } from './check-mtu.ts';
 import { checkNft } from './check-nft.ts';
 import { checkPeers } from './check-peers.ts';
+import { checkServicesOnNode } from './check-services.ts';
 import { checkPolicyOnNode } from './check-policy.ts';
 import { readLeaseView, type LeaseView } from './leases.ts';
 import { readNodeState, uplinkOf, type NodeState } from './node-state.ts';
 import type { DoctorOptions } from './options.ts';
-import { buildReport, type CheckResult, type Report } from './problem.ts';
+import { buildReport, daemonSetFix, type CheckResult, type Report } from './problem.ts';
+import { checkKube, kubeLeases, kubeNetConf, readKube, type KubeOptions } from './kube.ts';
+import { nodeToLease, type NetConf } from '../../agent/inspect.ts';
 
 function readText(path: string): string | null {
   try {
@@ -53,22 +56,32 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   const node = readNodeState({ ...(o.iface !== undefined ? { iface: [o.iface] } : {}), ...(o.publicIp !== undefined ? { publicIp: o.publicIp } : {}) });
   const uplink = uplinkOf(node);
   let view: LeaseView | { error: string };
-  try {
-    view = await readLeaseView(o);
-  } catch (e) {
-    view = { error: (e as Error).message };
+  let kube: CheckResult | undefined;
+  // This node's public IP as the lease source knows it: the uplink's, or with Kubernetes its Node's lease.
+  let publicIp = uplink?.publicIp ?? null;
+  if (o.kube !== undefined) {
+    const r = await readKubeLeases(o, o.kube, uplink?.publicIp ?? null);
+    ({ view, kube } = r);
+    publicIp = r.publicIp ?? publicIp;
+  } else {
+    try {
+      view = await readLeaseView(o);
+    } catch (e) {
+      view = { error: (e as Error).message };
+    }
   }
   const results: CheckResult[] = [];
   const cni = checkCni(o.cniConfDir, o.cniBinDir);
   const subnetEnvText = readText(o.subnetFile);
-  if (subnetEnvText === null && usesNoOverlay(cni)) return bridgeOnly(o, cni, node);
-  const lease = checkLease({ view, publicIp: uplink?.publicIp ?? null, subnetFile: o.subnetFile, subnetEnvText, now: Date.now() });
+  if (subnetEnvText === null && usesNoOverlay(cni)) return forDeployment(o, await bridgeOnly(o, cni, node));
+  const lease = checkLease({ view, publicIp, subnetFile: o.subnetFile, subnetEnvText, now: Date.now() });
   if (uplink === null && 'error' in node.uplink) lease.problems.push({ check: 'lease', detail: `no uplink: ${node.uplink.error}`, fix: 'pass --iface as weftd has it (systemctl cat weftd)' });
   results.push(lease);
+  if (kube !== undefined) results.push(kube);
   const weftd = await readWeftd(o.metricsAddr, o.metricsFrom === 'default');
   results.push(checkHealth(weftd, noMetricsWhy(o)));
   results.push(cni);
-  const own = 'error' in view ? null : ownLease(view, uplink?.publicIp ?? null);
+  const own = 'error' in view ? null : ownLease(view, publicIp);
   if ('error' in view || own === null || uplink === null) {
     results.push(skipped('peers', 'needs the lease table, this node\'s lease and its uplink (see lease)'));
   } else {
@@ -80,9 +93,38 @@ export async function runDoctor(o: DoctorOptions): Promise<Report> {
   if ('error' in view || uplink === null) results.push(skipped('mtu', 'needs the net-conf and the uplink (see lease)'));
   else results.push(checkMtu({ netConf: view.netConf, uplink, env: lease.env, bridge: o.bridge, node }));
   results.push(checkForwardOnNode('error' in view ? null : view.netConf, lease.env));
+  results.push(await checkServicesOnNode('error' in view ? {} : { clusterCidrs: [view.netConf.network, view.netConf.ipv6Network ?? ''].filter((n) => n !== '') }));
   results.push(checkPolicyOnNode(o.subnetFile, allocs, [subnet, own?.ipv6Subnet]));
   results.push(...tail);
-  return buildReport(results);
+  return forDeployment(o, buildReport(results));
+}
+
+/** The leases from the Nodes (the kube check judges this node's), as the other checks read leases. */
+async function readKubeLeases(o: DoctorOptions, k: KubeOptions, uplinkIp: string | null): Promise<{ view: LeaseView | { error: string }; kube: CheckResult; publicIp: string | null }> {
+  const netConfFile = o.netConf !== undefined && existsSync(o.netConf) ? o.netConf : undefined;
+  const kv = await readKube(k, netConfFile === undefined);
+  const via = k.kubeconfigFile ?? k.kubeApiUrl ?? 'the in-cluster service account';
+  let view: LeaseView | { error: string };
+  let netConf: NetConf | null = null;
+  if ('error' in kv) view = { error: `Kubernetes API: ${kv.error}` };
+  else {
+    try {
+      netConf = kubeNetConf(netConfFile, kv);
+      view = { source: `kube:${kv.server}`, netConf, leases: kubeLeases(kv, k.annotationPrefix) };
+    } catch (e) {
+      view = { error: (e as Error).message };
+    }
+  }
+  const own = 'error' in kv || kv.node === null ? null : nodeToLease(kv.node, k.annotationPrefix);
+  const kube = checkKube({ view: kv, opts: k, via, netConf, uplinkIp, daemonSet: o.daemonSet });
+  return { view, kube, publicIp: own?.publicIp ?? null };
+}
+
+/** The report with every fix in the words of how weftd runs here (a DaemonSet's pod: kubectl, never systemctl). */
+function forDeployment(o: DoctorOptions, r: Report): Report {
+  if (!o.daemonSet) return r;
+  const node = o.kube?.nodeName ?? '<this node>';
+  return { ...r, problems: r.problems.map((p) => ({ ...p, fix: daemonSetFix(p.fix, node) })) };
 }
 
 /** The checks that need no lease: host-local leaks, orphan nft elements, kernel facts. */

@@ -6,6 +6,15 @@ import { isAbsolute } from 'node:path';
 import { leaseSourceFlags, normalizeStoreFlags, WEFTD_DEFAULTS, type EtcdSecurity, type RawLeaseSourceFlags } from '../../agent/inspect.ts';
 import { DEFAULT_DATA_DIR } from '../../lib/attach/host-local-files.ts';
 import { WEFTD_METRICS_ADDR } from '../install/render.ts';
+import { defaultKubeconfig, defaultNodeName, type KubeOptions } from './kube.ts';
+import { existsSync } from 'node:fs';
+import { DEFAULT_ANNOTATION_PREFIX } from '../../agent/inspect.ts';
+
+/** Where the DaemonSet (and kube-flannel's) mounts net-conf.json; on the host it is in the ConfigMap only. */
+export const KUBE_NET_CONF = '/etc/kube-flannel/net-conf.json';
+
+/** The DaemonSet's ConfigMap (deploy/weft.yaml), read for net-conf.json when no file has it. */
+export const KUBE_CONFIGMAP = 'kube-weft/weft-cfg';
 
 /** Everything the checks read, normalised. */
 export interface DoctorOptions {
@@ -28,6 +37,10 @@ export interface DoctorOptions {
   metricsAddr?: string;
   /** How metricsAddr was chosen: given (flag or unit), the installed default, or absent from the unit. */
   metricsFrom: 'given' | 'default' | 'unit-has-none';
+  /** --kube-subnet-mgr: the leases are the Nodes'. */
+  kube?: KubeOptions;
+  /** weftd runs as the DaemonSet's pod here (no unit, and in a pod or on the Kubernetes API): fixes say kubectl, not systemctl. */
+  daemonSet: boolean;
   json: boolean;
 }
 
@@ -56,6 +69,12 @@ export interface RawDoctorFlags extends RawLeaseSourceFlags {
   ipamDataDir?: string;
   bridge?: string;
   metricsAddr?: string;
+  kubeSubnetMgr?: boolean | string;
+  kubeconfigFile?: string;
+  kubeApiUrl?: string;
+  kubeAnnotationPrefix?: string;
+  nodeName?: string;
+  kubeConfigmap?: string;
   json?: boolean;
 }
 
@@ -71,7 +90,15 @@ function absolute(flag: string, v: string): string {
  * Validates the flags (naming the flag and the bad value) and fills the defaults. `unitRead`: a weftd
  * unit was read (then weftd has the metrics address the unit gives, or none; else the installed default).
  */
-export function normalizeDoctorOptions(f: RawDoctorFlags, unitRead = false): DoctorOptions {
+export function normalizeDoctorOptions(f: RawDoctorFlags, unitRead = false, env: Readonly<Record<string, string | undefined>> = process.env): DoctorOptions {
+  // In a pod (the weft DaemonSet's weftd container) with no unit and no other lease source named,
+  // the leases are the Nodes', as that weftd's are.
+  const otherSource = [f.store, f.etcdEndpoints, f.etcdPrefix, f.etcdCafile, f.etcdCertfile, f.etcdKeyfile, f.etcdUsername, f.etcdPassword].some((x) => x !== undefined);
+  const kubeOn = f.kubeSubnetMgr === true || f.kubeSubnetMgr === 'true' || (!unitRead && !otherSource && Boolean(env['KUBERNETES_SERVICE_HOST']));
+  const kubeOnly = (['kubeconfigFile', 'kubeApiUrl', 'kubeAnnotationPrefix', 'kubeConfigmap'] as const).filter((k) => f[k] !== undefined);
+  if (!kubeOn && kubeOnly.length > 0) throw new DoctorOptionError(`${kubeOnly.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')} need --kube-subnet-mgr`);
+  if (kubeOn && (f.store !== undefined || f.etcdEndpoints !== undefined)) throw new DoctorOptionError('--kube-subnet-mgr and --store/--etcd-endpoints: choose one lease source');
+  if (f.kubeConfigmap !== undefined && !/^[a-z0-9][a-z0-9.-]*\/[a-z0-9][a-z0-9.-]*$/.test(f.kubeConfigmap)) throw new DoctorOptionError(`--kube-configmap ${JSON.stringify(f.kubeConfigmap)} must be namespace/name`);
   const src = leaseSourceFlags(f);
   let sel: ReturnType<typeof normalizeStoreFlags>;
   try {
@@ -83,8 +110,18 @@ export function normalizeDoctorOptions(f: RawDoctorFlags, unitRead = false): Doc
     throw new DoctorOptionError(`--metrics-addr ${JSON.stringify(f.metricsAddr)} must be host:port`);
   }
   const endpoints = sel.kind === 'etcd' ? sel.endpoints : undefined;
-  // With etcd, flannel's way is the config in etcd: only an explicit --net-conf overrides it.
-  const netConf = f.netConf ?? (endpoints === undefined ? DOCTOR_DEFAULTS.netConf : undefined);
+  // With etcd, flannel's way is the config in etcd: only an explicit --net-conf overrides it. With
+  // Kubernetes, the DaemonSet's mount, else the installed path, else (neither exists) its ConfigMap.
+  const kubeNetConf = existsSync(KUBE_NET_CONF) || !existsSync(DOCTOR_DEFAULTS.netConf) ? KUBE_NET_CONF : DOCTOR_DEFAULTS.netConf;
+  const netConf = f.netConf ?? (kubeOn ? kubeNetConf : endpoints === undefined ? DOCTOR_DEFAULTS.netConf : undefined);
+  const kubeconfigFile = f.kubeconfigFile ?? (kubeOn && f.kubeApiUrl === undefined ? defaultKubeconfig(env) : undefined);
+  const kube: KubeOptions | undefined = kubeOn ? {
+    ...(kubeconfigFile !== undefined ? { kubeconfigFile: absolute('kubeconfig-file', kubeconfigFile) } : {}),
+    ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}),
+    nodeName: f.nodeName ?? defaultNodeName(env),
+    annotationPrefix: f.kubeAnnotationPrefix ?? DEFAULT_ANNOTATION_PREFIX,
+    configMap: f.kubeConfigmap ?? KUBE_CONFIGMAP,
+  } : undefined;
   return {
     subnetFile: absolute('subnet-file', f.subnetFile ?? DOCTOR_DEFAULTS.subnetFile),
     store: sel.kind === 'file' ? `file:${sel.dir}` : DOCTOR_DEFAULTS.store,
@@ -100,6 +137,8 @@ export function normalizeDoctorOptions(f: RawDoctorFlags, unitRead = false): Doc
     bridge: f.bridge ?? DOCTOR_DEFAULTS.bridge,
     ...(f.metricsAddr !== undefined ? { metricsAddr: f.metricsAddr } : unitRead ? {} : { metricsAddr: DOCTOR_DEFAULTS.metricsAddr }),
     metricsFrom: f.metricsAddr !== undefined ? 'given' : unitRead ? 'unit-has-none' : 'default',
+    ...(kube !== undefined ? { kube } : {}),
+    daemonSet: !unitRead && (kubeOn || Boolean(env['KUBERNETES_SERVICE_HOST'])),
     json: f.json === true,
   };
 }

@@ -4,6 +4,20 @@
 /** The fix of drift weftd converges on its own (a problem that persists means weftd is not running or failing). */
 export const WEFTD_FIXES = 'weftd converges this on its next pass: if it persists, weftd is not running or failing (systemctl restart weftd; journalctl -u weftd)';
 
+/**
+ * A fix written for a systemd node in the words of a DaemonSet node (weftd is the weft pod's weftd
+ * container, deploy/weft.yaml: namespace kube-weft, label app=weft): no systemctl or journalctl there.
+ */
+export function daemonSetFix(fix: string, node: string): string {
+  const pod = `the weft pod on ${node} (kubectl -n kube-weft get pods -l app=weft -o wide --field-selector spec.nodeName=${node})`;
+  return fix
+    .replace(/systemctl enable --now weftd/g, `the weft DaemonSet starts weftd on every node: see ${pod}`)
+    .replace(/systemctl restart weftd/g, `kubectl -n kube-weft delete pod -l app=weft --field-selector spec.nodeName=${node} (the DaemonSet starts it again)`)
+    .replace(/systemctl status weftd/g, `kubectl -n kube-weft get pods -l app=weft -o wide --field-selector spec.nodeName=${node}`)
+    .replace(/journalctl -u weftd(?: -n (\d+))?/g, (_m, n?: string) => `kubectl -n kube-weft logs -c weftd <${pod}>${n !== undefined ? ` --tail ${n}` : ''}`)
+    .replace(/systemctl cat weftd/g, "kubectl -n kube-weft get ds weft -o yaml (the weftd container's args)");
+}
+
 /** One thing wrong on the node: which check found it, what it saw, what to do about it. */
 export interface Problem {
   check: string;

@@ -15,10 +15,15 @@ const UNIT_FLAGS: Readonly<Record<string, keyof RawDoctorFlags | 'healthzIp' | '
   'etcd-certfile': 'etcdCertfile', 'etcd-cafile': 'etcdCafile', 'etcd-username': 'etcdUsername', 'etcd-password': 'etcdPassword',
   'net-conf': 'netConf', 'net-config-path': 'netConf', 'subnet-file': 'subnetFile', iface: 'iface', 'public-ip': 'publicIp',
   'metrics-addr': 'metricsAddr', 'healthz-ip': 'healthzIp', 'healthz-port': 'healthzPort',
+  'kube-subnet-mgr': 'kubeSubnetMgr', 'kubeconfig-file': 'kubeconfigFile', 'kube-api-url': 'kubeApiUrl', 'kube-annotation-prefix': 'kubeAnnotationPrefix',
 };
 
+/** Flags without a value (present means true). */
+const BOOLEAN_FLAGS = new Set(['kube-subnet-mgr']);
+
 /** The lease-source keys: taken from the unit only as a group, and only when the command line names none. */
-const SOURCE_KEYS: ReadonlyArray<keyof RawDoctorFlags> = ['store', 'etcdEndpoints', 'etcdPrefix', 'etcdKeyfile', 'etcdCertfile', 'etcdCafile', 'etcdUsername', 'etcdPassword'];
+const SOURCE_KEYS: ReadonlyArray<keyof RawDoctorFlags> = ['store', 'etcdEndpoints', 'etcdPrefix', 'etcdKeyfile', 'etcdCertfile', 'etcdCafile', 'etcdUsername', 'etcdPassword',
+  'kubeSubnetMgr', 'kubeconfigFile', 'kubeApiUrl', 'kubeAnnotationPrefix', 'nodeName'];
 
 /** KEY=value lines of a systemd EnvironmentFile (double quotes with \\ escapes, or bare values). */
 export function parseEnvironmentFile(text: string): Map<string, string> {
@@ -42,6 +47,10 @@ export function parseUnitFlags(unit: string, env: ReadonlyMap<string, string>): 
     const m = /^--?([a-z][a-z0-9-]*)(?:=(.*))?$/.exec(args[i] as string);
     const key = m ? UNIT_FLAGS[m[1] as string] : undefined;
     if (!m || key === undefined) continue;
+    if (BOOLEAN_FLAGS.has(m[1] as string)) {
+      if (m[2] === undefined || m[2] === 'true') out[key] = 'true';
+      continue;
+    }
     const value = m[2] ?? (args[i + 1] !== undefined && !(args[i + 1] as string).startsWith('-') ? args[++i] : undefined);
     if (value !== undefined) out[key] = value;
   }
@@ -53,6 +62,9 @@ export function parseUnitFlags(unit: string, env: ReadonlyMap<string, string>): 
   }
   delete out['healthzIp'];
   delete out['healthzPort'];
+  // weftd --kube-subnet-mgr finds its Node by NODE_NAME, which `weft install` sets with Environment=.
+  const node = /^Environment=NODE_NAME=(\S+)$/m.exec(unit)?.[1];
+  if (node !== undefined && out['kubeSubnetMgr'] !== undefined) out['nodeName'] = node;
   return out as RawDoctorFlags;
 }
 

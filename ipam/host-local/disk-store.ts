@@ -11,7 +11,7 @@ import { DEFAULT_STALL_TIMEOUT_MS, STALL_TIMEOUT_ENV } from '../../lib/cni/stall
 import { loadIndex, removeIndex, saveIndex } from './holder-index.ts';
 import type { Holder } from '../../lib/attach/host-local-files.ts';
 import type { Allocation, LockOptions, Store } from './store.ts';
-import { listHeldNames, listNetworks } from '../../lib/attach/host-local-list.ts';
+import { holdsAddress, listNetworks } from '../../lib/attach/host-local-list.ts';
 import { LAST_RESERVED_PREFIX as LAST_PREFIX, LOCK_FILE, TEMP_PREFIX, formatHolder, parseHolder, reservationKey } from '../../lib/attach/host-local-files.ts';
 import { isSysError } from '../../lib/errno/errno.ts';
 
@@ -76,9 +76,10 @@ export class DiskStore implements Store {
   private readonly indexThreshold: number;
   // True when this locked section's listing came from (or was checked against) the holder index.
   private indexUsed = false;
-  // In a section with `siblings`: the addresses other networks of the data dir hold (address ->
-  // network), read under their shared locks, which stay held until the section ends.
-  private foreign: Map<string, string> | null = null;
+  // In a section with `siblings`: the other networks of the data dir, whose shared locks stay held
+  // until the section ends; each candidate address is looked up in them (one stat each) rather than
+  // listing them, since a listing costs about a millisecond per 250 reservations.
+  private others: string[] | null = null;
 
   /**
    * `lockTimeoutMs` bounds the wait for a lock held by another process (then code 11);
@@ -129,16 +130,17 @@ export class DiskStore implements Store {
 
   /**
    * A shared flock on network `name`'s lock file (its writers, ours and the reference's, hold it
-   * exclusively while they reserve), pushed onto `fds`. A directory without a lock file never had a
-   * locking writer: it is read unlocked. Never creates anything in another network's directory.
+   * exclusively while they reserve), pushed onto `fds`. The file is created when missing, as its own
+   * writer would create it (a writer that has just made its directory may not have opened it yet:
+   * without a file to meet on, both could reserve at once).
    */
   private lockSibling(name: string, fds: number[]): void {
     const path = join(this.dataDir, name, LOCK_FILE);
     let fd: number;
     try {
-      fd = openSync(path, constants.O_RDONLY);
+      fd = openSync(path, constants.O_RDONLY | constants.O_CREAT, 0o750);
     } catch (e) {
-      if (isSysError(e, 'ENOENT', 'ENOTDIR', 'EISDIR')) return;
+      if (isSysError(e, 'ENOENT', 'ENOTDIR', 'EISDIR')) return; // removed meanwhile, or not a network directory
       throw e;
     }
     fds.push(fd);
@@ -148,27 +150,47 @@ export class DiskStore implements Store {
   /**
    * Takes this network's exclusive lock and, with `siblings`, every other network's shared lock, all
    * in name order: every weft process takes its set in that one order (the reference takes only its
-   * own), so two ADDs of two networks never wait on each other in a circle.
+   * own), so two ADDs of two networks never wait on each other in a circle. The networks are listed
+   * again once all is held: one made meanwhile (its writer may already be reserving, having not seen
+   * ours) means letting go and starting over with it; one made later waits for our lock, since its
+   * writer finds our directory.
    */
   private lockAll(siblings: boolean, fds: number[]): void {
     if (!siblings) return this.acquire();
-    const others = listNetworks(this.dataDir).filter((n) => n !== this.network);
-    let own = false;
-    for (const name of others) {
-      if (!own && name > this.network) {
-        this.acquire();
-        own = true;
+    for (let round = 0; ; round++) {
+      const others = this.otherNetworks();
+      let own = false;
+      for (const name of others) {
+        if (!own && name > this.network) {
+          this.acquire();
+          own = true;
+        }
+        this.lockSibling(name, fds);
       }
-      this.lockSibling(name, fds);
+      if (!own) this.acquire();
+      const now = this.otherNetworks();
+      if (now.every((n) => others.includes(n))) {
+        this.others = others;
+        return;
+      }
+      this.flock(this.lockFd, 'un');
+      this.unlockSiblings(fds.splice(0));
+      if (round >= 10) throw tryAgainLater(`host-local: the networks under ${this.dataDir} keep changing`, 'nothing was reserved');
     }
-    if (!own) this.acquire();
-    this.foreign = new Map();
-    for (const name of others) for (const ip of listHeldNames(this.dataDir, name)) if (!this.foreign.has(ip)) this.foreign.set(ip, name);
+  }
+
+  private otherNetworks(): string[] {
+    return listNetworks(this.dataDir).filter((n) => n !== this.network);
   }
 
   private unlockSiblings(fds: number[]): void {
     for (const fd of fds) closeSync(fd); // closing the last fd of an open file releases its flock
-    this.foreign = null;
+    this.others = null;
+  }
+
+  /** The other network holding the address named `name`, in a section with `siblings`. */
+  private holderElsewhere(name: string): string | undefined {
+    return this.others?.find((n) => holdsAddress(this.dataDir, n, name));
   }
 
   withLock<T>(fn: () => T, opts: LockOptions = {}): T {
@@ -295,7 +317,7 @@ export class DiskStore implements Store {
   reserve(containerId: string, ifname: string, ip: IpAddr, rangeSetIndex: number): boolean {
     const listing = this.listing();
     const name = formatIp(normalizeIp(ip));
-    if (listing.has(name) || this.taken.has(name) || this.foreign?.has(name) === true) return false;
+    if (listing.has(name) || this.taken.has(name) || this.holderElsewhere(name) !== undefined) return false;
     // Crash safety: the reservation appears with its full content in one step. We write a scratch
     // file, then link(2) it to the address's name; link fails with EEXIST when the name exists, so
     // it is as exclusive as O_EXCL but can never leave an empty or half-written reservation.
@@ -340,7 +362,7 @@ export class DiskStore implements Store {
 
   /** In a section with `siblings`: the other network holding `ip`, if any (for error messages). */
   heldElsewhere(ip: IpAddr): string | undefined {
-    return this.foreign?.get(formatIp(normalizeIp(ip)));
+    return this.holderElsewhere(formatIp(normalizeIp(ip)));
   }
 
   lastReservedIp(rangeSetIndex: number): IpAddr | null {

@@ -3,7 +3,7 @@
 // the other networks in its data dir). Takes no lock: a
 // reservation appears whole (link(2) of a finished file) and disappears whole (unlink), so a
 // listing may miss a concurrent change but never sees half of one. Runs in any netns.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../errno/errno.ts';
 import { cidrContains, parseCidr, parseIp } from '../ip/index.ts';
@@ -86,6 +86,15 @@ export function listHeldNames(dataDir: string, network: string): string[] {
     if (ip !== null) out.push(ip);
   }
   return out.sort();
+}
+
+/**
+ * Whether `network` under `dataDir` holds `ip` (canonical text, as both host-local binaries name
+ * their files): one stat, so an allocator can ask about each candidate instead of listing the
+ * directory. An empty reservation counts as held.
+ */
+export function holdsAddress(dataDir: string, network: string, ip: string): boolean {
+  return existsSync(join(dataDir, network, ip));
 }
 
 /** One network's addresses inside a subnet (networksHoldingIn). */

@@ -5,10 +5,12 @@
 import { delegateAdd, delegateCheck, delegateDel, delegateValidateAdd } from '../cni/delegate.ts';
 import { CniError, ErrorCode, unknownContainer } from '../cni/errors.ts';
 import { log } from '../cni/log.ts';
+import { markShortRun } from '../sys/code-cache-hint.ts';
 import { Rollback } from '../cni/rollback.ts';
 import type { CmdArgs, Plugin } from '../cni/plugin.ts';
 import type { NetConf, Result } from '../cni/types.ts';
 import { SUPPORTED_VERSIONS } from '../cni/types.ts';
+import { WEFT_VERSION } from '../version.ts';
 import { delDataDir, normalizeFlannelConfig, type FlannelConfig } from './config.ts';
 import { renderDelegate } from './render.ts';
 import { loadDelegateConf, removeDelegateConf, saveDelegateConf } from './scratch.ts';
@@ -66,7 +68,11 @@ async function cmdDel(a: CmdArgs): Promise<void> {
   } catch (e) {
     log.warn('cannot read the stored delegate config; nothing to replay', { containerId: a.containerId, error: e });
   }
-  if (dataDir === null || stored === null) return; // never added, or deleted already: success, as in flannel
+  if (dataDir === null || stored === null) {
+    // Never added, or deleted already: success, as in flannel; too short a run to make the DEL's code cache from.
+    markShortRun();
+    return;
+  }
   let replay: { type: string; bytes: Buffer };
   try {
     replay = withPrevResult(stored, a);
@@ -101,7 +107,7 @@ async function cmdCheck(a: CmdArgs, hooks: FlannelHooks): Promise<void> {
 export function makeFlannelPlugin(name: string, hooks: FlannelHooks = {}): Plugin {
   return {
     name,
-    version: '0.1.0',
+    version: WEFT_VERSION,
     supportedVersions: SUPPORTED_VERSIONS,
     add: (a) => cmdAdd(a, hooks),
     del: cmdDel,

@@ -57,7 +57,7 @@ export function contentFromListing(state: NftTableState | null): TableContent {
   for (const s of state?.sets.values() ?? []) {
     const elements = new Set<string>();
     for (const e of s.elements) {
-      const atoms = e.key.map((a) => (typeof a === 'string' && a.endsWith('/32') ? a.slice(0, -3) : a));
+      const atoms = e.key.map((a) => (typeof a === 'string' && /^[0-9.]+\/32$|:.*\/128$/.test(a) ? a.slice(0, a.lastIndexOf('/')) : a));
       try {
         elements.add(elementKey(atoms));
       } catch {

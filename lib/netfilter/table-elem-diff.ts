@@ -7,6 +7,11 @@ import type { NfnlSocket } from './nfnl/socket.ts';
 import type { TableContent } from './table-diff.ts';
 import type { NftAtom, NftDataType, NftTableRef } from './types.ts';
 
+const ADD_PER_MESSAGE = 200;
+
+/** Above this many element changes a delta goes to nft instead (one datagram must carry a netlink batch). */
+export const MAX_NETLINK_CHANGES = 2000;
+
 /** Elements to add to and delete from one set, as formatted keys (elementKey). */
 export interface SetElementDelta {
   readonly set: string;
@@ -18,7 +23,8 @@ export interface SetElementDelta {
 /**
  * The element changes turning `held` into `want`, or null when anything else differs: a set or chain
  * added or removed, a chain's rules, a base chain's hook, a counter, or the elements of an interval
- * set (rewritten whole by diffTable, since the kernel may merge intervals). Sets unchanged are left out.
+ * set (rewritten whole by diffTable, since the kernel may merge intervals), or more than
+ * MAX_NETLINK_CHANGES elements at once. Sets unchanged are left out.
  */
 export function elementOnlyDelta(held: TableContent, want: TableContent): SetElementDelta[] | null {
   if (held.sets.size !== want.sets.size || held.chains.size !== want.chains.size) return null;
@@ -40,7 +46,7 @@ export function elementOnlyDelta(held: TableContent, want: TableContent): SetEle
     if (s.spec.flags?.includes('interval') === true) return null;
     out.push({ set: name, type: s.spec.type, add, del });
   }
-  return out;
+  return out.reduce((n, d) => n + d.add.length + d.del.length, 0) > MAX_NETLINK_CHANGES ? null : out;
 }
 
 /** An element key as formatted by elementKey (`10.0.0.1 . tcp . 80`) -> its atoms. */
@@ -59,7 +65,8 @@ export function elementDeltaBatch(table: NftTableRef, deltas: readonly SetElemen
   }
   for (const d of deltas) {
     const types = d.type as Exclude<NftDataType, 'verdict'> | readonly Exclude<NftDataType, 'verdict'>[];
-    if (d.add.length > 0) b.add(d.set, d.add.map((k) => ({ key: formatKeyBytes(types, parseElementKey(k)) })));
+    // A netlink attribute's length is 16 bits: a few hundred elements per message at most.
+    for (let i = 0; i < d.add.length; i += ADD_PER_MESSAGE) b.add(d.set, d.add.slice(i, i + ADD_PER_MESSAGE).map((k) => ({ key: formatKeyBytes(types, parseElementKey(k)) })));
   }
   return b;
 }

@@ -10,6 +10,7 @@ import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
 import { listEntries, removeAll, staleCodeCaches } from './cache-prune.ts';
 import { traceStep } from '../trace/steps.ts';
+import { isShortRun } from './code-cache-hint.ts';
 import { isLowerHex } from '../text/digits.ts';
 
 /** The line that separates the loader from the commented body. */
@@ -156,7 +157,8 @@ export function runCachedSource(body: string, filename: string, bundle: string, 
       // its cache, kept for the life of the build, would leave every later ADD compiling most of
       // its functions (a tuning ADD's cache: 63 kB from a failed run against 143 kB, and 1.46x
       // instead of 1.25x `node -e 0` in CPU).
-      if (code !== 0) {
+      // Nor a run that said it took a short path (lib/sys/code-cache-hint.ts: a no-op DEL).
+      if (code !== 0 || isShortRun()) {
         // nothing: neither the mark nor the cache
       } else if (second) {
         // At exit the functions this run needed are compiled too, so the cache holds them.

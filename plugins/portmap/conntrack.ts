@@ -1,5 +1,4 @@
 // DEL only: forget the node's UDP conntrack entries answered by the removed pod, so clients are not black-holed.
-import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { log } from '../../lib/cni/log.ts';
 import { parseIp } from '../../lib/ip/addr.ts';
@@ -25,6 +24,9 @@ export function flushUdpConntrack(podIps: readonly string[], opts: { netnsPath?:
     log.warn('conntrack(8) not found; UDP flows of removed hostPorts stay until they time out', { pods: ips.join(',') });
     return -1;
   }
+  // Fetched here, not imported: node:child_process pulls in net, dns and streams, which every portmap
+  // start (ADD and DEL, most of them with nothing to flush) would load and compile for nothing.
+  const { spawnSync } = process.getBuiltinModule('node:child_process');
   let deleted = 0;
   for (const ip of ips) {
     const args = ['-f', parseIp(ip)?.family === 6 ? 'ipv6' : 'ipv4', '-D', '-p', 'udp', '--reply-src', ip];

@@ -55,12 +55,30 @@ export function nfnlIn(netns: string): { has(set: string, ip: string): boolean; 
   };
 }
 
+/** A kube client whose calls survive a loaded machine: a timed-out call is retried; a retried create that finds its object, or delete that finds none, succeeded before. */
+export function patientKube(kube: NonNullable<Cluster['kube']>): { call(method: string, path: string, body?: unknown, contentType?: string): Promise<Record<string, unknown>> } {
+  return {
+    async call(method, path, body, contentType) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await kube.call(method, path, body, contentType);
+        } catch (e) {
+          const msg = (e as Error).message;
+          if (attempt > 1 && ((method === 'POST' && msg.includes('AlreadyExists')) || (method === 'DELETE' && msg.includes('NotFound')))) return {};
+          if (attempt >= 5 || !/timed out|\(28\)|\(7\)/.test(msg)) throw e;
+          process.stderr.write(`  kube ${method} ${path} timed out, attempt ${attempt}; again\n`);
+        }
+      }
+    },
+  };
+}
+
 /** The throughput rows (see the module comment). */
 export async function benchNetpolThroughput(): Promise<BenchResult[]> {
   const c = await Cluster.create({ backend: 'host-gw', store: 'kube', nodes: 2, podsPerNode: 2, delegate: { ipMasq: false }, weftdArgs: ['--network-policy'], onProgress: (m) => process.stderr.write(`  ${m}\n`) });
   const kernels: ReturnType<typeof nfnlIn>[] = [];
   try {
-    const kube = c.kube;
+    const kube = c.kube === undefined ? undefined : patientKube(c.kube);
     const [n1, n2] = c.nodes;
     const client = c.pods.find((p) => p.node === n1);
     const same = c.pods.filter((p) => p.node === n1)[1];

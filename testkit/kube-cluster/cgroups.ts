@@ -35,8 +35,14 @@ function allHierarchies(): string[] {
 export function cgroupTree(name: string): string[] {
   const out: string[] = [];
   const walk = (d: string): void => {
+    let entries;
+    try {
+      entries = readdirSync(d, { withFileTypes: true });
+    } catch {
+      return; // removed meanwhile (containerd or the kubelet deleting a pod's cgroup as we walk)
+    }
     out.push(d);
-    for (const e of readdirSync(d, { withFileTypes: true })) if (e.isDirectory()) walk(join(d, e.name));
+    for (const e of entries) if (e.isDirectory()) walk(join(d, e.name));
   };
   for (const h of allHierarchies()) {
     const top = join(CGROUP_FS, h, name);

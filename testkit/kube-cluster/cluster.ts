@@ -25,6 +25,8 @@ export interface KubeClusterOptions {
   /** Image archives imported into every node besides the busybox one (the sandbox and workload image). */
   images?: string[];
   ranges?: Partial<ClusterRanges>;
+  /** false: no DNAT of the `kubernetes` Service in the nodes (a Service proxy under test programs it). Default true. */
+  apiServiceDnat?: boolean;
   progress?: (msg: string) => void;
 }
 
@@ -62,7 +64,7 @@ export class KubeCluster {
       cluster = new KubeCluster(topo, control, id);
       cluster.hook();
       for (const sim of topo.nodes) {
-        await cluster.wireNodeNetns(sim.netns);
+        await cluster.wireNodeNetns(sim.netns, o.apiServiceDnat !== false);
         const name = sim.netns;
         const kubeconfig = control.writeKubeconfig(`node-${name}`, await nodeCert(control.certs, name));
         cluster.nodes.push(new KubeNode({ sim, name, cgroupName: `weft-kube-${id}-n${sim.id}`, kubeconfig, clientCa: control.certs.ca,
@@ -85,9 +87,10 @@ export class KubeCluster {
    * the Service's ClusterIP:443 to kube-apiserver, standing in for kube-proxy, which this cluster
    * does not run (in-cluster clients such as weftd dial KUBERNETES_SERVICE_HOST).
    */
-  private async wireNodeNetns(netns: string): Promise<void> {
+  private async wireNodeNetns(netns: string, dnat: boolean): Promise<void> {
     const r = this.control.ranges;
     await nsRun(netns, ['ip', 'route', 'add', 'default', 'via', API_IP]);
+    if (!dnat) return;
     const rules = [
       'table ip weft-kit-svc {',
       `  chain out { type nat hook output priority -100; ip daddr ${r.apiServiceIp} tcp dport 443 dnat to ${API_IP}:6443; }`,
@@ -154,8 +157,15 @@ export class KubeCluster {
     this.destroyed = true;
     this.unregister();
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.removeListener(sig, this.onSignal);
-    for (const n of this.nodes) n.destroySync();
-    this.control.stopSync();
-    this.topo.destroySync();
+    // Every step runs even when one before it throws: a half-done teardown is what leaks.
+    const errors: unknown[] = [];
+    for (const step of [...this.nodes.map((n) => () => n.destroySync()), () => this.control.stopSync(), () => this.topo.destroySync()]) {
+      try {
+        step();
+      } catch (e) {
+        errors.push(e);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
   }
 }

@@ -4,7 +4,7 @@
 // public-ipv6 and backend-v6-data beside the IPv6 entry of spec.podCIDRs. Pure (no I/O).
 import { canonicalCidr, cidrContains, formatCidr, parseCidr } from '../../../lib/ip/cidr.ts';
 import { formatIp, parseIp } from '../../../lib/ip/addr.ts';
-import type { BackendData, Lease } from '../store.ts';
+import { type BackendData, type Lease, NO_IPV4_ADDRESS, NO_IPV4_SUBNET } from '../store.ts';
 
 /** flanneld's default --kube-annotation-prefix. */
 export const DEFAULT_ANNOTATION_PREFIX = 'flannel.alpha.coreos.com';
@@ -81,10 +81,11 @@ function parseBackendData(text: string | undefined): BackendData | undefined {
  * annotations) or its backend data is not JSON. The IPv6 side is added when the node has an IPv6
  * podCIDR and a valid public-ipv6 annotation; a broken backend-v6-data drops only that side.
  */
-export function nodeToLease(node: KubeNode, prefix: string): Lease | null {
+export function nodeToLease(node: KubeNode, prefix: string, ipv6Only = false): Lease | null {
   const k = annotationKeys(prefix);
   const a = node.metadata?.annotations ?? {};
   if (a[k.subnetManager] !== 'true') return null;
+  if (ipv6Only) return nodeToLeaseV6Only(node, k);
   const subnet = nodePodCidr(node, 4);
   const backendType = a[k.backendType];
   const publicIp = a[k.publicIp];
@@ -129,6 +130,21 @@ export function applyPublicIpOverwrite(node: KubeNode, prefix: string, l: Publis
   return out;
 }
 
+/**
+ * An IPv6-only cluster's lease of a node (EnableIPv4 false): the IPv6 podCIDR, public-ipv6 and
+ * backend-v6-data alone, as flanneld reads them then; the IPv4 side is flannel's zero one.
+ */
+function nodeToLeaseV6Only(node: KubeNode, k: AnnotationKeys): Lease | null {
+  const a = node.metadata?.annotations ?? {};
+  const ipv6Subnet = nodePodCidr(node, 6);
+  const publicIpv6 = a[k.publicIpv6];
+  const backendType = a[k.backendType];
+  const v6Data = parseBackendData(a[k.backendV6Data]);
+  const ip = parseIp(publicIpv6 ?? '');
+  if (ipv6Subnet === null || backendType === undefined || ip === null || ip.family !== 6 || v6Data === undefined) return null;
+  return { subnet: NO_IPV4_SUBNET, publicIp: NO_IPV4_ADDRESS, backendType, backendData: {}, expiration: 0, ipv6Subnet, publicIpv6: formatIp(ip), backendV6Data: v6Data };
+}
+
 /** What a node publishes: its attributes, with the IPv6 side only in dual stack. */
 export interface PublishedAttrs {
   publicIp: string;
@@ -141,8 +157,14 @@ export interface PublishedAttrs {
 const compact = (d: BackendData | undefined): string => (d && Object.keys(d).length > 0 ? JSON.stringify(d) : 'null');
 
 /** The annotations this node publishes (flanneld's values: backend data as compact JSON, "null" when empty). */
-export function leaseAnnotations(prefix: string, l: PublishedAttrs): Record<string, string> {
+export function leaseAnnotations(prefix: string, l: PublishedAttrs, ipv6Only = false): Record<string, string> {
   const k = annotationKeys(prefix);
+  if (ipv6Only) {
+    // flanneld's IPv6-only node: no IPv4 backend data; vxlan then writes neither it nor public-ip,
+    // the other backends "null" and the zero address.
+    const v4 = l.backendType === 'vxlan' ? {} : { [k.backendData]: 'null', [k.publicIp]: NO_IPV4_ADDRESS };
+    return { ...v4, [k.backendType]: l.backendType, [k.subnetManager]: 'true', [k.backendV6Data]: compact(l.backendV6Data), [k.publicIpv6]: l.publicIpv6 ?? '' };
+  }
   const out: Record<string, string> = {
     [k.backendData]: compact(l.backendData),
     [k.backendType]: l.backendType,

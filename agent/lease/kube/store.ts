@@ -14,7 +14,7 @@ import { createAgentLog } from '../../log.ts';
 import { type KubeNode, applyPublicIpOverwrite, leaseAnnotations, nodePodCidr, nodeToLease, subnetInNetwork } from './node-lease.ts';
 import { type NodeNameSource, resolveNodeName } from '../../kube/node-name.ts';
 import { LeaseTable } from '../lease-table.ts';
-import type { AcquireOptions, Lease, LeaseEvent, LeaseStore, Watch } from '../store.ts';
+import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseStore, type Watch, NO_IPV4_ADDRESS, NO_IPV4_SUBNET } from '../store.ts';
 import { isoNow } from '../../../lib/time/format.ts';
 
 /** Options of the kube store: a connection of its own (conn), or weftd's shared one (api). */
@@ -41,8 +41,8 @@ export class KubeLeaseStore implements LeaseStore {
   readonly kubeApi: KubeApi;
   private readonly ownsApi: boolean;
   private readonly table = new LeaseTable();
-  /** Node name -> subnet of its lease, to withdraw a node whose annotations or podCIDR went away. */
-  private readonly byNode = new Map<string, string>();
+  /** Node name -> subnets of its lease, to withdraw a node whose annotations or podCIDR went away. */
+  private readonly byNode = new Map<string, Pick<Lease, 'subnet' | 'ipv6Subnet'>>();
   private readonly errorSinks = new Set<(err: Error) => void>();
   private unsubscribe: (() => void) | undefined;
   private nodeName: string | undefined;
@@ -71,12 +71,14 @@ export class KubeLeaseStore implements LeaseStore {
     const name = JSON.stringify(this.nodeName);
     const path = `${NODES}/${encodeURIComponent(this.nodeName)}`;
     const node = await this.client.call('GET', path) as KubeNode;
-    const subnet = nodePodCidr(node, 4);
+    const v6only = !this.netConf.enableIPv4;
+    if (v6only && opts.publicIpv6 === undefined) throw new Error('net-conf: EnableIPv4 false (IPv6-only) needs the node\'s IPv6 address (--public-ipv6, or an IPv6 address on the uplink)');
+    const subnet = v6only ? NO_IPV4_SUBNET : nodePodCidr(node, 4);
     if (subnet === null) throw new Error(`node ${name} pod cidr not assigned`);
-    if (!subnetInNetwork(subnet, this.netConf.network)) throw new Error(`node ${name} pod cidr ${subnet} is not in the net-conf Network ${this.netConf.network}`);
+    if (!v6only && !subnetInNetwork(subnet, this.netConf.network)) throw new Error(`node ${name} pod cidr ${subnet} is not in the net-conf Network ${this.netConf.network}`);
     const v6 = opts.publicIpv6 !== undefined ? this.ipv6Side(node, name) : undefined;
     const published = applyPublicIpOverwrite(node, this.o.annotationPrefix, opts);
-    const want = leaseAnnotations(this.o.annotationPrefix, published);
+    const want = leaseAnnotations(this.o.annotationPrefix, published, v6only);
     const have = node.metadata?.annotations ?? {};
     if (Object.entries(want).some(([k, v]) => have[k] !== v)) {
       await this.client.call('PATCH', `${path}/status`, { metadata: { annotations: want } }, 'application/strategic-merge-patch+json');
@@ -85,7 +87,7 @@ export class KubeLeaseStore implements LeaseStore {
     await this.client.call('PATCH', `${path}/status`, {
       status: { conditions: [{ type: 'NetworkUnavailable', status: 'False', reason: 'FlannelIsUp', message: 'weftd is running on this node', lastTransitionTime: now, lastHeartbeatTime: now }] },
     }, 'application/strategic-merge-patch+json');
-    const lease: Lease = { subnet, publicIp: opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration: 0 };
+    const lease: Lease = { subnet, publicIp: v6only ? NO_IPV4_ADDRESS : opts.publicIp, backendType: opts.backendType, backendData: { ...opts.backendData }, expiration: 0 };
     if (v6 !== undefined) Object.assign(lease, { ipv6Subnet: v6, publicIpv6: opts.publicIpv6, backendV6Data: { ...opts.backendV6Data } });
     return lease;
   }
@@ -154,13 +156,13 @@ export class KubeLeaseStore implements LeaseStore {
   /** A node's current state (null: deleted) into the table: its old lease withdrawn when it changed or went away. */
   private onNode(name: string, node: NodeObject | null): void {
     const old = this.byNode.get(name);
-    const lease = node === null ? null : nodeToLease(node, this.o.annotationPrefix);
-    if (old !== undefined && old !== lease?.subnet) {
+    const lease = node === null ? null : nodeToLease(node, this.o.annotationPrefix, !this.netConf.enableIPv4);
+    if (old !== undefined && (lease === null || old.subnet !== lease.subnet || old.ipv6Subnet !== lease.ipv6Subnet)) {
       this.byNode.delete(name);
-      this.table.apply({ type: 'removed', lease: { subnet: old, publicIp: '', backendType: '', backendData: {}, expiration: 0 } });
+      this.table.apply({ type: 'removed', lease: { ...old, publicIp: '', backendType: '', backendData: {}, expiration: 0 } });
     }
     if (lease) {
-      this.byNode.set(name, lease.subnet);
+      this.byNode.set(name, { subnet: lease.subnet, ...(lease.ipv6Subnet !== undefined ? { ipv6Subnet: lease.ipv6Subnet } : {}) });
       this.table.apply({ type: 'added', lease });
     }
   }

@@ -11,6 +11,10 @@ import { nsExec, nsRun } from '../../../testkit/topology.ts';
 import { canPing } from '../../../testkit/probe.ts';
 import { assertProgrammedFor, pingLog, pingOnce, FLANNEL_CNI, routesTo, skipReason, swapAgentWithPings, vtep6Fdb, vtep6Neighs, vtepLink } from './helpers.ts';
 
+// The longest ping gap across an agent swap is a figure (a test diagnostic; near 0 on a quiet machine);
+// the bound only catches a broken swap, loose enough that a loaded machine does not fail it.
+const GAP_BOUND_MS = 3000;
+
 const FLANNELD = `${process.env['WEFT_CACHE_DIR'] ?? '/var/cache/weft'}/go-bin/flannel-v0.28.10/flannel`;
 const PREFIX = '/coreos.com/network/subnets/';
 
@@ -99,7 +103,7 @@ for (const backend of ['vxlan', 'host-gw', 'udp'] as const) {
         const [a, b] = await swapAgentWithPings(c, f, step, { netns: podF.netns, ip: podF.ip }, { netns: podW.netns, ip: podW.ip });
         t.diagnostic(`-> ${step}: longest ping gap ${a.maxGapMs.toFixed(0)} ms out, ${b.maxGapMs.toFixed(0)} ms back (${a.replies}+${b.replies} replies)`);
         assert.ok(a.replies > 10 && b.replies > 10, 'pings answered');
-        assert.ok(a.maxGapMs <= 1000 && b.maxGapMs <= 1000, `no gap over 1 s (${a.maxGapMs}, ${b.maxGapMs} ms)`);
+        assert.ok(a.maxGapMs <= GAP_BOUND_MS && b.maxGapMs <= GAP_BOUND_MS, `no gap over ${GAP_BOUND_MS} ms (${a.maxGapMs}, ${b.maxGapMs} ms)`);
         assert.deepEqual([...(await leases(c)).keys()].sort(), keys, `${step}: same lease keys`);
         assert.equal(readFileSync(f.subnetFile, 'utf8').match(/FLANNEL_SUBNET=.*/)?.[0], env.match(/FLANNEL_SUBNET=.*/)?.[0], `${step}: same subnet`);
         await assertNoDuplicates(c, f, backend);
@@ -198,7 +202,7 @@ for (const backend of ['vxlan', 'host-gw'] as const) {
       const [a, b] = [await out.stop(), await back.stop()];
       t.diagnostic(`-> weftd: longest IPv6 ping gap ${a.maxGapMs.toFixed(0)} ms out, ${b.maxGapMs.toFixed(0)} ms back (${a.replies}+${b.replies} replies)`);
       assert.ok(a.replies > 10 && b.replies > 10, 'pings answered');
-      assert.ok(a.maxGapMs <= 1000 && b.maxGapMs <= 1000, `no gap over 1 s (${a.maxGapMs}, ${b.maxGapMs} ms)`);
+      assert.ok(a.maxGapMs <= GAP_BOUND_MS && b.maxGapMs <= GAP_BOUND_MS, `no gap over ${GAP_BOUND_MS} ms (${a.maxGapMs}, ${b.maxGapMs} ms)`);
       assert.deepEqual([...(await leases(c)).keys()].sort(), keys, 'same dual-stack lease keys');
       assert.equal(readFileSync(f.subnetFile, 'utf8').match(/FLANNEL_IPV6_SUBNET=.*/)?.[0], env6, 'same IPv6 subnet');
       const vx = JSON.parse(await nsRun(f.netns, ['ip', '-j', 'link', 'show', 'type', 'vxlan'])) as Array<{ ifname: string }>;

@@ -81,6 +81,22 @@ void describe('weft doctor on a vxlan node', { skip: skipReason(), timeout: 240_
     await cleanAgain(c, n1);
   });
 
+  void it('names a peer route deleted while weftd is stopped (SIGTERM, data plane left in place), and weftd restores it', async () => {
+    assert.equal(await c.stopWeftd(n1), 0);
+    try {
+      await nsRun(n1.netns, ['ip', 'route', 'del', n2.subnet as string]);
+      const r = await doctor(c, n1);
+      const peers = problemsOf(r, 'peers');
+      assert.equal(peers.length, 1, JSON.stringify(r.problems));
+      assert.ok(peers[0]?.detail.startsWith(`route missing: ${n2.subnet as string} should go via`), peers[0]?.detail);
+      // one peer on vxlan is a route, a neighbour and an FDB entry: the two left are in place, the route is not
+      assert.equal(r.checks.find((x) => x.check === 'peers')?.facts['inPlace'], 2);
+    } finally {
+      await c.startWeftd(n1);
+    }
+    await cleanAgain(c, n1);
+  });
+
   void it('names a pod veth with the wrong MTU', async () => {
     const veth = (await nsRun(n1.netns, ['ip', '-o', 'link', 'show', 'master', 'cni0'])).split('\n')[0]?.split(': ')[1]?.split('@')[0];
     assert.ok(veth, 'a veth on cni0');

@@ -27,6 +27,12 @@ void describe('executables: --version and usage errors', () => {
     }
   });
 
+  void test('weftd --help names each backend it drives, udp among them', async () => {
+    const r = await runCmd([join(DIST_BIN, 'weftd'), '--help']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /vxlan, host-gw or udp\s+data plane/);
+  });
+
   const usage: Array<[string, string[]]> = [
     ['weft', ['--bogus']], ['weft', ['no-such-command']], ['weft', ['install', '--bogus']], ['weft', ['uninstall', '--bogus']],
     ['weft', ['doctor', '--bogus']], ['weft', ['install', '--backend']], ['weftd', ['--bogus']], ['weftd', ['--net-conf']],

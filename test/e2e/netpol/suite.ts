@@ -9,6 +9,11 @@ import { kubeRouterMissing } from '../../../testkit/kube-router.ts';
 import { NetpolLab, type Enforcer } from '../../../testkit/netpol-lab.ts';
 import { formatTable, PROBES, Reachability, type ProbeKind } from '../../../testkit/netpol-model.ts';
 import { CASES, type NetpolCase } from './cases.ts';
+import { SET_ISO_IN } from '../../../agent/policy/desired.ts';
+import { readAllocations } from '../../../cli/doctor/allocations.ts';
+import { checkPolicyOnNode } from '../../../cli/doctor/check-policy.ts';
+import { openNetns, withNetns } from '../../../lib/netns/index.ts';
+import { nsExec } from '../../../testkit/topology.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 /** The data plane under the policy (WEFT_NETPOL_BACKEND: vxlan, host-gw or udp; default host-gw). */
@@ -97,6 +102,34 @@ export function netpolSuite(enforcer: Enforcer): void {
         await lab.clearPolicies();
         await lab.redeclarePorts('x/a');
         await lab.redeclarePorts('x/b');
+      }
+      await expectCase(lab, () => new Reachability(true), 'cleared');
+    });
+
+    // weft only: `weft doctor`'s policy check against this node's kernel, view file and allocations.
+    it('weft doctor names a selected pod whose address is missing from its isolation set', { skip: enforcer !== 'weft' && 'weft doctor reads weftd\'s view' }, async () => {
+      const xa = lab.pods.get('x/a');
+      assert.ok(xa);
+      const n = xa.node;
+      const doctor = () => {
+        const h = openNetns(`/run/netns/${n.netns}`);
+        try {
+          return withNetns(h, () => checkPolicyOnNode(n.subnetFile, readAllocations(join(n.dir, 'ipam')), [n.subnet]));
+        } finally {
+          h.close();
+        }
+      };
+      try {
+        await lab.applyPolicy({ metadata: { namespace: 'x', name: 'deny-x' }, spec: { podSelector: {}, policyTypes: ['Ingress'] } });
+        await expectCase(lab, () => new Reachability(true).expectPeer({}, { namespace: 'x' }, false), 'deny x');
+        assert.deepEqual(doctor().problems, [], 'a programmed node is ok');
+        const r = await nsExec(n.netns, ['nft', 'delete', 'element', 'inet', 'weft-policy', SET_ISO_IN, `{ ${xa.ip} }`]);
+        assert.equal(r.code, 0, r.stderr);
+        const problems = doctor().problems;
+        assert.equal(problems.length, 1, JSON.stringify(problems));
+        assert.match(problems[0]?.detail ?? '', new RegExp(`^pod x/a is selected by x/deny-x but no rule covers it: ${xa.ip.replace(/\./g, '\\.')} is not in ${SET_ISO_IN}`));
+      } finally {
+        await lab.clearPolicies();
       }
       await expectCase(lab, () => new Reachability(true), 'cleared');
     });

@@ -94,6 +94,20 @@ export function serviceSuite(p: ProxyUnderTest): void {
       assert.match((await peers.probe(client.netns, 'udp', s.clusterIP, 53)).reply ?? '', /^n2p2 /);
     });
 
+    it('UDP: a client keeping its source port leaves a removed endpoint (its stale conntrack entry is deleted)', async () => {
+      const s = await createService(c.kube!, 'dns2', { ports: [{ name: 'dns', port: 54, protocol: 'UDP', targetPort: UDP }] });
+      await createSlice(c.kube!, 'dns2-1', 'dns2', [ep('n2p2'), ep('n1p3')], [{ name: 'dns', port: UDP, protocol: 'UDP' }]);
+      const SRC = 40_054;
+      const from = async () => (await peers.probe(client.netns, 'udp', s.clusterIP, 54, 500, SRC)).reply?.split(' ')[0];
+      await until('dns2 answers', async () => (await from()) !== undefined);
+      const first = await from();
+      // Every datagram keeps the entry alive: only its deletion moves the client.
+      assert.equal(await from(), first);
+      const other = first === 'n2p2' ? 'n1p3' : 'n2p2';
+      await updateSlice(c.kube!, 'dns2-1', [ep(other)], [{ name: 'dns', port: UDP, protocol: 'UDP' }]);
+      await until(`the client reaches ${other}`, async () => (await from()) === other);
+    });
+
     it('endpoint removal and addition take effect', async () => {
       const ip = (await c.kube!.call('GET', '/api/v1/namespaces/default/services/web')).spec as { clusterIP: string };
       await updateSlice(c.kube!, 'web-1', [ep('n2p1')], web.ports);

@@ -1,10 +1,12 @@
 // The kube cluster kit's pure parts (no root): the files a node is given, the kubeconfig, quantiles,
-// the reachability matrix's text and the Deployment the tests and demo schedule.
+// the reachability matrix's text, the Deployment and pods the tests and demo schedule, ping logs.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import { formatCertKubeconfig } from '../../../testkit/kube-cluster/certs.ts';
 import { quantile } from '../../../testkit/kube-cluster/latency.ts';
+import { parsePingLog } from '../../../testkit/kube-cluster/pinger.ts';
+import { httpdPod } from '../../../testkit/kube-cluster/pod-features.ts';
 import { containerdConfig, FAKE_SYSCTLS, holderScript, kubeletConfig } from '../../../testkit/kube-cluster/node-files.ts';
 import { formatReachability, httpdDeployment, type PodView } from '../../../testkit/kube-cluster/workload.ts';
 
@@ -71,5 +73,32 @@ void describe('kube-cluster measurements and workloads', () => {
     assert.equal(c?.imagePullPolicy, 'Never');
     assert.equal(c?.readinessProbe.httpGet.path, '/index.html');
     assert.ok(c?.livenessProbe);
+  });
+});
+
+void describe('kube-cluster pings and pod features', () => {
+  const line = (seq: number): string => `64 bytes from 10.244.1.3: seq=${seq} ttl=62 time=0.123 ms`;
+
+  void it('parsePingLog: no loss is a gap of one interval; a hole of 3 is a gap of 4 intervals', () => {
+    const full = [...[0, 1, 2, 3].map(line), '--- 10.244.1.3 ping statistics ---', '4 packets transmitted, 4 packets received, 0% packet loss'].join('\n');
+    assert.deepEqual(parsePingLog(full, 200), { sent: 4, received: 4, longestGapMs: 200 });
+    const holed = [...[0, 1, 5, 6].map(line), '7 packets transmitted, 4 packets received, 42% packet loss'].join('\n');
+    assert.deepEqual(parsePingLog(holed, 200), { sent: 7, received: 4, longestGapMs: 800 });
+  });
+
+  void it('parsePingLog: fewer than two replies has no gap to measure (Infinity), and a duplicate counts once', () => {
+    assert.equal(parsePingLog('PING 10.244.1.3\n3 packets transmitted, 0 packets received', 200).longestGapMs, Infinity);
+    assert.deepEqual(parsePingLog([line(0), line(1), line(1)].join('\n'), 200), { sent: 2, received: 2, longestGapMs: 200 });
+  });
+
+  void it('httpdPod: pinned by the hostname label, with a hostPort and annotations when asked', () => {
+    const p = httpdPod('hp', 'ns', 'img', 'n1', { hostPort: 8080, annotations: { 'kubernetes.io/ingress-bandwidth': '1M' } }) as {
+      metadata: { annotations?: Record<string, string> }; spec: { nodeSelector: Record<string, string>; containers: Array<{ ports: Array<{ hostPort?: number }> }> } };
+    assert.deepEqual(p.spec.nodeSelector, { 'kubernetes.io/hostname': 'n1' });
+    assert.equal(p.spec.containers[0]?.ports[0]?.hostPort, 8080);
+    assert.deepEqual(p.metadata.annotations, { 'kubernetes.io/ingress-bandwidth': '1M' });
+    const plain = httpdPod('p', 'ns', 'img', 'n1') as { metadata: Record<string, unknown>; spec: { containers: Array<{ ports: Array<Record<string, unknown>> }> } };
+    assert.equal('annotations' in plain.metadata, false);
+    assert.deepEqual(plain.spec.containers[0]?.ports[0], { containerPort: 80 });
   });
 });

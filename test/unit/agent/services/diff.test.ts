@@ -56,11 +56,10 @@ void describe('services diff', () => {
     const after = renderAll(allUnits(services, (k) => slices.get(k) ?? [], NODE), NODE);
     const p = diffContent(after, assumeApplied(before));
     assert.deepEqual([p.head, p.tail, p.chainsChanged, p.chainsAdded, p.chainsDeleted], [[], [], 0, 0, 0]);
-    const map = [...after.epMaps.keys()].find((n) => after.epMaps.get(n)?.endpoints.includes('10.244.99.1 . 8080'));
-    // 10.244.4.210 keeps slot 0; 10.245.4.210 (slot 1) is replaced by 10.244.99.1.
-    assert.deepEqual(p.commands.filter((c) => c.includes(`${map} `)), [
-      `delete element inet weft-svc ${map} { 1 }`,
-      `add element inet weft-svc ${map} { 1 : 10.244.99.1 . 8080 }`,
+    // A ClusterIP-only Service's slots live in the shared map behind its address . port: 10.244.4.210 keeps slot 0, 10.245.4.210 (slot 1) is replaced.
+    assert.deepEqual(p.commands.filter((c) => c.includes(' ep4t ')), [
+      'delete element inet weft-svc ep4t { 10.96.4.210 . 80 . 1 }',
+      'add element inet weft-svc ep4t { 10.96.4.210 . 80 . 1 : 10.244.99.1 . 8080 }',
     ]);
     assert.deepEqual(p.commands.filter((c) => c.includes('hairpin4')), [
       'delete element inet weft-svc hairpin4 { 10.245.4.210 . 10.245.4.210 }',
@@ -69,30 +68,38 @@ void describe('services diff', () => {
     assert.equal(p.commands.length, 4);
   });
 
-  it('a count change inside the capacity keeps the rules; crossing it rewrites the one chain', () => {
+  it('a count change inside the capacity is slots only; crossing it moves the address to the next shared chain, still element-only', () => {
     const s = svc('a', { clusterIP: '10.96.0.5', ports: [port('', 80)] });
     const render = (n: number, caps?: Map<string, number>) => renderAll(serviceUnits(s, [slice('x', 'a', Array.from({ length: n }, (_, i) => ep(`10.244.1.${i + 1}`)), [{ name: '', port: 80 }])], NODE), NODE, caps);
     const eight = render(8);
+    assert.equal(eight.elements.get('svc4')?.get('10.96.0.5 . tcp . 80'), 'goto svcc4t-8');
     const nine = render(9, capacitiesOf(eight));
     const up = diffContent(nine, assumeApplied(eight));
-    assert.deepEqual([up.head.length, up.tail.length, up.elementsAdded, up.elementsDeleted], [9, 0, 2, 0], 'capacity 8 -> 16: the chain is rewritten');
+    assert.deepEqual([up.head, up.tail], [[], []]);
+    assert.ok(up.commands.includes('add element inet weft-svc svc4 { 10.96.0.5 . tcp . 80 : goto svcc4t-16 }'));
+    assert.ok(up.commands.includes('add element inet weft-svc ep4t { 10.96.0.5 . 80 . 8 : 10.244.1.9 . 80 }'));
     const back = render(8, capacitiesOf(nine));
     const down = diffContent(back, assumeApplied(nine));
-    assert.deepEqual([down.head, down.tail, down.elementsDeleted, down.elementsAdded], [[], [], 2, 0], '9 -> 8 keeps capacity 16: slot 8 and its hairpin pair deleted');
-    assert.match([...back.chains.values()][0]?.rules.join('\n') ?? '', /numgen random mod 16 map @mepc-\w+\n.*mod 8 map/);
+    assert.deepEqual([down.head, down.tail, down.elementsAdded], [[], [], 0], '9 -> 8 keeps capacity 16: slot 8 and its hairpin pair deleted');
+    assert.equal(back.elements.get('svc4')?.get('10.96.0.5 . tcp . 80'), 'goto svcc4t-16');
+    // With affinity the choice needs chains of its own: a count change that crosses the capacity rewrites that chain.
+    const aff = svc('b', { clusterIP: '10.96.0.6', ports: [port('', 80)], sessionAffinity: 'ClientIP' });
+    const ra = (n: number) => renderAll(serviceUnits(aff, [slice('y', 'b', Array.from({ length: n }, (_, i) => ep(`10.244.2.${i + 1}`)), [{ name: '', port: 80 }])], NODE), NODE);
+    assert.ok(diffContent(ra(3), assumeApplied(ra(2))).head.length > 0);
   });
 
-  it('last endpoint gone: ClusterIP moves from svc4 to the reject map and its chains go; back again', () => {
+  it('last endpoint gone: ClusterIP moves from svc4 to the reject map and its slots go; back again', () => {
     const s = svc('a', { clusterIP: '10.96.0.5', ports: [port('', 80)] });
     const withEp = renderAll(serviceUnits(s, [slice('x', 'a', [ep('10.244.1.1')], [{ name: '', port: 80 }])], NODE), NODE);
     const without = renderAll(serviceUnits(s, [], NODE), NODE);
     const p = diffContent(without, assumeApplied(withEp));
     assert.ok(p.commands.includes('delete element inet weft-svc svc4 { 10.96.0.5 . tcp . 80 }'));
     assert.ok(p.commands.includes('add element inet weft-svc noep4 { 10.96.0.5 . tcp . 80 : goto reject-chain }'));
-    assert.equal(p.chainsDeleted, 1);
-    assert.ok(p.tail.some((c) => /^delete map inet weft-svc mepc-\w+$/.test(c)));
+    assert.equal(p.chainsDeleted, 0);
+    assert.ok(p.commands.includes('delete element inet weft-svc ep4t { 10.96.0.5 . 80 . 0 }'));
     const back = diffContent(withEp, assumeApplied(without));
-    assert.equal(back.chainsAdded, 1);
+    assert.equal(back.chainsAdded, 0);
+    assert.ok(back.commands.includes('add element inet weft-svc svc4 { 10.96.0.5 . tcp . 80 : goto svcc4t-1 }'));
     assert.ok(back.commands.includes('delete element inet weft-svc noep4 { 10.96.0.5 . tcp . 80 }'));
   });
 

@@ -2,6 +2,8 @@
 // /healthz address and doctor reads it from there; without a unit (a DaemonSet node) doctor asks the
 // address the DaemonSet and the install use; a unit without one is named as the reason to skip.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { normalizeDoctorOptions } from '../../../../cli/doctor/options.ts';
 import { parseUnitFlags } from '../../../../cli/doctor/unit.ts';
@@ -17,6 +19,14 @@ describe('weftd health by default', () => {
     const o = normalizeDoctorOptions(flags, true);
     assert.equal(o.metricsAddr, WEFTD_METRICS_ADDR);
     assert.equal(o.metricsFrom, 'given');
+  });
+
+  test("the DaemonSet's weftd serves at the address doctor asks by default", () => {
+    const yaml = readFileSync(join(import.meta.dirname, '..', '..', '..', '..', 'deploy', 'weft.yaml'), 'utf8');
+    const args = /^\s+command: \["\/opt\/weft\/weft", "weftd"\]\n\s+args: (\[.*\])$/m.exec(yaml)?.[1];
+    assert.ok(args !== undefined, 'the weftd container args in deploy/weft.yaml');
+    const list = JSON.parse(args) as string[];
+    assert.equal(list[list.indexOf('--metrics-addr') + 1], WEFTD_METRICS_ADDR);
   });
 
   test('no unit (a DaemonSet node): the default address; a unit without one: none, and the skip says why', () => {

@@ -1,10 +1,11 @@
 // Unit tests for host-local's view of the other networks in its data dir: an ADD never hands out an
 // address held under another network name (kube-flannel's `cbr0` records after a switch to another
-// name), takes the other networks' locks shared and in name order, and writes nothing into them.
+// name), takes the other networks' locks shared and in name order (starting over when a network
+// appears meanwhile), and writes nothing into them but a missing lock file.
 // No root: flock is faked and records which lock file each call was for.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { formatIp, type IpAddr } from '../../../../lib/ip/index.ts';
@@ -78,14 +79,34 @@ void test('locks: the other networks shared, all in name order; DEL and CHECK ta
   seed(dataDir, 'nolock', ['10.99.5.2'], true);
   const r = recorder();
   const store = new DiskStore(dataDir, 'm-net', r.flock);
-  assert.equal(first(allocate(store, [set], at('p1'), [])), '10.99.5.3', 'a network without a lock file is read unlocked');
+  assert.equal(first(allocate(store, [set], at('p1'), [])), '10.99.5.3');
   // Sorted: a-net < m-net < nolock < zz-net; closing the fds releases the shared locks.
-  assert.deepEqual(r.calls, ['sh a-net', 'ex m-net', 'sh zz-net', 'un m-net']);
-  assert.deepEqual(readdirSync(join(dataDir, 'nolock')).sort(), ['10.99.5.2', 'last_reserved_ip.0'], 'no lock file created there');
+  assert.deepEqual(r.calls, ['sh a-net', 'ex m-net', 'sh nolock', 'sh zz-net', 'un m-net']);
+  // A directory without a lock file gets the one its own writer would create (mode 0750), nothing else.
+  assert.deepEqual(readdirSync(join(dataDir, 'nolock')).sort(), ['10.99.5.2', 'last_reserved_ip.0', 'lock']);
+  assert.equal(statSync(join(dataDir, 'nolock', 'lock')).mode & 0o777, 0o750 & ~process.umask());
   r.calls.length = 0;
   findAttachment(store, at('p1'));
   releaseAttachment(store, at('p1'));
   assert.deepEqual(r.calls, ['ex m-net', 'un m-net', 'ex m-net', 'un m-net']);
+  store.close();
+});
+
+void test('a network made while the locks are taken: let go, start over with it, skip what it holds', () => {
+  const dataDir = join(root, `d${n++}`);
+  const r = recorder();
+  let made = false;
+  const flock = (fd: number, op: 'sh' | 'ex' | 'un'): boolean => {
+    // Another writer makes its directory and reserves right after we listed the networks.
+    if (!made && op === 'ex') {
+      made = true;
+      seed(dataDir, 'cbr0', ['10.99.5.2']);
+    }
+    return r.flock(fd, op);
+  };
+  const store = new DiskStore(dataDir, 'weft', flock);
+  assert.equal(first(allocate(store, [set], at('p1'), [])), '10.99.5.3');
+  assert.deepEqual(r.calls, ['ex weft', 'un weft', 'sh cbr0', 'ex weft', 'un weft']);
   store.close();
 });
 

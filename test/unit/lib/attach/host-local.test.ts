@@ -10,7 +10,7 @@ import { readAllocations } from '../../../../cli/doctor/allocations.ts';
 import { allocate } from '../../../../ipam/host-local/allocator.ts';
 import { DiskStore } from '../../../../ipam/host-local/disk-store.ts';
 import { formatHolder, parseHolder, reservationKey } from '../../../../lib/attach/host-local-files.ts';
-import { listAllHeld, listHeld, listHeldNames, listNetworks, networksHoldingIn } from '../../../../lib/attach/host-local-list.ts';
+import { holdsAddress, listAllHeld, listHeld, listHeldNames, listNetworks, networksHoldingIn } from '../../../../lib/attach/host-local-list.ts';
 import { parseCidr } from '../../../../lib/ip/index.ts';
 import { hostLocalHolders } from '../../../../plugins/bridge/subnet-move.ts';
 import { range } from '../../ipam/host-local/helpers.ts';
@@ -104,6 +104,8 @@ describe('the writer and its readers agree', () => {
     write(dataDir, 'other', '10.245.0.0/24', [['o1', 'eth0']]);
     writeFileSync(join(dataDir, 'cbr0', '10.244.1.9'), ''); // a reference writer killed mid-write: still held
     assert.deepEqual(listHeldNames(dataDir, 'cbr0'), ['10.244.1.2', '10.244.1.3', '10.244.1.9']);
+    assert.deepEqual(['10.244.1.2', '10.244.1.9', '10.244.1.4'].map((a) => holdsAddress(dataDir, 'cbr0', a)), [true, true, false]);
+    assert.equal(holdsAddress(dataDir, 'absent', '10.244.1.2'), false);
     assert.deepEqual(networksHoldingIn(dataDir, '10.244.1.0/24'), [
       { network: 'cbr0', ips: ['10.244.1.2', '10.244.1.3', '10.244.1.9'] },
       { network: 'weft', ips: ['10.244.1.4'] },

@@ -66,4 +66,11 @@ void describe('diffTable', () => {
     const listing = JSON.stringify({ nftables: [{ counter: { family: 'inet', table: 'weft-t', name: 'k-1', handle: 9, packets: 3, bytes: 180 } }] });
     assert.deepEqual([...(contentFromListing(parseNftListing(listing)).counters ?? [])], ['k-1']);
   });
+
+  it('reads listed host prefixes back as addresses for both families, but keeps an IPv6 /32 a prefix', () => {
+    const listing = JSON.stringify({ nftables: [
+      { set: { family: 'inet', table: 'weft-t', name: 'b6-1', type: 'ipv6_addr', handle: 2, flags: ['interval'], elem: [{ prefix: { addr: 'fd00::', len: 32 } }, { prefix: { addr: 'fd01::1', len: 128 } }] } },
+    ] });
+    assert.deepEqual([...(contentFromListing(parseNftListing(listing)).sets.get('b6-1')?.elements ?? [])], ['fd00::/32', 'fd01::1']);
+  });
 });

@@ -45,6 +45,14 @@ void describe('elementOnlyDelta', () => {
     assert.equal(elementOnlyDelta(content(), less), null);
   });
 
+  it('too many changes at once go to nft (null); adds are split into messages of 200', () => {
+    const many = Array.from({ length: 2001 }, (_, i) => `10.1.${i >> 8}.${i & 255}`);
+    assert.equal(elementOnlyDelta(content(), content({ pods: ['10.0.0.1', ...many] })), null);
+    const d = elementOnlyDelta(content(), content({ pods: ['10.0.0.1', ...many.slice(0, 450)] }));
+    assert.equal(d?.[0]?.add.length, 450);
+    assert.equal(elementDeltaBatch(ref, d ?? []).size, 3);
+  });
+
   it('a delta names the same changes as the nft script of diffTable', () => {
     const held = content({ pods: ['10.0.0.1'] });
     const want = content({ pods: ['10.0.0.4'] });

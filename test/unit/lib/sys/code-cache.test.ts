@@ -70,6 +70,29 @@ describe('a code-cached bundle', () => {
     assert.deepEqual([mine(SEEN_SUFFIX).length, mine('').length], [0, 1], 'the second successful run writes it');
   });
 
+  test('a run that marked itself short (markShortRun, a no-op DEL) leaves neither mark nor cache', async () => {
+    // The body sets the hint the way lib/sys/code-cache-hint.ts does (its own copy of the module, as a bundle's body has).
+    const body = `/* ${String(process.pid)} ${String(Date.now())} */if(process.env.SHORT){globalThis[Symbol.for("weft.codeCache.shortRun")]=true}process.stdout.write("ok")\n`;
+    const file = join(base, 'shortrun');
+    writeFileSync(file, await formatCodeCachedBundle('shortrun', '#!/usr/bin/env node\n// weft-bundle shortrun 0.0.0\n', body), { mode: 0o755 });
+    const tmp = join(base, 'tmp-shortrun');
+    mkdirSync(tmp, { mode: 0o700 });
+    const run = (short: boolean): number | null => spawnSync(process.execPath, [file], { env: { PATH: process.env['PATH'], TMPDIR: tmp, CNI_COMMAND: 'DEL', ...(short ? { SHORT: '1' } : {}) }, encoding: 'utf8' }).status;
+    const sha = (await import('node:crypto')).createHash('sha256').update(body).digest('hex').slice(0, 16);
+    const dirs = ['/run/weft', join(tmp, `weft-${process.getuid?.() ?? 0}`)];
+    const mine = (suffix: string): string[] => dirs.flatMap((d) => { try { return readdirSync(d).filter((f) => f.includes(sha) && f.endsWith(`-DEL.bin${suffix}`)); } catch { return []; } });
+    const cleanup = (): void => { for (const d of dirs) for (const f of (() => { try { return readdirSync(d); } catch { return []; } })()) if (f.includes(sha)) rmSync(join(d, f), { force: true }); };
+    after(cleanup);
+    assert.equal(run(true), 0);
+    assert.equal(run(true), 0);
+    assert.deepEqual([mine(SEEN_SUFFIX).length, mine('').length], [0, 0], 'two short runs: no mark, no cache');
+    assert.equal(run(false), 0);
+    assert.equal(run(true), 0);
+    assert.deepEqual([mine(SEEN_SUFFIX).length, mine('').length], [1, 0], 'a short run after the first full one writes no cache');
+    assert.equal(run(false), 0);
+    assert.deepEqual([mine(SEEN_SUFFIX).length, mine('').length], [0, 1], 'the second full run writes it');
+  });
+
   test('runs as a CommonJS main module, marks its first run, writes its cache on the second and reuses it', async () => {
     const body = 'const p=require("node:path");module.exports.x=1;process.stdout.write(JSON.stringify({base:p.basename(__filename),main:typeof module.exports,cmd:process.env.CNI_COMMAND}))\n';
     const file = join(base, 'tiny');

@@ -106,19 +106,17 @@ void describe('FileLeaseStore', () => {
 
   void it('watch delivers added and removed diffs from other writers', async () => {
     const dir = tempDir();
-    const s = open(dir, { rescanMs: 5000 }); // only fs.watch can be fast enough here
+    const s = open(dir, { rescanMs: 600_000 }); // no rescan within the test: only fs.watch can deliver
     const other = open(dir);
     const { revision } = await s.list();
     const seen: LeaseEvent[] = [];
     const w = s.watch(revision, (ev) => seen.push(ev));
-    const t0 = Date.now();
     const l = await other.acquire({ publicIp: '192.168.0.5', backendType: 'vxlan', backendData: data });
-    await until(() => seen.length === 1, 1000);
+    await until(() => seen.length === 1, 20_000);
     assert.deepEqual(seen[0], { type: 'added', lease: { ...l, expiration: seen[0]?.lease.expiration } });
     unlinkSync(join(dir, l.subnet.replace('/', '-'))); // a lease deleted by hand
-    await until(() => seen.length === 2, 1000);
+    await until(() => seen.length === 2, 20_000);
     assert.equal(seen[1]?.type, 'removed');
-    assert.ok(Date.now() - t0 < 1500);
     writeFileSync(join(dir, '10.244.200.0-24'), 'not json'); // garbage is ignored, not fatal
     w.stop();
   });

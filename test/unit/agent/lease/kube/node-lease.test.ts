@@ -88,8 +88,19 @@ void describe('kube node-lease, IPv6 (flannel\'s dual-stack forms)', () => {
     assert.deepEqual(v4only(nodeToLease(node({ ...dualAnnotations, 'flannel.alpha.coreos.com/public-ipv6': '192.0.2.8' }, dualSpec), P)), ['10.244.3.0/24', undefined, undefined, undefined]);
     assert.deepEqual(v4only(nodeToLease(node({ ...dualAnnotations, 'flannel.alpha.coreos.com/backend-v6-data': '[1]' }, dualSpec), P)), ['10.244.3.0/24', undefined, undefined, undefined]);
   });
-  void it('an IPv6-only node is no lease (weft leases need the IPv4 side)', () => {
-    assert.equal(nodeToLease(node(dualAnnotations, { podCIDR: 'fd00:10:244:3::/64', podCIDRs: ['fd00:10:244:3::/64'] }), P), null);
+  void it('an IPv6-only node is a lease only in an IPv6-only cluster: its IPv6 side, flannel\'s zero IPv4 side', () => {
+    const v6spec = { podCIDR: 'fd00:10:244:3::/64', podCIDRs: ['fd00:10:244:3::/64'] };
+    assert.equal(nodeToLease(node(dualAnnotations, v6spec), P), null);
+    // What flanneld's vxlan writes IPv6-only: no backend-data, no public-ip.
+    const flannelV6 = { [`${P}/backend-type`]: 'vxlan', [`${P}/kube-subnet-manager`]: 'true', [`${P}/public-ipv6`]: '2001:db8::7', [`${P}/backend-v6-data`]: '{"VNI":1,"VtepMAC":"aa:bb:cc:dd:ee:01"}' };
+    const want = { subnet: '0.0.0.0/0', publicIp: '0.0.0.0', backendType: 'vxlan', backendData: {}, expiration: 0, ipv6Subnet: 'fd00:10:244:3::/64', publicIpv6: '2001:db8::7', backendV6Data: { VNI: 1, VtepMAC: 'aa:bb:cc:dd:ee:01' } };
+    assert.deepEqual(nodeToLease(node(flannelV6, v6spec), P, true), want);
+    assert.deepEqual(nodeToLease(node(flannelV6, dualSpec), P, true), want, 'an IPv4 podCIDR is ignored then');
+    assert.equal(nodeToLease(node({ ...flannelV6, [`${P}/public-ipv6`]: '192.0.2.7' }, v6spec), P, true), null);
+    assert.equal(nodeToLease(node(flannelV6, { podCIDR: '10.244.3.0/24' }), P, true), null);
+    assert.deepEqual(leaseAnnotations(P, { publicIp: '192.0.2.7', backendType: 'vxlan', backendData: {}, publicIpv6: '2001:db8::7', backendV6Data: { VNI: 1, VtepMAC: 'aa:bb:cc:dd:ee:01' } }, true), flannelV6);
+    assert.deepEqual(leaseAnnotations(P, { publicIp: '192.0.2.7', backendType: 'host-gw', backendData: {}, publicIpv6: '2001:db8::7', backendV6Data: {} }, true),
+      { [`${P}/backend-type`]: 'host-gw', [`${P}/kube-subnet-manager`]: 'true', [`${P}/public-ipv6`]: '2001:db8::7', [`${P}/backend-v6-data`]: 'null', [`${P}/backend-data`]: 'null', [`${P}/public-ip`]: '0.0.0.0' });
   });
   void it('writes the v6 annotations only with the IPv6 attributes', () => {
     const attrs = { publicIp: '192.0.2.7', backendType: 'vxlan', backendData: { VNI: 1, VtepMAC: 'aa:bb:cc:dd:ee:ff' } };

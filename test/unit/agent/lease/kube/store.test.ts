@@ -98,6 +98,23 @@ void describe('kube store acquire', () => {
     }
   });
 
+  void it('IPv6-only (EnableIPv4 false): the IPv6 podCIDR alone, flanneld\'s IPv6-only annotations, needs the IPv6 address', async () => {
+    node.spec.podCIDRs = ['fd00:10:244:1::/64'];
+    node.spec.podCIDR = 'fd00:10:244:1::/64';
+    const v6only = parseNetConf('{"EnableIPv4":false,"EnableIPv6":true,"IPv6Network":"fd00:10:244::/56","Backend":{"Type":"vxlan"}}');
+    const store = new KubeLeaseStore({ ...opts, netConf: v6only, nodeName: 'worker-1' });
+    try {
+      await assert.rejects(store.acquire(vxlan), /IPv6-only\) needs the node's IPv6 address/);
+      const lease = await store.acquire({ ...vxlan, publicIpv6: '2001:db8::11', backendV6Data: { VNI: 1, VtepMAC: 'aa:bb:cc:dd:ee:01' } });
+      assert.deepEqual([lease.subnet, lease.publicIp, lease.ipv6Subnet, lease.publicIpv6], ['0.0.0.0/0', '0.0.0.0', 'fd00:10:244:1::/64', '2001:db8::11']);
+      assert.equal(node.metadata.annotations[`${P}/public-ipv6`], '2001:db8::11');
+    } finally {
+      node.spec.podCIDRs = ['10.244.1.0/24'];
+      node.spec.podCIDR = '10.244.1.0/24';
+      await store.close();
+    }
+  });
+
   void it('publishes public-ip-overwrite as public-ip (k3s --flannel-external-ip), keeps its own address in the lease, refuses a non-address', async () => {
     node.metadata.annotations[`${P}/public-ip-overwrite`] = '203.0.113.9';
     const store = new KubeLeaseStore({ ...opts, nodeName: 'worker-1' });
