@@ -15,10 +15,11 @@ const ROUNDS = Number(process.env['WEFT_BENCH_ROUNDS'] ?? 5);
 const SECONDS = Number(process.env['WEFT_BENCH_SECONDS'] ?? 4);
 const iperf = createIperf(SECONDS, 7201);
 
-interface Path { client: string; server: string; serverIp: string; destroy: () => void }
+/** Client and server pod namespaces, and the node namespaces they sit on (for diagnostics). */
+export interface Path { client: string; server: string; serverIp: string; nodes: string[]; destroy: () => void }
 
 /** Two nodes wired by hand the way weft wires them: pod <-veth-> cni0, and vxlan or host-gw between nodes. */
-async function handBuilt(backend: 'vxlan' | 'host-gw'): Promise<Path> {
+export async function handBuilt(backend: 'vxlan' | 'host-gw'): Promise<Path> {
   const t = await Topology.create({ nodes: 2 });
   try {
     const mtu = backend === 'vxlan' ? 1450 : 1500;
@@ -56,14 +57,14 @@ async function handBuilt(backend: 'vxlan' | 'host-gw'): Promise<Path> {
         }
       }
     }
-    return { client: pods[0] ?? '', server: pods[1] ?? '', serverIp: `${sub(2)}.2`, destroy: () => t.destroySync() };
+    return { client: pods[0] ?? '', server: pods[1] ?? '', serverIp: `${sub(2)}.2`, nodes: t.nodes.map((n) => n.netns), destroy: () => t.destroySync() };
   } catch (e) {
     t.destroySync();
     throw e;
   }
 }
 
-type Variant = 'plain' | 'bridge-masq' | 'ip-masq';
+export type Variant = 'plain' | 'bridge-masq' | 'ip-masq';
 
 /**
  * Two weft nodes (weftd + flannel plugin + bridge + host-local, built binaries), one pod each.
@@ -72,11 +73,11 @@ type Variant = 'plain' | 'bridge-masq' | 'ip-masq';
  * ip-masq: weftd --ip-masq as flannel is usually deployed. Both NAT variants put a nat hook on the
  * path, so conntrack tracks every packet: a cost any flannel-style setup pays.
  */
-async function weftBuilt(backend: 'vxlan' | 'host-gw', v: Variant): Promise<Path> {
+export async function weftBuilt(backend: 'vxlan' | 'host-gw', v: Variant): Promise<Path> {
   const c = await Cluster.create({ backend, store: 'file', nodes: 2, podsPerNode: 1, ipMasq: v === 'ip-masq', ...(v === 'plain' ? { delegate: { ipMasq: false } } : {}) });
   const [a, b] = c.pods;
   if (!a || !b) throw new Error('weft cluster has no pods');
-  return { client: a.netns, server: b.netns, serverIp: b.ip, destroy: () => c.destroy() };
+  return { client: a.netns, server: b.netns, serverIp: b.ip, nodes: c.nodes.map((n) => n.netns), destroy: () => c.destroy() };
 }
 
 const VARIANTS: ReadonlyArray<{ v: Variant; label: string; target: number }> = [
