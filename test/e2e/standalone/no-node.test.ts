@@ -57,7 +57,7 @@ void describe('standalone executable where no Node.js exists', { skip, timeout: 
     assert.match((await runCmd([...wrap, join(links, 'portmap')], {})).stderr, /^portmap /);
     const d = await runCmd([...wrap, join(bin.dir, 'weftd'), '--version']);
     assert.equal(d.code, 0, d.stderr);
-    assert.match(d.stdout, /^\d+\.\d+\.\d+/);
+    assert.match(d.stdout, /^weftd \d+\.\d+\.\d+/);
     const w = await runCmd([...wrap, join(bin.dir, 'weft'), 'install', '--help']);
     assert.equal(w.code, 0, w.stderr);
     assert.match(w.stdout, /--standalone/);
