@@ -2,21 +2,25 @@
 # Builds the DaemonSet's image (deploy/weft.yaml) locally with podman, pulling nothing: FROM scratch
 # holding the standalone executable (dist/sea/weft) at /opt/weft/weft, nft (weftd --ip-masq) with the
 # shared libraries ldd finds for both, and a static busybox for the init container's sh/cp/mv/ln/cmp.
-#   scripts/image.sh [--tag TAG] [--sea FILE] [--keep-context DIR]
+#   scripts/image.sh [--tag TAG] [--sea FILE] [--keep-context DIR] [--save FILE]
 # TAG defaults to the one deploy/weft.yaml names; PODMAN (word-split) replaces `podman`, e.g. to
-# give --root/--runroot of a private store. Prints the image ID on stdout.
+# give --root/--runroot of a private store. Prints the image ID on stdout. --save also writes the
+# release tarball: a docker archive of TAG (what `ctr -n k8s.io images import` and `podman load`
+# take) and FILE.sha256 beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TAG=weft.local/weft:0.1.0
 SEA=dist/sea/weft
 KEEP=
+SAVE=
 while [ $# -gt 0 ]; do
   case "$1" in
     --tag) TAG=$2; shift 2 ;;
     --sea) SEA=$2; shift 2 ;;
     --keep-context) KEEP=$2; shift 2 ;;
-    *) echo "usage: scripts/image.sh [--tag TAG] [--sea FILE] [--keep-context DIR]" >&2; exit 2 ;;
+    --save) SAVE=$2; shift 2 ;;
+    *) echo "usage: scripts/image.sh [--tag TAG] [--sea FILE] [--keep-context DIR] [--save FILE]" >&2; exit 2 ;;
   esac
 done
 PODMAN=${PODMAN:-podman}
@@ -57,3 +61,10 @@ CONTAINERFILE
 
 # shellcheck disable=SC2086 # PODMAN is a command line on purpose
 $PODMAN build --pull=never --network=none --quiet --tag "$TAG" --file "$CTX/Containerfile" "$CTX"
+if [ -n "$SAVE" ]; then
+  echo "weft image: saving $TAG to $SAVE" >&2
+  rm -f "$SAVE" "$SAVE.sha256"
+  # shellcheck disable=SC2086
+  $PODMAN save --format docker-archive -o "$SAVE" "$TAG" >&2
+  (cd "$(dirname "$SAVE")" && sha256sum "$(basename "$SAVE")" > "$(basename "$SAVE").sha256")
+fi

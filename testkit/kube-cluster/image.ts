@@ -1,8 +1,8 @@
 // The DaemonSet's image, built locally by scripts/image.sh (podman, FROM scratch, nothing pulled)
-// into a private podman store and saved as a docker archive that `ctr images import` loads. Runs
+// into a private podman store and saved (image.sh --save) as a docker archive that `ctr images import` loads. Runs
 // podman in the root namespace's file system only (a private --root/--runroot, no network: --network=none).
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { run } from '../exec.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -23,11 +23,11 @@ export async function buildWeftImageArchive(workDir: string, tag: string, out: s
     const flags = ['--root', join(dir, 'root'), '--runroot', join(dir, 'runroot'), '--storage-driver', 'vfs', '--cgroup-manager=cgroupfs'];
     const wrapper = join(dir, 'podman');
     writeFileSync(wrapper, `#!/bin/sh\nCONTAINERS_CONF=${q(conf)} exec podman ${flags.map(q).join(' ')} "$@"\n`, { mode: 0o755 });
-    const b = await run(['bash', join(ROOT, 'scripts', 'image.sh'), '--tag', tag], { env: { ...process.env, PODMAN: wrapper }, timeoutMs: 600_000 });
+    // --save: the release tarball as users get it (docker archive + .sha256), checked here.
+    const b = await run(['bash', join(ROOT, 'scripts', 'image.sh'), '--tag', tag, '--save', out], { env: { ...process.env, PODMAN: wrapper }, timeoutMs: 900_000 });
     if (b.code !== 0) throw new Error(`scripts/image.sh failed (${b.code}): ${b.stderr.trim()}`);
-    rmSync(out, { force: true });
-    const s = await run([wrapper, 'save', '--format', 'docker-archive', '-o', out, tag], { timeoutMs: 300_000 });
-    if (s.code !== 0) throw new Error(`podman save failed (${s.code}): ${s.stderr.trim()}`);
+    const sum = await run(['sha256sum', '-c', `${basename(out)}.sha256`], { cwd: dirname(out) });
+    if (sum.code !== 0) throw new Error(`${out}.sha256 does not match: ${sum.stdout}${sum.stderr}`);
     return out;
   } finally {
     rmSync(dir, { recursive: true, force: true });
