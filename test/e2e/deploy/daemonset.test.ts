@@ -132,7 +132,7 @@ void describe('deploy/weft.yaml DaemonSet run by podman', { skip, timeout: 900_0
     for (const f of ['opt/weft/weft', 'usr/sbin/nft', 'bin/busybox', 'lib64/ld-linux-x86-64.so.2']) assert.ok(files.includes(f), `${f} missing`);
     const version = await env.podman(['run', '--rm', '--network', 'none', ...ULIMITS, tag]);
     assert.equal(version.code, 0, version.stderr);
-    assert.match(version.stdout, /^\d+\.\d+\.\d+/);
+    assert.match(version.stdout, /^weftd \d+\.\d+\.\d+/);
     const nft = await env.podman(['run', '--rm', '--network', 'none', ...ULIMITS, tag, '/usr/sbin/nft', '--version']);
     assert.equal(nft.code, 0, nft.stderr);
   });
