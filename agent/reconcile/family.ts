@@ -39,6 +39,11 @@ export interface FamilyOutcome {
   out: ApplyOutcome;
 }
 
+/** What `leases` should program for one family (pure). */
+function familyDesired(t: FamilyTarget, base: Pick<DesiredInput, 'backend' | 'directRouting' | 'vni'>, leases: readonly Lease[]): ReturnType<typeof desiredState> {
+  return desiredState({ ...base, family: t.family, ownSubnet: t.ownSubnet, publicIp: t.publicIp, uplinkCidr: t.uplinkCidr }, leases);
+}
+
 /** Reads, plans and applies one family against `dev` (both VTEPs; the family's is picked here). */
 export function reconcileFamily(
   rtnl: Rtnl,
@@ -48,7 +53,7 @@ export function reconcileFamily(
   dev: DevIndexes,
 ): FamilyOutcome {
   const fdev = familyDev(dev, t.family);
-  const desired = desiredState({ ...base, family: t.family, ownSubnet: t.ownSubnet, publicIp: t.publicIp, uplinkCidr: t.uplinkCidr }, leases);
+  const desired = familyDesired(t, base, leases);
   const plan = planReconcile(desired, readActual(rtnl, fdev, t.family), fdev, t.network);
   return { desired, plan, out: applyPlan(rtnl, plan, fdev) };
 }
@@ -62,7 +67,7 @@ export function reconcileJoined(
   dev: DevIndexes,
 ): FamilyOutcome {
   const fdev = familyDev(dev, t.family);
-  const desired = desiredState({ ...base, family: t.family, ownSubnet: t.ownSubnet, publicIp: t.publicIp, uplinkCidr: t.uplinkCidr }, joined);
+  const desired = familyDesired(t, base, joined);
   const plan = planAdditions(desired);
   return { desired, plan, out: applyPlan(rtnl, plan, fdev) };
 }
