@@ -47,7 +47,7 @@ export { DYNAMIC_MAPS, type KernelContent } from './services/content.ts';
 export { slicesByService } from './services/endpoints.ts';
 export { readSvcTable } from './services/kernel.ts';
 export { FIXED_CHAINS } from './services/skeleton.ts';
-export { sharedSlotsName } from './services/slots.ts';
+export { sharedChainComments } from './services/skeleton.ts';
 export { allUnits } from './services/model.ts';
 export { renderAll } from './services/render.ts';
 export type { EndpointSlice, ProxyNodeConfig, Service } from './services/types.ts';

@@ -17,6 +17,18 @@ export const DYNAMIC_MAPS = {
   noep6: 'type ipv6_addr . inet_proto . inet_service : verdict',
   noepnp4: 'type inet_proto . inet_service : verdict',
   noepnp6: 'type inet_proto . inet_service : verdict',
+  // Second lookups of the behaviour chains (address or NodePort -> the choosing chain of the key's capacity).
+  pick4: 'type ipv4_addr . inet_proto . inet_service : verdict',
+  pick6: 'type ipv6_addr . inet_proto . inet_service : verdict',
+  pickl4: 'type ipv4_addr . inet_proto . inet_service : verdict',
+  pickl6: 'type ipv6_addr . inet_proto . inet_service : verdict',
+  picknp4: 'type inet_proto . inet_service : verdict',
+  picknp6: 'type inet_proto . inet_service : verdict',
+  picknpl4: 'type inet_proto . inet_service : verdict',
+  picknpl6: 'type inet_proto . inet_service : verdict',
+  // ClientIP affinity: the original destination of a new DNATed connection -> the chain recording its client with the Service's timeout.
+  affrec4: 'type ipv4_addr . inet_proto . inet_service : verdict',
+  affrecnp4: 'type inet_proto . inet_service : verdict',
 } as const;
 
 /** Sets of endpoint . endpoint pairs: a DNATed packet whose source is its own endpoint is hairpin traffic (masqueraded). */
@@ -28,17 +40,20 @@ export const DYNAMIC_SETS = {
 /** Named sets/maps that are always there. */
 export type FixedMapName = keyof typeof DYNAMIC_MAPS | keyof typeof DYNAMIC_SETS;
 
-/** One unit chain: its rules in nft syntax, the first carrying `comment` (the unit key and a digest of the rules). */
+/** A chain made as Services need it (an affinity timeout's recorder): its rules in nft syntax, the first carrying `comment` (a digest of the rules). */
 export interface ChainContent {
   comment: string;
   rules: string[];
 }
 
-/** A ClientIP affinity map of one unit: timeout-bearing client -> endpoint elements the packet path adds. */
+/** The shared ClientIP affinity map: client . Service address . protocol . port -> endpoint, added by the packet path with the Service's timeout. */
+export const AFFINITY_MAP = 'aff4';
+
+/** One affinity key of a unit (`<address> . <proto> . <port>`, or `<proto> . <nodePort>`) in the shared affinity map. */
 export interface AffinityMap {
   family: 4 | 6;
   timeoutSeconds: number;
-  /** Endpoints (addr . port) that may stay in it; the diff deletes client elements pointing elsewhere. */
+  /** Endpoints (addr . port) its clients may stay pinned to; the diff deletes client elements pointing elsewhere. */
   endpoints: Set<string>;
 }
 
@@ -52,14 +67,17 @@ export interface EndpointMap {
   endpoints: string[];
   /** The slot assignment once applied (set by the proxy from the plan; the next diff starts from it). */
   slots?: Map<number, string>;
+  /** The unit key it belongs to (doctor names it). */
+  unit?: string;
 }
 
 /** The Service table's changing content. */
 export interface SvcContent {
   chains: Map<string, ChainContent>;
   elements: Map<FixedMapName, Map<string, string>>;
+  /** Affinity keys (see AffinityMap) -> what their clients may be pinned to. */
   affinity: Map<string, AffinityMap>;
-  /** Endpoint maps by name (`epm-<chain>`). */
+  /** A unit's slots in a shared endpoint map, by slots name (`ep4t/<address> . <port>`, slots.ts). */
   epMaps: Map<string, EndpointMap>;
 }
 
@@ -70,7 +88,7 @@ export function emptyContent(): SvcContent {
   return { chains: new Map(), elements, affinity: new Map(), epMaps: new Map() };
 }
 
-/** What the kernel holds of one affinity map: its client elements and the endpoint each points to. */
+/** What the kernel holds of one affinity key: its client elements (full element key -> endpoint). */
 export interface KernelAffinity {
   clients: Map<string, string>;
 }
@@ -80,8 +98,9 @@ export interface KernelContent {
   /** Unit chains by name -> the first rule's comment (or '' when the chain is empty). */
   chains: Map<string, string>;
   elements: Map<FixedMapName, Map<string, string>>;
+  /** The shared affinity map's elements grouped by affinity key (`<address> . <proto> . <port>`). */
   affinity: Map<string, KernelAffinity>;
-  /** Endpoint maps by name: slot -> `addr . port`. */
+  /** Slots by slots name: slot -> `addr . port`. */
   epMaps: Map<string, Map<number, string>>;
   /** Every chain name in the table, fixed ones included. */
   allChains: Set<string>;

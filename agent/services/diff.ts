@@ -1,8 +1,8 @@
 // Desired content vs what the kernel holds -> one transaction that changes only what differs, in
-// three parts: structure first (new chains and maps, changed chains flushed and refilled), then
-// element deletes and adds (fixed maps, endpoint slots, pinned clients), then chains and maps nobody
-// points to any more removed. Without structure the elements alone go over netlink. Pure.
-import { SVC_TABLE, type EndpointMap, type FixedMapName, type KernelContent, type SvcContent } from './content.ts';
+// three parts: structure first (new recorder chains, changed ones flushed and refilled), then
+// element deletes and adds (fixed maps, endpoint slots, pinned clients), then chains nobody points
+// to any more removed. Without structure the elements alone go over netlink. Pure.
+import { AFFINITY_MAP, SVC_TABLE, type EndpointMap, type FixedMapName, type KernelContent, type SvcContent } from './content.ts';
 import { FIXED_CHAINS } from './skeleton.ts';
 import { assignSlots, sharedSlots } from './slots.ts';
 
@@ -45,11 +45,6 @@ export function formatElemOp(e: ElemOp): string {
   return `${e.verb} element ${T} ${e.map} { ${e.verb === 'add' && e.value !== '' ? `${e.key} : ${e.value}` : e.key} }`;
 }
 
-/** The nft declaration of an endpoint map: numgen slot -> address . port. */
-export function epMapDecl(m: Pick<EndpointMap, 'family' | 'proto'>): string {
-  return `typeof numgen random mod 2 : ${m.family === 4 ? 'ip' : 'ip6'} daddr . ${m.proto} dport`;
-}
-
 /** The slots an endpoint map holds after it was applied: its recorded assignment, else endpoints in order. */
 export function appliedSlots(m: EndpointMap): Map<number, string> {
   return m.slots ?? new Map(m.endpoints.map((e, i) => [i, e]));
@@ -68,13 +63,6 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
       plan.chainsAdded++;
     }
   }
-  for (const [name, a] of want.affinity) {
-    if (!have.affinity.has(name)) {
-      const type = a.family === 4 ? 'ipv4_addr : ipv4_addr . inet_service' : 'ipv6_addr : ipv6_addr . inet_service';
-      head.push(`add map ${T} ${name} { type ${type}; flags dynamic,timeout; timeout ${a.timeoutSeconds}s; }`);
-    }
-  }
-  for (const [name, m] of want.epMaps) if (!have.epMaps.has(name) && sharedSlots(name) === undefined) head.push(`add map ${T} ${name} { ${epMapDecl(m)}; }`);
   for (const [name, ch] of want.chains) {
     const cur = have.chains.get(name);
     if (cur === ch.comment) continue;
@@ -84,10 +72,11 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
     }
     ch.rules.forEach((r, i) => head.push(`add rule ${T} ${name} ${r}${i === 0 ? ` comment ${quote(ch.comment)}` : ''}`));
   }
-  // Clients pinned to an endpoint that is gone: without this they would keep hitting it until the timeout.
-  for (const [name, a] of want.affinity) {
-    for (const [client, ep] of have.affinity.get(name)?.clients ?? []) {
-      if (!a.endpoints.has(ep)) elems.push({ verb: 'delete', map: name, key: client, value: '', family: a.family });
+  // Clients pinned to an endpoint that is gone, or to a key without affinity now: without this they would keep hitting it until the timeout.
+  for (const [key, held] of have.affinity) {
+    const a = want.affinity.get(key) ?? want.affinity.get(nodePortKey(key));
+    for (const [client, ep] of held.clients) {
+      if (a === undefined || !a.endpoints.has(ep)) elems.push({ verb: 'delete', map: AFFINITY_MAP, key: client, value: '', family: 4 });
     }
   }
   for (const [map, wantEls] of want.elements) {
@@ -95,10 +84,11 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
     for (const [k, v] of haveEls) if (wantEls.get(k) !== v) elems.push({ verb: 'delete', map, key: k, value: '' });
     for (const [k, v] of wantEls) if (haveEls.get(k) !== v) elems.push({ verb: 'add', map, key: k, value: v });
   }
-  // A unit's slots: a map of its own (key: the slot), or its part of a shared map (key: its address . protocol . port . slot).
+  // A key's slots: its part of a shared map (key: its address . port . slot, or nodePort . slot).
   const slotOp = (name: string, family: 4 | 6, verb: 'add' | 'delete', slot: number, value: string): ElemOp => {
     const sh = sharedSlots(name);
-    return { verb, map: sh?.map ?? name, key: sh === undefined ? String(slot) : `${sh.prefix} . ${slot}`, value, family };
+    if (sh === undefined) throw new Error(`service table: ${name} is no shared endpoint map`);
+    return { verb, map: sh.map, key: `${sh.prefix} . ${slot}`, value, family };
   };
   for (const [name, m] of want.epMaps) {
     const { slots, ops } = assignSlots(m.endpoints, have.epMaps.get(name) ?? new Map());
@@ -106,8 +96,9 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
     for (const o of ops) elems.push(o.op === 'delete' ? slotOp(name, m.family, 'delete', o.slot, '') : slotOp(name, m.family, 'add', o.slot, o.endpoint));
   }
   for (const [name, held] of have.epMaps) {
-    if (want.epMaps.has(name) || sharedSlots(name) === undefined) continue;
-    const family = sharedSlots(name)?.family ?? 4;
+    const sh = sharedSlots(name);
+    if (want.epMaps.has(name) || sh === undefined) continue;
+    const family = sh.family;
     for (const slot of held.keys()) elems.push(slotOp(name, family, 'delete', slot, ''));
   }
   for (const e of elems) {
@@ -119,10 +110,13 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
   for (const n of stale) tail.push(`flush chain ${T} ${n}`);
   for (const n of stale) tail.push(`delete chain ${T} ${n}`);
   plan.chainsDeleted = stale.length;
-  for (const name of have.affinity.keys()) if (!want.affinity.has(name)) tail.push(`delete map ${T} ${name}`);
-  for (const name of have.epMaps.keys()) if (!want.epMaps.has(name) && sharedSlots(name) === undefined) tail.push(`delete map ${T} ${name}`);
   plan.commands = [...head, ...elems.map(formatElemOp), ...tail];
   return plan;
+}
+
+/** The NodePort affinity key (`<proto> . <port>`) of a kernel group key `<node address> . <proto> . <port>`. */
+export function nodePortKey(groupKey: string): string {
+  return groupKey.split(' . ').slice(1).join(' . ');
 }
 
 /** Records a plan's slot assignments in the endpoint maps of `want` (the next diff starts from them). */
@@ -141,7 +135,7 @@ export function assumeApplied(want: SvcContent): KernelContent {
     chains: new Map([...want.chains].map(([n, c]) => [n, c.comment])),
     elements,
     // Client elements are the packet path's: unknown without a listing, and only ever pruned.
-    affinity: new Map([...want.affinity.keys()].map((n) => [n, { clients: new Map<string, string>() }])),
+    affinity: new Map(),
     epMaps: new Map([...want.epMaps].map(([n, m]) => [n, appliedSlots(m)])),
     allChains: new Set([...FIXED_CHAINS, ...want.chains.keys()]),
   };

@@ -1,7 +1,8 @@
-// Reading weft's Service table back: `nft -j list table inet weft-svc` -> KernelContent (unit chains
-// with their first rule's comment, fixed maps' elements, endpoint slots, affinity maps' clients). Parsing is pure.
-import { DYNAMIC_MAPS, DYNAMIC_SETS, SVC_TABLE, emptyContent, type FixedMapName, type KernelContent } from './content.ts';
+// Reading weft's Service table back: `nft -j list table inet weft-svc` -> KernelContent (chains with
+// their first rule's comment, fixed maps' elements, endpoint slots, pinned affinity clients). Parsing is pure.
+import { AFFINITY_MAP, DYNAMIC_MAPS, DYNAMIC_SETS, SVC_TABLE, emptyContent, type FixedMapName, type KernelContent } from './content.ts';
 import { listJsonOrNull } from '../../lib/netfilter/list-json.ts';
+import { isSharedMap } from './slots.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 
 type J = Record<string, unknown>;
@@ -34,10 +35,16 @@ export function parseSvcListing(json: string): KernelContent {
       const elems = (set.elem as unknown[] | undefined) ?? [];
       const pairs = elems.map((e) => (Array.isArray(e) ? [formatJsonValue(e[0]), formatJsonValue(e[1])] : [formatJsonValue(e), '']) as [string, string]);
       if (fixed.has(name)) out.elements.set(name as FixedMapName, new Map(pairs));
-      else if (name.startsWith('aff-')) out.affinity.set(name, { clients: new Map(pairs) });
-      else if (/^mep[cl]-/.test(name)) out.epMaps.set(name, new Map(pairs.map(([k, v]) => [Number(k), v])));
-      else if (/^ep[46][tu]$/.test(name)) {
-        // Shared: <address> . <port> . <slot> -> endpoint, one slots entry per Service address and port.
+      else if (name === AFFINITY_MAP) {
+        // client . address . proto . port -> endpoint, grouped by the affinity key after the client.
+        for (const [k, v] of pairs) {
+          const key = k.slice(k.indexOf(' . ') + 3);
+          let g = out.affinity.get(key);
+          if (g === undefined) out.affinity.set(key, (g = { clients: new Map() }));
+          g.clients.set(k, v);
+        }
+      } else if (isSharedMap(name)) {
+        // <address> . <port> . <slot> (or <nodePort> . <slot>) -> endpoint, one slots entry per key.
         for (const [k, v] of pairs) {
           const cut = k.lastIndexOf(' . ');
           const slots = `${name}/${k.slice(0, cut)}`;

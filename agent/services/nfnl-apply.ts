@@ -6,7 +6,8 @@ import { batchBytes, elemChangeCommands, type NfnlElemChange } from '../../lib/n
 import type { NfnlElem, NfnlVerdict } from '../../lib/netfilter/nfnl/elem.ts';
 import type { NfnlCommand, NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import type { NftDataType } from '../../lib/netfilter/types.ts';
-import { SVC_TABLE } from './content.ts';
+import { AFFINITY_MAP, SVC_TABLE } from './content.ts';
+import { isSharedMap } from './slots.ts';
 import type { ElemOp } from './diff.ts';
 
 type ValueType = Exclude<NftDataType, 'verdict'>;
@@ -23,6 +24,11 @@ const FIXED: Record<string, { key: ValueType[]; verdict: boolean }> = {
   np4: { key: NP, verdict: true }, np6: { key: NP, verdict: true },
   noep4: { key: SVC4, verdict: true }, noep6: { key: SVC6, verdict: true },
   noepnp4: { key: NP, verdict: true }, noepnp6: { key: NP, verdict: true },
+  pick4: { key: SVC4, verdict: true }, pick6: { key: SVC6, verdict: true },
+  pickl4: { key: SVC4, verdict: true }, pickl6: { key: SVC6, verdict: true },
+  picknp4: { key: NP, verdict: true }, picknp6: { key: NP, verdict: true },
+  picknpl4: { key: NP, verdict: true }, picknpl6: { key: NP, verdict: true },
+  affrec4: { key: SVC4, verdict: true }, affrecnp4: { key: NP, verdict: true },
   hairpin4: { key: [A4, A4], verdict: false }, hairpin6: { key: [A6, A6], verdict: false },
 };
 
@@ -40,22 +46,20 @@ function parseVerdict(v: string): NfnlVerdict {
   throw new Error(`service table: unknown verdict ${JSON.stringify(v)}`);
 }
 
-/** One element change as netlink bytes. Endpoint maps: slot (32 bits, host order, as numgen writes it) -> address . port. */
+/** One element change as netlink bytes. */
 export function encodeElemOp(op: ElemOp): NfnlElemChange {
   const fixed = FIXED[op.map];
   let elem: NfnlElem;
   if (fixed !== undefined) {
     const key = formatKeyBytes(fixed.key, parts(op.key));
     elem = op.verb === 'add' && fixed.verdict ? { key, data: parseVerdict(op.value) } : { key };
-  } else if (/^ep[46][tu]$/.test(op.map)) {
-    const a = op.map.startsWith('ep6') ? A6 : A4;
-    const key = formatKeyBytes([a, 'inet_service', 'mark'], parts(op.key));
+  } else if (isSharedMap(op.map)) {
+    // Shared slots: address . port . slot, or nodePort . slot (the slot 32 bits in host order, as numgen writes it) -> address . port.
+    const a = /6[tu]$/.test(op.map) ? A6 : A4;
+    const key = formatKeyBytes(op.map.startsWith('epn') ? ['inet_service', 'mark'] : [a, 'inet_service', 'mark'], parts(op.key));
     elem = op.verb === 'add' ? { key, data: formatKeyBytes([a, 'inet_service'], parts(op.value)) } : { key };
-  } else if (/^mep[cl]-/.test(op.map)) {
-    const key = formatKeyBytes('mark', op.key);
-    elem = op.verb === 'add' ? { key, data: formatKeyBytes([op.family === 6 ? A6 : A4, 'inet_service'], parts(op.value)) } : { key };
-  } else if (op.map.startsWith('aff-') && op.verb === 'delete') {
-    elem = { key: formatKeyBytes(op.family === 6 ? A6 : A4, op.key) };
+  } else if (op.map === AFFINITY_MAP && op.verb === 'delete') {
+    elem = { key: formatKeyBytes([A4, A4, 'inet_proto', 'inet_service'], parts(op.key)) };
   } else {
     throw new Error(`service table: no netlink encoding for ${op.verb} in ${op.map}`);
   }

@@ -7,8 +7,9 @@ import type { Metrics } from '../metrics.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { listJsonOrNull } from '../../lib/netfilter/list-json.ts';
 import { runNft } from '../../lib/netfilter/run.ts';
-import { emptyContent, SVC_TABLE, type SvcContent } from './content.ts';
-import { assumeApplied, diffContent, formatElemOp, recordSlots, type ElemOp, type SvcPlan } from './diff.ts';
+import { AFFINITY_MAP, emptyContent, SVC_TABLE, type KernelAffinity, type SvcContent } from './content.ts';
+import { assumeApplied, diffContent, formatElemOp, nodePortKey, recordSlots, type ElemOp, type SvcPlan } from './diff.ts';
+import { FIXED_CHAINS } from './skeleton.ts';
 import { nothingHeld, syncScript } from './apply.ts';
 import { commitElemCommands, elemOpCommands } from './nfnl-apply.ts';
 import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
@@ -39,6 +40,11 @@ export interface ServiceProxyOptions {
 
 /** nft runs of the Service table may take seconds at 10,000 Services on a loaded node (nft lists the table first): not a stall. */
 const NFT_TIMEOUT_MS = 120_000;
+
+/** A Service's fragment as its own diff sees it: no hairpin pairs (counted across Services) and no recorder chains (shared; made once, removed by a full sync). */
+function perService(c: SvcContent | undefined): SvcContent {
+  return { ...withoutHairpin(c ?? emptyContent()), chains: new Map() };
+}
 
 function sliceService(s: EndpointSlice): string | undefined {
   const n = s.metadata.labels?.[SERVICE_NAME_LABEL];
@@ -71,6 +77,8 @@ export class ServiceProxy {
   /** Programmed endpoints (ip|port|proto) -> how many units hold them, and the number of units. */
   private readonly epRefs = new Map<string, number>();
   private unitCount = 0;
+  /** Chains the table holds (the skeleton's and the affinity recorders made so far); unused recorders go at the next full sync. */
+  private readonly kernelChains = new Set<string>(FIXED_CHAINS);
 
   private readonly nftOpts: NftRunOptions;
 
@@ -212,6 +220,8 @@ export class ServiceProxy {
         for (const [k, f] of frags) this.fragments.set(k, f);
         for (const [k, u] of touched) this.setUnits(k, u);
         this.hairpin.reset(this.fragments.values());
+        this.kernelChains.clear();
+        for (const n of [...FIXED_CHAINS, ...want.chains.keys()]) this.kernelChains.add(n);
         this.skeletonDone = true;
         this.needFull = false;
         this.o.metrics.inc(SM.syncs, { kind: 'full' });
@@ -221,25 +231,37 @@ export class ServiceProxy {
         const hairpin: ElemOp[] = [];
         const next = new Map<string, SvcContent | undefined>();
         // Hairpin counts move as the Services are diffed: on a refused transaction they are rebuilt by the full sync.
+        let pinned: Map<string, KernelAffinity> | undefined;
+        const newChains = new Set<string>();
         for (const key of dirty ?? []) {
           const r = this.renderService(key);
           const before = this.fragments.get(key);
-          const have = assumeApplied(withoutHairpin(before ?? emptyContent()));
-          for (const name of r.frag?.affinity.keys() ?? []) have.affinity.set(name, this.listAffinity(name));
-          const want = withoutHairpin(r.frag ?? emptyContent());
+          const have = assumeApplied(perService(before));
+          const want = perService(r.frag);
+          // Clients pinned through this Service's keys (the shared map listed once per sync, only when affinity is involved).
+          const keys = new Set([...(before?.affinity.keys() ?? []), ...(r.frag?.affinity.keys() ?? [])]);
+          if (keys.size > 0) {
+            pinned ??= this.listAffinity();
+            for (const [g, held] of pinned) if (keys.has(g) || keys.has(nodePortKey(g))) have.affinity.set(g, held);
+          }
           const plan = diffContent(want, have);
           if (r.frag !== undefined) recordSlots(r.frag, plan);
-          all.head.push(...plan.head);
+          for (const [name, ch] of r.frag?.chains ?? []) {
+            if (this.kernelChains.has(name) || newChains.has(name)) continue;
+            newChains.add(name);
+            all.head.push(`add chain ${SVC_TABLE.family} ${SVC_TABLE.name} ${name}`, ...ch.rules.map((x, i) => `add rule ${SVC_TABLE.family} ${SVC_TABLE.name} ${name} ${x}${i === 0 ? ` comment "${ch.comment}"` : ''}`));
+          }
           all.elems.push(...plan.elems);
-          all.tail.push(...plan.tail);
           all.commands.push(...plan.commands);
           hairpin.push(...this.hairpin.update(before, r.frag));
           next.set(key, r.frag);
           touched.set(key, r.units);
         }
+        all.commands.unshift(...all.head);
         all.elems.push(...hairpin);
         all.commands.push(...hairpin.map(formatElemOp));
         this.apply(all, false);
+        for (const n of newChains) this.kernelChains.add(n);
         for (const [k, f] of next) {
           if (f === undefined) this.fragments.delete(k);
           else this.fragments.set(k, f);
@@ -269,9 +291,10 @@ export class ServiceProxy {
     this.o.metrics.set(SM.lastSync, (performance.now() - t0) / 1000);
   }
 
-  private listAffinity(name: string): { clients: Map<string, string> } {
-    const json = listJsonOrNull(['map', SVC_TABLE.family, SVC_TABLE.name, name], this.nftOpts);
-    return json === null ? { clients: new Map() } : (parseSvcListing(json).affinity.get(name) ?? { clients: new Map() });
+  /** The shared affinity map's clients, grouped by affinity key. */
+  private listAffinity(): Map<string, KernelAffinity> {
+    const json = listJsonOrNull(['map', SVC_TABLE.family, SVC_TABLE.name, AFFINITY_MAP], this.nftOpts);
+    return json === null ? new Map() : parseSvcListing(json).affinity;
   }
 
   /** Replaces one Service's units, keeping the programmed counts (a sync touches a few Services; the counts cover all). */

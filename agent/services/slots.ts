@@ -52,27 +52,45 @@ export function assignSlots(want: readonly string[], have: ReadonlyMap<number, s
   return { slots, ops };
 }
 
-/** The largest capacity of the shared endpoint maps' chains (svcc4-/svcc6-<capacity>); larger units get chains of their own. */
+/** The largest capacity of the shared choosing chains; a Service port with more endpoints uses its first SHARED_MAX_CAPACITY (docs/services.md). */
 export const SHARED_MAX_CAPACITY = 16_384;
 
 /** Every capacity a shared choosing chain exists for: 1, 2, 4, ... SHARED_MAX_CAPACITY. */
 export const SHARED_CAPACITIES: readonly number[] = Array.from({ length: Math.log2(SHARED_MAX_CAPACITY) + 1 }, (_, i) => 2 ** i);
 
-/** A shared endpoint map: Service address . port . slot -> endpoint, one per family and protocol. */
-export type SharedMap = 'ep4t' | 'ep4u' | 'ep6t' | 'ep6u';
+/**
+ * What a shared endpoint map holds: `ep` the endpoints of a Service address (ClusterIP, external
+ * address) keyed address . port . slot, `epl` the node-local ones of an external address under
+ * externalTrafficPolicy Local, `epn` / `epnl` the same for a NodePort, keyed nodePort . slot.
+ */
+export type SlotKind = 'ep' | 'epl' | 'epn' | 'epnl';
 
-/** The shared map of a family and protocol. */
-export function sharedMap(family: 4 | 6, proto: 'tcp' | 'udp'): SharedMap {
-  return `ep${family}${proto === 'tcp' ? 't' : 'u'}`;
+/** A shared endpoint map's name: kind, family, protocol (`ep4t`, `epnl6u`). */
+export type SharedMap = `${SlotKind}${4 | 6}${'t' | 'u'}`;
+
+/** Every shared endpoint map. */
+export const SHARED_MAPS: ReadonlyArray<{ name: SharedMap; kind: SlotKind; family: 4 | 6; proto: 'tcp' | 'udp' }> = (['ep', 'epl', 'epn', 'epnl'] as const).flatMap((kind) =>
+  ([4, 6] as const).flatMap((family) => (['tcp', 'udp'] as const).map((proto) => ({ name: sharedMap(family, proto, kind), kind, family, proto }))));
+
+/** The shared map of a kind, family and protocol. */
+export function sharedMap(family: 4 | 6, proto: 'tcp' | 'udp', kind: SlotKind = 'ep'): SharedMap {
+  return `${kind}${family}${proto === 'tcp' ? 't' : 'u'}`;
 }
 
-/** The name of a unit's slots in a shared endpoint map: `ep4t/<ClusterIP> . <port>`. */
-export function sharedSlotsName(family: 4 | 6, proto: 'tcp' | 'udp', addr: string, port: number): string {
-  return `${sharedMap(family, proto)}/${addr} . ${port}`;
+/** The name of one key's slots in a shared endpoint map: `ep4t/<address> . <port>`, `epn4t/<nodePort>`. */
+export function sharedSlotsName(family: 4 | 6, proto: 'tcp' | 'udp', addr: string | undefined, port: number, kind: SlotKind = 'ep'): string {
+  return `${sharedMap(family, proto, kind)}/${addr === undefined ? '' : `${addr} . `}${port}`;
 }
 
-/** The shared map and key prefix a slots name stands for, or undefined for a map of its own (mepc-/mepl-). */
-export function sharedSlots(name: string): { map: SharedMap; prefix: string; family: 4 | 6 } | undefined {
-  const m = /^(ep([46])[tu])\/(.+)$/.exec(name);
-  return m === null ? undefined : { map: m[1] as SharedMap, prefix: m[3] as string, family: m[2] === '6' ? 6 : 4 };
+const SLOTS_RE = /^((ep|epl|epn|epnl)([46])[tu])\/(.+)$/;
+
+/** The shared map and key prefix a slots name stands for, or undefined when it is none. */
+export function sharedSlots(name: string): { map: SharedMap; prefix: string; family: 4 | 6; kind: SlotKind } | undefined {
+  const m = SLOTS_RE.exec(name);
+  return m === null ? undefined : { map: m[1] as SharedMap, prefix: m[4] as string, family: m[3] === '6' ? 6 : 4, kind: m[2] as SlotKind };
+}
+
+/** Whether `name` is a shared endpoint map. */
+export function isSharedMap(name: string): name is SharedMap {
+  return /^(ep|epl|epn|epnl)[46][tu]$/.test(name);
 }

@@ -4,7 +4,7 @@
 // holds exactly its usable endpoints. The comparison is pure; reading the table and the API runs in
 // the node's netns, with the API reached through $KUBECONFIG or the in-cluster environment.
 import {
-  allUnits, DYNAMIC_MAPS, FIXED_CHAINS, KubeClient, readSvcTable, renderAll, resolveKubeConn, sharedSlotsName, slicesByService,
+  allUnits, DYNAMIC_MAPS, FIXED_CHAINS, KubeClient, readSvcTable, renderAll, resolveKubeConn, sharedChainComments, slicesByService,
   type EndpointSlice, type KernelContent, type ProxyNodeConfig, type Service,
 } from '../../agent/inspect.ts';
 import { WEFTD_FIXES, type CheckResult, type Problem } from './problem.ts';
@@ -33,8 +33,7 @@ export function compareServiceTable(i: ServicesCheckInput): CheckResult {
   const want = renderAll(units, node);
   // weftd keeps a capacity while the count stays within [c/2, c]: n endpoints, n a power of two, may sit in 2n slots.
   const alt = renderAll(units, node, new Map([...want.epMaps].filter(([, m]) => m.capacity === m.endpoints.length).map(([n, m]) => [n, m.capacity * 2])));
-  const unitOf = new Map(units.flatMap((u) => [[u.id, u.key], ...(u.clusterIP !== undefined ? [[sharedSlotsName(u.family, u.proto, u.clusterIP, u.port), u.key]] : [])] as Array<[string, string]>));
-  const who = (name: string) => unitOf.get(name) ?? unitOf.get(name.replace(/^[a-z]+-/, '')) ?? name;
+  const who = (name: string) => want.epMaps.get(name)?.unit ?? name;
   const problems: Problem[] = [];
   const add = (detail: string) => problems.push({ check: CHECK, detail, fix: `${WEFTD_FIXES}; run doctor again first: the API may have changed between the two reads` });
   for (const map of Object.keys(DYNAMIC_MAPS) as Array<keyof typeof DYNAMIC_MAPS>) {
@@ -65,10 +64,12 @@ export function compareServiceTable(i: ServicesCheckInput): CheckResult {
   }
   for (const name of i.table.epMaps.keys()) if (!want.epMaps.has(name)) add(`endpoint map ${name} belongs to no Service port of the API: stale`);
   if (i.clusterCidrs !== undefined) {
-    for (const [name, c] of want.chains) {
+    // The shared chains' rules hold the cluster networks; the affinity recorders' their timeout.
+    const chains = new Map([...sharedChainComments(node), ...[...want.chains].map(([n, c]) => [n, c.comment] as [string, string])]);
+    for (const [name, comment] of chains) {
       const got = i.table.chains.get(name);
-      if (got === undefined) add(`${who(name)}: chain ${name} is missing`);
-      else if (got !== c.comment && got !== alt.chains.get(name)?.comment) add(`${who(name)}: the rules of chain ${name} differ from what the API calls for`);
+      if (got === undefined) add(`chain ${name} is missing`);
+      else if (got !== comment) add(`the rules of chain ${name} differ from what the node's cluster networks call for`);
     }
     for (const name of i.table.chains.keys()) if (!FIXED.has(name) && !want.chains.has(name)) add(`chain ${name} belongs to no Service port of the API: stale`);
   }

@@ -5,13 +5,16 @@ import { elemOpCommands, encodeElemOp } from '../../../../agent/services/nfnl-ap
 const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 void describe('services netlink elements', () => {
-  it('endpoint slot: 32-bit key in host order (what numgen writes), address . port data padded per part', () => {
-    const c = encodeElemOp({ verb: 'add', map: 'mepc-0123456789abcdef', key: '1', value: '10.1.2.3 . 8080', family: 4 });
-    assert.deepEqual([...c.elem.key], LE ? [1, 0, 0, 0] : [0, 0, 0, 1]);
+  it('endpoint slots: address . port (or nodePort) . slot, the slot 32 bits in host order (what numgen writes); address . port data padded per part', () => {
+    const c = encodeElemOp({ verb: 'add', map: 'epn4t', key: '30080 . 1', value: '10.1.2.3 . 8080', family: 4 });
+    assert.deepEqual([...c.elem.key], [0x75, 0x80, 0, 0, ...(LE ? [1, 0, 0, 0] : [0, 0, 0, 1])]);
     assert.deepEqual([...(c.elem.data as Uint8Array)], [10, 1, 2, 3, 0x1f, 0x90, 0, 0]);
-    const v6 = encodeElemOp({ verb: 'add', map: 'mepl-0123456789abcdef', key: '0', value: 'fd00::1 . 53', family: 6 });
+    const l = encodeElemOp({ verb: 'add', map: 'epl4u', key: '192.0.2.7 . 53 . 0', value: '10.1.2.3 . 53', family: 4 });
+    assert.deepEqual([...l.elem.key], [192, 0, 2, 7, 0, 53, 0, 0, 0, 0, 0, 0]);
+    const v6 = encodeElemOp({ verb: 'add', map: 'epnl6u', key: '30053 . 0', value: 'fd00::1 . 53', family: 6 });
     assert.equal((v6.elem.data as Uint8Array).length, 20);
-    assert.equal(encodeElemOp({ verb: 'delete', map: 'mepc-0123456789abcdef', key: '3', value: '', family: 4 }).elem.data, undefined);
+    assert.equal(encodeElemOp({ verb: 'delete', map: 'ep6t', key: 'fd00::96 . 80 . 3', value: '', family: 6 }).elem.data, undefined);
+    assert.equal(encodeElemOp({ verb: 'delete', map: 'aff4', key: '10.244.7.7 . 10.96.0.8 . tcp . 80', value: '', family: 4 }).elem.key.length, 16);
   });
 
   it('fixed maps: verdicts and set keys', () => {
@@ -26,12 +29,12 @@ void describe('services netlink elements', () => {
 
   it('runs of one verb and map share a message; too large a batch is left to nft', () => {
     const ops = [
-      ...Array.from({ length: 3 }, (_, i) => ({ verb: 'delete' as const, map: 'mepc-0123456789abcdef', key: String(i), value: '', family: 4 as const })),
-      ...Array.from({ length: 3 }, (_, i) => ({ verb: 'add' as const, map: 'mepc-0123456789abcdef', key: String(i), value: `10.0.0.${i} . 80`, family: 4 as const })),
+      ...Array.from({ length: 3 }, (_, i) => ({ verb: 'delete' as const, map: 'ep4t', key: `10.96.0.1 . 80 . ${i}`, value: '', family: 4 as const })),
+      ...Array.from({ length: 3 }, (_, i) => ({ verb: 'add' as const, map: 'ep4t', key: `10.96.0.1 . 80 . ${i}`, value: `10.0.0.${i} . 80`, family: 4 as const })),
       { verb: 'add' as const, map: 'hairpin4', key: '10.0.0.1 . 10.0.0.1', value: '' },
     ];
     assert.equal(elemOpCommands(ops)?.length, 3);
-    const huge = Array.from({ length: 20_000 }, (_, i) => ({ verb: 'add' as const, map: 'mepc-0123456789abcdef', key: String(i), value: `10.0.${i >> 8}.${i & 255} . 80`, family: 4 as const }));
+    const huge = Array.from({ length: 20_000 }, (_, i) => ({ verb: 'add' as const, map: 'ep4t', key: `10.96.0.1 . 80 . ${i}`, value: `10.0.${i >> 8}.${i & 255} . 80`, family: 4 as const }));
     assert.equal(elemOpCommands(huge), undefined);
   });
 });
