@@ -124,6 +124,46 @@ void describe('ServiceProxy in a namespace', rootOnly(), () => {
     }
   });
 
+  it('NodePort, ETP Local and ClientIP affinity Services: no chain of their own; a restart changes nothing; their endpoint changes are element-only', async () => {
+    const ns = await createTestNetns('wsvcp');
+    try {
+      const kinds: Array<NonNullable<Service['spec']>> = [
+        { type: 'NodePort' }, { type: 'LoadBalancer', externalIPs: ['192.0.2.9'], externalTrafficPolicy: 'Local' },
+        { type: 'NodePort', sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } },
+      ];
+      const svcs: Service[] = kinds.map((spec, i) => ({ metadata: { name: `s${i}`, namespace: 't' }, spec: { ...spec, clusterIP: `10.96.0.${i + 1}`, ports: [{ name: 'http', port: 80, protocol: 'TCP', nodePort: 30080 + i }] } }));
+      const slices = kinds.map((_, i) => slice(i, [`10.244.1.${i + 1}`, `10.244.2.${i + 1}`]));
+      slices.forEach((s) => { for (const e of s.endpoints ?? []) e.nodeName = e.addresses[0]?.startsWith('10.244.1.') === true ? 'n1' : 'n2'; });
+      const sliceInf = new FakeInformer(slices);
+      const node = { nodeName: 'n1', clusterCidrs: ['10.244.0.0/16'], nodePortAddresses: [] };
+      let done: (() => void) | undefined;
+      const metrics = new Metrics();
+      const p = new ServiceProxy({ services: new FakeInformer(svcs), slices: sliceInf, node, log: createAgentLog('error'), metrics, nft: { netnsPath: ns.path }, onUnits: () => done?.() });
+      await p.start();
+      const table = readSvcTable({ netnsPath: ns.path });
+      assert.deepEqual([...(table?.allChains ?? [])].filter((n) => n.startsWith('affrec')), ['affrec4-60']);
+      assert.deepEqual([...(table?.epMaps.get('epnl4t/30081')?.values() ?? [])], ['10.244.1.2 . 8080']);
+      for (const i of [0, 1, 2]) {
+        const programmed = new Promise<void>((r) => { done = r; });
+        // Two endpoints again: the capacity is what a restart computes too (no hysteresis element to rewrite).
+        sliceInf.modify(slice(i, [`10.244.3.${i + 1}`, `10.244.4.${i + 1}`]));
+        await programmed;
+        assert.equal(p.lastPath, 'netlink', `s${i}`);
+      }
+      assert.equal(metrics.get(SM.failures), 0);
+      p.stop();
+      const b = capture();
+      const p2 = new ServiceProxy({ services: new FakeInformer(svcs), slices: sliceInf, node, log: b.log, metrics: new Metrics(), nft: { netnsPath: ns.path } });
+      await p2.start();
+      p2.stop();
+      assert.equal(b.synced[0]?.commands, 0);
+      const text = (await run(['ip', 'netns', 'exec', ns.name, 'nft', 'list', 'map', 'inet', 'weft-svc', 'epn4t'])).stdout;
+      assert.match(text, /30082 \. 0 : 10\.244\.3\.3 \. 8080/);
+    } finally {
+      await ns.destroy();
+    }
+  });
+
   it('weft doctor\'s services check agrees with the kernel weftd programmed, and sees an endpoint deleted behind its back', async () => {
     const ns = await createTestNetns('wsvcp');
     try {
