@@ -2,8 +2,9 @@
 // endpoints (and one Service x 10,000 endpoints) in a namespace of its own: cold programming time,
 // one EndpointSlice change -> programmed (p50/p99; endpoints replaced and counts 9-11), a new
 // Service -> programmed, connect time and request rate to the last-created Service against its pod
-// directly, rule/element counts, the process's RSS and CPU. The proxy runs in this process with
-// in-memory informers (testkit/fake-informer.ts): what is measured is render + diff + kernel.
+// directly and through a one-rule DNAT with and without masquerade (what DNAT + conntrack cost),
+// rule/element counts, the process's RSS and CPU. The proxy runs in this process with in-memory
+// informers (testkit/fake-informer.ts): what is measured is render + diff + kernel.
 // Sizes: WEFT_BENCH_SVC_SIZES=1,1000 (default 1,1000,5000,10000); WEFT_BENCH_SVC_BIG=0 skips the
 // 10,000-endpoint Service; WEFT_BENCH_SVC_CHANGES (default 60).
 import { execFileSync, spawn } from 'node:child_process';
@@ -22,6 +23,10 @@ const BIG = Number(process.env['WEFT_BENCH_SVC_BIG'] ?? 10_000);
 const CHANGES = Number(process.env['WEFT_BENCH_SVC_CHANGES'] ?? 60);
 const NEW_SERVICES = 5;
 const PROBE = join(ROOT, 'scripts', 'bench', 'svc-probe.cjs');
+/** An address DNATed by one plain rule to the first server address (the DNAT floor beside weft's ClusterIP). */
+const PLAIN_DNAT = '10.97.255.1';
+/** The same, masqueraded too. */
+const PLAIN_MASQ = '10.97.255.2';
 /** The probed Service's endpoints: addresses of the server namespace. */
 const SERVER_IPS = Array.from({ length: 10 }, (_, i) => `10.200.0.${10 + i}`);
 
@@ -145,11 +150,22 @@ async function one(services: number, eps: number, label: string, withProbe: bool
       // With one Service the changes went to the probed one: its endpoints back to the server's.
       if (services === 1) await wait(() => sliceInf.modify(slice(last, eps, 0, SERVER_IPS)));
       server = await startServer(ns.name);
-      // Interleaved, three rounds each: the machine's load moves both alike.
+      // The floor of what DNAT + conntrack cost here: one address DNATed by a single rule in a table of its own (weft's filter hooks still run).
+      // The second address is masqueraded as well, as weft masquerades the node's (off-cluster) source to a ClusterIP.
+      runNft(['-f', '-'], [
+        'add table ip wbench-dnat', 'add chain ip wbench-dnat out { type nat hook output priority -100; }', 'add chain ip wbench-dnat post { type nat hook postrouting priority 100; }',
+        `add rule ip wbench-dnat out ip daddr { ${PLAIN_DNAT}, ${PLAIN_MASQ} } tcp dport 80 dnat to ${SERVER_IPS[0] as string}:8080`,
+        `add rule ip wbench-dnat post ct original ip daddr ${PLAIN_MASQ} masquerade fully-random`, '',
+      ].join('\n'), { netnsPath: ns.path });
+      // Interleaved, three rounds each: the machine's load moves them alike.
       const via: Probe[] = [];
+      const plain: Probe[] = [];
+      const masq: Probe[] = [];
       const direct: Probe[] = [];
       for (let r = 0; r < 3; r++) {
         via.push(probe(ns.name, clusterIP(last), 80));
+        plain.push(probe(ns.name, PLAIN_DNAT, 80));
+        masq.push(probe(ns.name, PLAIN_MASQ, 80));
         direct.push(probe(ns.name, SERVER_IPS[0] as string, 8080));
       }
       const med = (xs: number[]) => quantile(xs, 0.5);
@@ -158,6 +174,8 @@ async function one(services: number, eps: number, label: string, withProbe: bool
       rows.push(
         { name: `${label}: connect to the last-created Service p50`, value: Number((med(via.map((p) => p.connectP50Us)) / 1000).toFixed(3)), unit: `ms (direct to its pod ${(med(direct.map((p) => p.connectP50Us)) / 1000).toFixed(3)} ms)` },
         { name: `${label}: ClusterIP connect+request rate`, value: Math.round(rps), unit: `req/s (direct pod ${Math.round(rpsDirect)} req/s)`, ratio: Number((rps / rpsDirect).toFixed(3)), target: '>= 0.95x direct', ok: rps / rpsDirect >= 0.95 },
+        { name: `${label}: one-rule DNAT connect+request rate (the DNAT + conntrack floor)`, value: Math.round(med(plain.map((p) => p.rps))), unit: `req/s (weft's ClusterIP / this: ${(rps / med(plain.map((p) => p.rps))).toFixed(3)})`, ratio: Number((med(plain.map((p) => p.rps)) / rpsDirect).toFixed(3)) },
+        { name: `${label}: one-rule DNAT + masquerade connect+request rate`, value: Math.round(med(masq.map((p) => p.rps))), unit: `req/s (weft's ClusterIP / this: ${(rps / med(masq.map((p) => p.rps))).toFixed(3)})`, ratio: Number((med(masq.map((p) => p.rps)) / rpsDirect).toFixed(3)) },
       );
     }
     return rows;
