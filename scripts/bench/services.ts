@@ -16,6 +16,8 @@ import { Metrics } from '../../agent/metrics.ts';
 import { ServiceProxy } from '../../agent/services/proxy.ts';
 import type { EndpointSlice, Service } from '../../agent/services/types.ts';
 import { FakeInformer } from '../../testkit/fake-informer.ts';
+import { allUnits } from '../../agent/services/model.ts';
+import { renderAll } from '../../agent/services/render.ts';
 import { ROOT, loadAverage, quantile, type BenchResult } from './util.ts';
 
 const SIZES = (process.env['WEFT_BENCH_SVC_SIZES'] ?? '1,1000,5000,10000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
@@ -186,6 +188,26 @@ async function one(services: number, eps: number, label: string, withProbe: bool
   }
 }
 
+/** Rendered content (no kernel) at 1,000 Services x 10 endpoints (3 on this node) of each kind: chains and rules of their own, and elements. */
+function kindCounts(): BenchResult[] {
+  const node = { nodeName: 'bench', clusterCidrs: ['10.100.0.0/14'], nodePortAddresses: [] };
+  const kinds: Array<[string, NonNullable<Service['spec']>]> = [
+    ['ClusterIP', {}], ['NodePort', { type: 'NodePort' }], ['NodePort ETP Local', { type: 'NodePort', externalTrafficPolicy: 'Local' }], ['ClientIP affinity', { sessionAffinity: 'ClientIP' }],
+  ];
+  return kinds.map(([kind, extra]) => {
+    const svcs = Array.from({ length: 1000 }, (_, s) => { const x = service(s); return { ...x, spec: { ...x.spec, ...extra, ports: [{ name: 'http', port: 80, protocol: 'TCP', nodePort: 30000 + s }] } }; });
+    const slices = new Map(Array.from({ length: 1000 }, (_, s) => {
+      const sl = slice(s, 10, 0);
+      (sl.endpoints ?? []).forEach((e, i) => { e.nodeName = i < 3 ? 'bench' : 'other'; });
+      return [`bench/s${s}`, [sl]] as [string, EndpointSlice[]];
+    }));
+    const c = renderAll(allUnits(svcs, (k) => slices.get(k) ?? [], node), node);
+    const elements = [...c.elements.values()].reduce((n, m) => n + m.size, 0) + [...c.epMaps.values()].reduce((n, m) => n + m.endpoints.length, 0);
+    const rules = [...c.chains.values()].reduce((n, x) => n + x.rules.length, 0);
+    return { name: `weft 1,000 ${kind} Services x 10 endpoints (3 local): chains of their own`, value: c.chains.size, unit: `chains, ${rules} rules, ${elements} elements` };
+  });
+}
+
 /** The benchmark's rows. */
 export async function benchServices(): Promise<BenchResult[]> {
   const out: BenchResult[] = [];
@@ -193,6 +215,7 @@ export async function benchServices(): Promise<BenchResult[]> {
     for (const r of rows) process.stderr.write(`    ${r.name}: ${r.value} ${r.unit}\n`);
     out.push(...rows);
   };
+  report(kindCounts());
   for (const n of SIZES) {
     process.stderr.write(`  services: ${n} x 10 endpoints\n`);
     report(await one(n, 10, `weft ${n} Services x 10 endpoints`, true));
