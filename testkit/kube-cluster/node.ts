@@ -21,7 +21,7 @@ export interface KubeNodeOptions {
   cgroupName: string;
   kubeconfig: string;
   clientCa: string;
-  /** Image archives imported into containerd's k8s.io namespace (the first names the sandbox image's tag). */
+  /** Image archives imported into containerd's k8s.io namespace (one of them holds sandboxImage). */
   images: string[];
   sandboxImage: string;
   /** kubelet's clusterDNS (kube-dns's ClusterIP), when the cluster runs DNS. */
