@@ -4,8 +4,8 @@
 # proxy from a wrapper main in a scratch dir that imports coremain and only the plugins the cluster's
 # Corefile names (errors, log, health, ready, kubernetes, cache, loadbalance, hosts, metrics), so the
 # cloud plugins' modules (route53, azure, clouddns...) are never fetched. CoreDNS v1.14.0 is the newest
-# release on the client-go 0.34 line (that of kube-setup.sh's Kubernetes). Not part of
-# scripts/deps.sh: only the kube cluster with DNS needs it. Quiet and instant when cached.
+# release on the client-go 0.34 line (that of kube-setup.sh's Kubernetes). scripts/deps.sh runs it
+# after kube-setup.sh (the kube cluster with DNS needs it). Quiet and instant when cached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup-lib.sh
