@@ -96,9 +96,9 @@ export class KubeApiServer {
     await closed;
   }
 
-  /** One API call with curl inside the server's namespace; resolves with curl's result. */
+  /** One API call with curl inside the server's namespace; resolves with curl's result (20 s: a loaded 2-core CI machine's apiserver can take over 5 s for a write). */
   curl(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<ExecResult> {
-    const args = ['curl', '-sS', '--max-time', '5', '--cacert', join(this.dir, 'ca.crt'), '-H', `Authorization: Bearer ${TOKEN}`, '-X', method];
+    const args = ['curl', '-sS', '--max-time', '20', '--cacert', join(this.dir, 'ca.crt'), '-H', `Authorization: Bearer ${TOKEN}`, '-X', method];
     if (body !== undefined) args.push('-H', `Content-Type: ${contentType}`, '--data-binary', '@-');
     return nsExec(this.netns, [...args, `${this.url}${path}`], body !== undefined ? { input: JSON.stringify(body) } : {});
   }

@@ -7,8 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { after } from 'node:test';
 import type { TestContext } from 'node:test';
 import { run, type ExecResult } from './exec.ts';
+import { markOwned, unmarkOwned } from './netns-owners.ts';
+import { killProcessesIn, sweepStaleTestNetns, sweepStaleTestNetnsOnce } from './netns-sweep.ts';
 
 export { run, type ExecResult };
+export { sweepStaleTestNetns, sweepStaleTestNetnsOnce };
 
 /** A namespace created by this test process (`ip netns add`, so it lives at /run/netns/<name>). */
 export interface TestNetns {
@@ -86,12 +89,12 @@ function handle(name: string): TestNetns {
 
 /** Creates a namespace named `<prefix>-<pid>-<random>` (default prefix 'weft-t'). */
 export async function createTestNetns(prefix = 'weft-t'): Promise<TestNetns> {
-  sweeping ??= sweepStaleTestNetns();
-  await sweeping;
+  await sweepStaleTestNetnsOnce();
   const name = uniqueNetnsName(prefix);
   const res = await run(['ip', 'netns', 'add', name]);
   if (res.code !== 0) throw new Error(`ip netns add ${name} failed (${res.code}): ${res.stderr.trim()}`);
   created.add(name);
+  markOwned(name);
   return handle(name);
 }
 
@@ -109,6 +112,7 @@ export function createTestNetnsSync(prefix = 'weft-t'): TestNetns & { destroySyn
 export function addNetnsSync(name: string): void {
   execFileSync('ip', ['netns', 'add', name], { stdio: ['ignore', 'ignore', 'pipe'] });
   created.add(name);
+  markOwned(name);
 }
 
 /** Deletes a namespace this process created (`released`: also one handed over by releaseNetns); idempotent, best effort. */
@@ -121,28 +125,13 @@ export function deleteNetnsSync(name: string, released = false): void {
   } catch {
     // already gone
   }
-}
-
-// A namespace's processes (daemons started with `ip netns exec`) outlive its name: kill them first.
-function killProcessesIn(name: string): void {
-  let pids: string[];
-  try {
-    pids = execFileSync('ip', ['netns', 'pids', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split(/\s+/).filter(Boolean);
-  } catch {
-    return; // namespace gone
-  }
-  for (const pid of pids) {
-    try {
-      process.kill(Number(pid), 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
+  unmarkOwned(name);
 }
 
 /** Stops tracking `name`: it outlives this process (demo --keep) until someone deletes it. */
 export function releaseNetns(name: string): void {
   created.delete(name);
+  unmarkOwned(name);
 }
 
 /** Namespaces of one suite, paired with node:test: call at describe() (or file) level; an `after` hook of that suite deletes what create() made. */
@@ -181,41 +170,12 @@ export async function ipJson<T = unknown>(ns: string | { name: string }, args: s
   return (text === '' ? [] : JSON.parse(text)) as T;
 }
 
-let sweeping: Promise<string[]> | undefined;
-
-/**
- * Deletes test namespaces (`weft-...-<pid>-<6 hex>`) left by test processes that no longer exist,
- * e.g. after a crash where no exit hook ran (node:test exits with code 7 and no 'exit' event when
- * an error escapes outside any test). Runs once before the first createTestNetns; returns the names.
- */
-export async function sweepStaleTestNetns(): Promise<string[]> {
-  if (!isRoot()) return [];
-  const list = await run(['ip', 'netns', 'list']);
-  const removed: string[] = [];
-  for (const line of list.stdout.split('\n')) {
-    const name = line.split(' ')[0] ?? '';
-    const m = /^weft-[a-z0-9-]*?-(\d+)-[0-9a-f]{6}$/.exec(name);
-    if (m === null || processAlive(Number(m[1]))) continue;
-    const res = await run(['ip', 'netns', 'delete', name]);
-    if (res.code === 0) removed.push(name);
-  }
-  return removed;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function deleteNetns(name: string): Promise<void> {
   if (!created.has(name)) return;
   killProcessesIn(name);
   const res = await run(['ip', 'netns', 'delete', name]);
   created.delete(name);
+  unmarkOwned(name);
   if (res.code !== 0 && !/No such file/i.test(res.stderr)) {
     throw new Error(`ip netns delete ${name} failed (${res.code}): ${res.stderr.trim()}`);
   }

@@ -7,7 +7,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run, type ExecResult } from './exec.ts';
-import { addNetnsSync, deleteNetnsSync, inNetns, releaseNetns } from './netns.ts';
+import { addNetnsSync, deleteNetnsSync, inNetns, releaseNetns, sweepStaleTestNetnsOnce } from './netns.ts';
 
 export type { ExecResult };
 
@@ -84,6 +84,7 @@ export class Topology {
   /** Builds the underlay and `nodes` node namespaces on 192.0.2.0/24 (TEST-NET-1, never routed); `ipv6` adds 2001:db8:2::/64. */
   static async create(opts: { nodes: number; prefix?: string; ipv6?: boolean }): Promise<Topology> {
     hookCleanup();
+    await sweepStaleTestNetnsOnce();
     const t = new Topology(opts.prefix ?? `wf${randomBytes(2).toString('hex')}`);
     t.ipv6 = opts.ipv6 === true;
     live.add(t);
