@@ -8,12 +8,12 @@
 import { Cluster } from '../../testkit/cluster.ts';
 import { KUBE_ROUTER_BIN, kubeRouterMissing, setNodeAddresses, startKubeRouter } from '../../testkit/kube-router.ts';
 import { nsExec } from '../../testkit/topology.ts';
-import { createHash } from 'node:crypto';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { peerSetName } from '../../agent/policy/desired.ts';
 import { hash } from '../../agent/policy/compile.ts';
 import { benchNetpolThroughput, nfnlIn, patientKube } from './netpol-throughput.ts';
+import { kubeRouterDstSet, kubeRouterSrcSet } from './netpol-kube-router.ts';
 import { loadAverage, median, quantile, round, type BenchResult } from './util.ts';
 
 const PODS = 1000;
@@ -44,34 +44,6 @@ async function pollHere(check: () => boolean, timeoutS = 60): Promise<number> {
     await new Promise((r) => setTimeout(r, 1));
   }
   return Date.now();
-}
-
-/** kube-router v2.1.0's ipset of an ingress rule's pod peers (policyIndexedSourcePodIPSetName, pkg/controllers/netpol/policy.go). */
-function kubeRouterSrcSet(ns: string, policy: string, rule: number): string {
-  return `KUBE-SRC-${base32(createHash('sha256').update(`${ns}${policy}ingressrule${rule}IPv4pod`).digest()).slice(0, 16)}`;
-}
-
-/** kube-router v2.1.0's ipset of a policy's target pods (policyDestinationPodIPSetName). */
-function kubeRouterDstSet(ns: string, policy: string): string {
-  return `KUBE-DST-${base32(createHash('sha256').update(`${ns}${policy}IPv4`).digest()).slice(0, 16)}`;
-}
-
-/** RFC 4648 base32 (Go's base32.StdEncoding), padding left out (only a prefix is used). */
-function base32(b: Uint8Array): string {
-  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let v = 0;
-  let out = '';
-  for (const x of b) {
-    v = (v << 8) | x;
-    bits += 8;
-    while (bits >= 5) {
-      out += A[(v >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    v &= (1 << bits) - 1;
-  }
-  return bits > 0 ? out + A[(v << (5 - bits)) & 31] : out;
 }
 
 /** The netpol benchmark: changes against kube-router, then per-packet cost (WEFT_BENCH_NETPOL_PARTS=changes,throughput picks). */
