@@ -28,17 +28,18 @@ async function holder(releaseAfterMs?: number): Promise<{ release(): Promise<voi
   const exit = releaseAfterMs === undefined ? `process.stdin.once('data',()=>process.exit(0))` : `setTimeout(()=>process.exit(0),${releaseAfterMs})`;
   const script = `const s=require(${JSON.stringify(built)});const fs=require('fs');const fd=fs.openSync(${JSON.stringify(lockFile)},'r');s.flock(fd,'ex');process.stdout.write('held\\n');${exit};`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A timed holder may have exited while this thread was blocked in flock: its stdin is then closed.
+  child.stdin.on('error', () => undefined);
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
     child.once('exit', (code) => reject(new Error(`holder exited (${code})`)));
   });
   return {
-    release: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.stdin.write('\n');
-      }),
+    release: async () => {
+      if (releaseAfterMs === undefined) child.stdin.write('\n');
+      await exited;
+    },
   };
 }
 
