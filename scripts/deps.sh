@@ -46,6 +46,8 @@ fi
 # kube-apiserver and etcd for the Kubernetes subnet manager tests (cached under /var/cache/weft).
 if [ "$(id -u)" -eq 0 ]; then
   bash scripts/kube-setup.sh || { echo "weft: scripts/kube-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
+  # CoreDNS as the kubelet cluster's kube-dns (test/e2e/kubernetes/services.test.ts; about 4 min cold).
+  bash scripts/coredns-setup.sh || { echo "weft: scripts/coredns-setup.sh failed" >&2; [ "${CI:-}" != true ] || exit 1; }
 fi
 
 # Debian's kubectl (kubernetes-client), unpacked without installing it (its /usr/bin/kubectl may

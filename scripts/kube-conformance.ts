@@ -3,18 +3,21 @@
 // (scripts/agnhost-image.sh) imported into every node, deploy/weft.yaml applied as users apply it,
 // then e2e.test run from the control plane's namespace with the admin kubeconfig. Prints ginkgo's
 // summary (passed / failed / skipped) and keeps its JUnit report. Not part of npm test (minutes).
-//   node --import tsx scripts/kube-conformance.ts [--focus REGEX] [--skip REGEX] [--report-dir DIR] [--dry-run] [--service-proxy]
+//   node --import tsx scripts/kube-conformance.ts [--focus REGEX]... [--skip REGEX] [--report-dir DIR] [--dry-run]
+//        [--service-proxy] [--network-policy] [--dns]
 // --service-proxy: weftd --service-proxy implements Services instead of the kit's one DNAT rule for `kubernetes`.
+// --network-policy: weftd --network-policy. --dns: CoreDNS as kube-dns (implies --service-proxy).
+// --focus more than once: one e2e.test per focus, run at once against the one cluster.
 // Default focus: `[sig-network] Networking Granular Checks: Pods`; default skip: SCTP (this kernel has no SCTP sockets).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KUBECTL, KubeCluster } from '../testkit/kube-cluster/cluster.ts';
 import { formatCensus } from '../testkit/kube-cluster/census.ts';
 import { buildWeftImageArchive } from '../testkit/kube-cluster/image.ts';
-import { weftManifestImage, weftManifestObjects, WEFT_MANIFEST } from '../testkit/kube-cluster/manifest.ts';
+import { weftManifestImage } from '../testkit/kube-cluster/manifest.ts';
 import { kubeClusterMissing } from '../testkit/kube-cluster/requirements.ts';
 import { nsRun } from '../testkit/topology.ts';
 
@@ -26,41 +29,32 @@ const started = Date.now();
 const step = (m: string): void => void process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${m}\n`);
 
 const { values: o } = parseArgs({ options: {
-  focus: { type: 'string', default: '\\[sig-network\\] Networking Granular Checks: Pods' },
+  focus: { type: 'string', multiple: true, default: ['\\[sig-network\\] Networking Granular Checks: Pods'] },
   skip: { type: 'string', default: 'SCTP' },
   'report-dir': { type: 'string', default: '' },
   'dry-run': { type: 'boolean', default: false },
   'service-proxy': { type: 'boolean', default: false },
+  'network-policy': { type: 'boolean', default: false },
+  dns: { type: 'boolean', default: false },
 } });
+const serviceProxy = o['service-proxy'] || o.dns;
 
-/**
- * deploy/weft.yaml with weftd --service-proxy in place of the kit's one DNAT rule for the `kubernetes`
- * Service (docs/services.md): Services and EndpointSlices readable by weft's ClusterRole, and weftd
- * pointed at the API server's own address (it programs the Service it would otherwise dial).
- */
-function serviceProxyManifest(apiIp: string): string {
-  const objs = weftManifestObjects().map((x) => structuredClone(x)) as Array<Record<string, any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
-  for (const x of objs) {
-    if (x['kind'] === 'ClusterRole') {
-      (x['rules'] as unknown[]).push({ apiGroups: [''], resources: ['services', 'endpoints'], verbs: ['get', 'list', 'watch'] },
-        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch'] });
-    }
-    if (x['kind'] === 'DaemonSet') {
-      const c = (x['spec']['template']['spec']['containers'] as Array<{ args: string[]; env?: unknown[] }>)[0];
-      if (!c) throw new Error('no weftd container');
-      c.args.push('--service-proxy');
-      c.env = [...(c.env ?? []), { name: 'KUBERNETES_SERVICE_HOST', value: apiIp }, { name: 'KUBERNETES_SERVICE_PORT', value: '6443' }];
-    }
-  }
-  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs });
-}
-
-/** Runs argv with its output passed through; resolves with the exit code. */
-function pass(argv: string[]): Promise<number> {
+/** Runs argv with its output passed through (or into `logFile`); resolves with the exit code. */
+function pass(argv: string[], logFile?: string): Promise<number> {
   return new Promise((res) => {
-    const c = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', 'inherit', 'inherit'] });
+    const out = logFile !== undefined ? openSync(logFile, 'a') : 'inherit';
+    const c = spawn(argv[0] as string, argv.slice(1), { stdio: ['ignore', out, out] });
+    if (typeof out === 'number') closeSync(out);
     c.on('close', (code) => res(code ?? 1));
   });
+}
+
+/** The counts of a JUnit report e2e.test wrote. */
+function junitSummary(file: string): string {
+  if (!existsSync(file)) return 'no JUnit report';
+  const x = readFileSync(file, 'utf8');
+  const attr = (n: string): string => new RegExp(`<testsuite [^>]*${n}="(\\d+)"`).exec(x)?.[1] ?? '?';
+  return `tests ${attr('tests')}, failures ${attr('failures')}, errors ${attr('errors')}, skipped ${attr('skipped')}`;
 }
 
 async function main(): Promise<void> {
@@ -78,7 +72,7 @@ async function main(): Promise<void> {
     const archive = join(imgDir, 'weft-image.tar');
     await buildWeftImageArchive(imgDir, weftManifestImage(), archive);
     step('weft image built');
-    k = await KubeCluster.create({ nodes: 3, images: [archive, AGNHOST_TAR], apiServiceDnat: !o['service-proxy'], progress: (m) => step(`  ${m}`) });
+    k = await KubeCluster.create({ nodes: 3, images: [archive, AGNHOST_TAR], apiServiceDnat: !serviceProxy, dns: o.dns, progress: (m) => step(`  ${m}`) });
     const c = k;
     await c.waitFor('nodes with a podCIDR', async () => (await c.nodeStatuses()).every((n) => n.podCidr !== undefined), 60_000);
     // The API server proxies to pods (`/proxy` of pods and Services): on a real cluster it runs on a
@@ -87,22 +81,27 @@ async function main(): Promise<void> {
       const n = c.nodes.find((x) => x.name === st.name);
       if (n && st.podCidr !== undefined) await nsRun(c.control.netns, ['ip', 'route', 'replace', st.podCidr, 'via', n.ip]);
     }
-    if (o['service-proxy']) await c.mustKubectl(['apply', '-f', '-'], serviceProxyManifest(c.control.ip));
-    else await c.mustKubectl(['apply', '-f', WEFT_MANIFEST]);
+    await c.applyWeft({ serviceProxy, networkPolicy: o['network-policy'] });
     await c.waitFor('every node Ready', async () => (await c.nodeStatuses()).every((n) => n.ready), 180_000, 250);
-    step('deploy/weft.yaml applied, every node Ready; running e2e.test');
-    const argv = ['ip', 'netns', 'exec', c.control.netns, join(E2E_DIR, 'e2e.test'), '--kubeconfig', c.control.kubeconfig,
-      '--provider', 'skeleton', '--kubectl-path', KUBECTL, '--report-dir', reportDir, '--ginkgo.focus', o.focus,
-      ...(o.skip !== '' ? ['--ginkgo.skip', o.skip] : []), ...(o['dry-run'] ? ['--ginkgo.dry-run'] : []),
-      '--ginkgo.no-color', '--ginkgo.timeout', process.env['WEFT_E2E_TIMEOUT'] ?? '2h', '--dump-logs-on-failure=false', '--e2e-verify-service-account=false', '--minStartupPods', '0'];
-    code = await pass(argv);
-    step(`e2e.test exited ${code}; JUnit report in ${reportDir}`);
-    const junit = join(reportDir, 'junit_01.xml');
-    if (existsSync(junit)) {
-      const x = readFileSync(junit, 'utf8');
-      const attr = (n: string): string => new RegExp(`<testsuite [^>]*${n}="(\\d+)"`).exec(x)?.[1] ?? '?';
-      process.stdout.write(`junit: tests ${attr('tests')}, failures ${attr('failures')}, errors ${attr('errors')}, skipped ${attr('skipped')}\n`);
-    }
+    step(`deploy/weft.yaml applied${serviceProxy ? ' (--service-proxy)' : ''}${o['network-policy'] ? ' (--network-policy)' : ''}, every node Ready`);
+    if (o.dns) step(`CoreDNS Ready as kube-dns in ${await c.deployDns()} ms`);
+    // Several --focus: one e2e.test each, at once, against the same cluster (each in namespaces of its own).
+    const focuses = o.focus;
+    step(`running e2e.test${focuses.length > 1 ? ` x ${focuses.length} at once (logs in ${reportDir}/e2e-<n>.log)` : ''}`);
+    const codes = await Promise.all(focuses.map(async (focus, i) => {
+      const dir = focuses.length > 1 ? join(reportDir, `run-${i + 1}`) : reportDir;
+      mkdirSync(dir, { recursive: true });
+      const argv = ['ip', 'netns', 'exec', c.control.netns, join(E2E_DIR, 'e2e.test'), '--kubeconfig', c.control.kubeconfig,
+        '--provider', 'skeleton', '--kubectl-path', KUBECTL, '--report-dir', dir, '--ginkgo.focus', focus,
+        ...(o.skip !== '' ? ['--ginkgo.skip', o.skip] : []), ...(o['dry-run'] ? ['--ginkgo.dry-run'] : []),
+        '--ginkgo.no-color', '--ginkgo.timeout', process.env['WEFT_E2E_TIMEOUT'] ?? '2h', '--dump-logs-on-failure=false', '--e2e-verify-service-account=false', '--minStartupPods', '0'];
+      const t0 = Date.now();
+      const rc = await pass(argv, focuses.length > 1 ? join(reportDir, `e2e-${i + 1}.log`) : undefined);
+      step(`e2e.test ${focuses.length > 1 ? `#${i + 1} ` : ''}(${focus}) exited ${rc} after ${((Date.now() - t0) / 1000).toFixed(0)} s: ${junitSummary(join(dir, 'junit_01.xml'))}`);
+      return rc;
+    }));
+    code = codes.find((x) => x !== 0) ?? 0;
+    step(`JUnit reports in ${reportDir}`);
   } finally {
     if (k) {
       k.destroySync();

@@ -5,7 +5,7 @@
 # scripts/deps.sh: only scripts/kube-conformance.ts needs them. The wrapper module's go.mod/go.sum
 # are copied to a scratch dir first, because the e2e packages pull test-only modules (ginkgo,
 # gomega, ...) that `-mod=mod` adds: the tracked files stay as they are. A big build: about
-# 20-40 min on 2 busy cores with the kube build cache warm. Quiet and instant when cached.
+# 9-40 min on 2 busy cores with the kube build cache warm (9 right after kube-setup.sh). Quiet and instant when cached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup-lib.sh
@@ -18,7 +18,7 @@ LDFLAGS="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/com
 setup_lock kube-e2e-setup
 [ -x "$OUT/e2e.test" ] && [ -x "$OUT/agnhost" ] && exit 0
 need_go "the Kubernetes e2e test binary"
-echo "weft: building e2e.test and agnhost $KUBE_VERSION into $OUT (go test -c, once; 20-40 min on 2 cores)" >&2
+echo "weft: building e2e.test and agnhost $KUBE_VERSION into $OUT (go test -c, once; 9-40 min on 2 cores)" >&2
 t0=$(date +%s)
 go_cache_env
 export GOTOOLCHAIN=local GOFLAGS="-mod=mod -modcacherw"

@@ -1,8 +1,9 @@
 // Applies a desired weft-policy table in the calling thread's netns (weftd's, the node's), touching
 // only what differs from what the kernel holds. When only set elements differ (a pod's labels, a new
-// or gone pod) the change is one nf_tables netlink batch from this process: no `nft` spawned, no
-// table read into nft's cache. Anything else (a policy's chain, a new set) is one `nft -f -`
-// transaction. The kernel's content is listed once and after any failure or resync; after a success
+// or gone pod) or when things are only removed (a policy deleted: its chains, sets, counters and the
+// rules jumping to them) the change is one nf_tables netlink batch from this process: no `nft`
+// spawned, no table read into nft's cache. Anything else (a policy's new chain, a new set) is one
+// `nft -f -` transaction. The kernel's content is listed once and after any failure or resync; after a success
 // the applied content is what it holds.
 import { NftError } from '../../lib/netfilter/errors.ts';
 import { listTable } from '../../lib/netfilter/list.ts';
@@ -11,6 +12,7 @@ import { keptNfnlSocket, type NfnlSocket } from '../../lib/netfilter/nfnl/socket
 import { runNft } from '../../lib/netfilter/run.ts';
 import { contentFromListing, diffTable, type TableContent, type TableDiffStats } from '../../lib/netfilter/table-diff.ts';
 import { commitElementDelta, elementOnlyDelta } from '../../lib/netfilter/table-elem-diff.ts';
+import { commitShrink, shrinkOnlyDelta } from '../../lib/netfilter/table-shrink.ts';
 import type { NftRunOptions, NftTableRef, NftTableState } from '../../lib/netfilter/types.ts';
 
 /** What one apply did: nothing, an element batch over netlink, or an nft transaction (its script). */
@@ -63,6 +65,21 @@ export class TableApplier {
         }
         this.held = want;
         const stats = { ...NO_STATS, elementsAdded: delta.reduce((n, d) => n + d.add.length, 0), elementsDeleted: delta.reduce((n, d) => n + d.del.length, 0) };
+        return { via: 'netlink', script: '', stats, listed, durationMs: performance.now() - t0 };
+      }
+      const shrink = held !== null && mayNetlink && netlinkUsable(this.opts) ? shrinkOnlyDelta(held, want) : null;
+      if (shrink !== null && held !== null) {
+        try {
+          commitShrink(this.socket(), this.table, shrink);
+        } catch (e) {
+          this.held = undefined;
+          throw e instanceof NftError ? e : new NftError('failed', `nftables: removal batch on ${this.table.family} ${this.table.name} refused: ${(e as Error).message}`, { cause: e });
+        }
+        this.held = want;
+        const stats = {
+          ...NO_STATS, setsDeleted: shrink.sets.length, chainsDeleted: shrink.chains.length, chainsRewritten: shrink.rules.length,
+          elementsAdded: shrink.elements.reduce((n, d) => n + d.add.length, 0), elementsDeleted: shrink.elements.reduce((n, d) => n + d.del.length, 0),
+        };
         return { via: 'netlink', script: '', stats, listed, durationMs: performance.now() - t0 };
       }
       const { script, stats } = diffTable(this.table, held, want);

@@ -46,6 +46,8 @@ export class PolicyController {
   private lastRules = 0;
   private lastPlans: readonly PolicyPlan[] = [];
   private lastError = '';
+  /** When the first API event not yet programmed arrived (performance.now()), for the log's eventMs. */
+  private eventAt: number | undefined;
   /** ms timestamps of the pass that last made the table current (tests, bench). */
   lastAppliedAt = 0;
 
@@ -91,17 +93,23 @@ export class PolicyController {
     this.unsubscribe.push(inf.subscribe((ev: CacheEvent<KubeObject>) => {
       if (ev.type === 'synced') return this.loop.trigger('resync');
       const changed = ev.type === 'deleted' ? del(ev.obj) : put(ev.obj);
-      if (changed) this.loop.trigger(ev.type);
+      if (changed) {
+        this.eventAt ??= performance.now();
+        this.loop.trigger(ev.type);
+      }
     }));
   }
 
   /** One pass: model, diff against the kernel, one transaction (synchronous). */
   pass(why: string): void {
     const t0 = performance.now();
+    const eventAt = this.eventAt;
+    this.eventAt = undefined;
     if (why.includes('periodic')) this.applier.invalidate();
     try {
       const d = desiredPolicy({ policies: [...this.policies.values()], pods: [...this.pods.values()], namespaces: this.namespaces, isLocal: this.o.isLocal, nodeAddrs: this.o.nodeAddrs() }, this.compiled);
       const r = this.applier.apply(d.content);
+      const tApplied = performance.now();
       this.lastRules = d.rules;
       this.lastPlans = d.plans;
       this.lastAppliedAt = Date.now();
@@ -115,7 +123,7 @@ export class PolicyController {
       m.inc(PM.passes, { result: r.via === 'none' ? 'unchanged' : 'applied' });
       if (r.via !== 'none') m.inc(PM.applies, { via: r.via });
       this.writeView(d);
-      if (r.via !== 'none') this.o.log.debug('network policy applied', { trigger: why, via: r.via, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs) });
+      if (r.via !== 'none') this.o.log.debug('network policy applied', { trigger: why, via: r.via, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs), modelMs: round1(tApplied - t0 - r.durationMs), ...(eventAt !== undefined ? { eventMs: round1(tApplied - eventAt) } : {}) });
     } catch (e) {
       this.lastError = (e as Error).message;
       this.o.metrics.inc(PM.passes, { result: 'failed' });
@@ -156,6 +164,10 @@ export class PolicyController {
     this.loop.stop();
     for (const u of this.unsubscribe) u();
   }
+}
+
+function round1(x: number): number {
+  return Math.round(x * 10) / 10;
 }
 
 function key(o: KubeObject): string {

@@ -15,8 +15,11 @@ import { holdsAddress, listNetworks } from '../../lib/attach/host-local-list.ts'
 import { LAST_RESERVED_PREFIX as LAST_PREFIX, LOCK_FILE, TEMP_PREFIX, formatHolder, parseHolder, reservationKey } from '../../lib/attach/host-local-files.ts';
 import { isSysError } from '../../lib/errno/errno.ts';
 
-/** flock(2) as lib/sys exposes it (injected so the store has no native dependency of its own). */
-export type FlockFn = (fd: number, op: 'sh' | 'ex' | 'un', nonBlocking?: boolean) => boolean;
+/**
+ * flock(2) as lib/sys exposes it (injected so the store has no native dependency of its own): `wait`
+ * true is LOCK_NB, a number a blocking wait of at most that many ms; false when the lock is still held.
+ */
+export type FlockFn = (fd: number, op: 'sh' | 'ex' | 'un', wait?: boolean | number) => boolean;
 
 /**
  * Reservations from which on the holder index is used. Below, reading the files costs fewer system
@@ -111,17 +114,14 @@ export class DiskStore implements Store {
   }
 
   /**
-   * flock(`op`) on `fd` without hanging the runtime: non-blocking tries, sleeping 1..50 ms in between,
-   * until lockTimeoutMs; a holder that never lets go (a stuck or stopped process) is reported as code 11.
+   * flock(`op`) on `fd`: one non-blocking try, then a blocking wait bounded by lockTimeoutMs, as the
+   * reference blocks in flock: the kernel hands the lock over the moment its holder lets go (a poll
+   * with sleeps would leave it idle up to a sleep). A holder that never lets go (a stuck or stopped
+   * process) is reported as code 11.
    */
   private acquire(fd = this.lockFd, op: 'ex' | 'sh' = 'ex', path = join(this.dir, LOCK_FILE)): void {
     if (this.flock(fd, op, true)) return;
-    const deadline = Date.now() + this.lockTimeoutMs;
-    const nap = new Int32Array(new SharedArrayBuffer(4));
-    for (let wait = 1; Date.now() < deadline; wait = Math.min(wait * 2, 50)) {
-      Atomics.wait(nap, 0, 0, Math.min(wait, Math.max(1, deadline - Date.now())));
-      if (this.flock(fd, op, true)) return;
-    }
+    if (this.flock(fd, op, this.lockTimeoutMs)) return;
     throw tryAgainLater(
       `host-local: lock ${path} is held by another process`,
       `not released within ${this.lockTimeoutMs} ms (${STALL_TIMEOUT_ENV}); nothing was reserved`,

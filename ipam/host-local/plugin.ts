@@ -15,7 +15,7 @@ import { cmdGc, cmdStatus } from './maintenance.ts';
 export const openDiskStore: OpenStore = (dataDir, name, create, lockTimeoutMs) => {
   // Without `create`, a missing network directory means nothing was ever reserved here.
   if (!create && !existsSync(join(dataDir, name))) return null;
-  return new DiskStore(dataDir, name, (fd, op, nb) => sys().flock(fd, op, nb), lockTimeoutMs);
+  return new DiskStore(dataDir, name, (fd, op, wait) => sys().flock(fd, op, wait), lockTimeoutMs);
 };
 
 /** `open` with the lock bound the invocation's env sets (WEFT_STALL_TIMEOUT_MS). */

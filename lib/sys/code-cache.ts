@@ -121,7 +121,10 @@ type Wrapper = (exports: unknown, require: NodeJS.Require, module: NodeJS.Module
  * fail the run; errors of the body itself propagate as usual.
  */
 export function runCachedBody(filename: string, bundle: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
-  const body = parseCommentedBody(readFileSync(filename, 'latin1'));
+  // 'utf8', though the file is ASCII (the build checks it): Node reads UTF-8 text in one native call,
+  // where any other encoding runs fs's JavaScript read loop, compiled at every start (about 2.7 M
+  // instructions, 3.5% of `node -e 0`, measured with cachegrind).
+  const body = parseCommentedBody(readFileSync(filename, 'utf8'));
   if (body === null) throw new Error(`code cache: ${filename} has no bundle body`);
   runCachedSource(body, filename, bundle, bodySha256, mod, req);
 }

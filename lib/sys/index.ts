@@ -14,8 +14,11 @@ export interface Sys {
   setns(fd: number): void;
   /** ioctl(fd, NS_GET_NSTYPE): the CLONE_NEW* type of the namespace open at fd (Linux 4.11+); ENOTTY for a file that is not a namespace. */
   nsType(fd: number): number;
-  /** flock(2). op 'sh' | 'ex' | 'un'. With nonBlocking, returns false instead of waiting when the lock is held. */
-  flock(fd: number, op: 'sh' | 'ex' | 'un', nonBlocking?: boolean): boolean;
+  /**
+   * flock(2). op 'sh' | 'ex' | 'un'. `wait` true: LOCK_NB, false instead of waiting when the lock is held;
+   * a number: a blocking wait of at most that many ms (woken by the kernel when the holder lets go), false when still held; absent: block.
+   */
+  flock(fd: number, op: 'sh' | 'ex' | 'un', wait?: boolean | number): boolean;
   /** Opens /dev/net/tun and TUNSETIFF with IFF_TUN | IFF_NO_PI (| IFF_VNET_HDR with vnetHdr) for `name`; returns the fd and the kernel's name. */
   tunOpen(name: string, vnetHdr?: boolean): { fd: number; name: string };
   /** socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol), bound (nl_pid 0 = kernel assigns) to the multicast `groups` bitmask, SO_RCVBUF 1 MiB, NETLINK_EXT_ACK on. Lives in the calling thread's netns for ever. */

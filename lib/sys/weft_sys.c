@@ -12,7 +12,9 @@
 #include <linux/if_tun.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <node_api.h>
@@ -125,6 +129,67 @@ static napi_value js_ns_type(napi_env env, napi_callback_info info) {
   return v;
 }
 
+static void wake_noop(int sig) { (void)sig; }
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+// A blocking flock(how) that gives up after ms: a timer aimed at this thread (SIGEV_THREAD_ID)
+// raises SIGALRM, whose handler (installed without SA_RESTART for the wait, Node uses no SIGALRM)
+// makes flock fail with EINTR. The timer repeats every 5 ms after the deadline, so a signal that
+// lands just before flock starts to sleep costs 5 ms, not the wait. Returns 0, -1 with errno, or 1
+// when the deadline passed. The kernel queues us behind the holder, so we wake when it lets go.
+static int flock_bounded(int fd, int how, int32_t ms) {
+  struct sigaction sa, old_sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = wake_noop;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGALRM, &sa, &old_sa) != 0) return -1;
+  sigset_t alrm, old_mask;
+  sigemptyset(&alrm);
+  sigaddset(&alrm, SIGALRM);
+  pthread_sigmask(SIG_UNBLOCK, &alrm, &old_mask);
+  struct sigevent sev;
+  memset(&sev, 0, sizeof sev);
+  sev.sigev_notify = SIGEV_THREAD_ID;
+  sev.sigev_signo = SIGALRM;
+  sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+  timer_t timer;
+  int rc = -1, err = 0;
+  if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {
+    err = errno;
+  } else {
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    struct itimerspec its = {.it_interval = {0, 5 * 1000000L}, .it_value = {ms / 1000, (long)(ms % 1000) * 1000000L}};
+    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0) its.it_value.tv_nsec = 1;
+    if (timer_settime(timer, 0, &its, NULL) != 0) err = errno;
+    while (err == 0) {
+      if (flock(fd, how) == 0) {
+        rc = 0;
+        break;
+      }
+      if (errno != EINTR) {
+        err = errno;
+        break;
+      }
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= ms) {
+        rc = 1;
+        break;
+      }
+    }
+    timer_delete(timer);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+  sigaction(SIGALRM, &old_sa, NULL);
+  if (rc < 0) errno = err;
+  return rc;
+}
+
+// flock(fd, op[, wait]): wait true = LOCK_NB (false when held); a number = block at most that many ms
+// (false when still held then); absent = block.
 static napi_value js_flock(napi_env env, napi_callback_info info) {
   ARGS(env, info, 3);
   int32_t fd;
@@ -141,8 +206,18 @@ static napi_value js_flock(napi_env env, napi_callback_info info) {
     return NULL;
   }
   bool non_blocking = false;
-  napi_valuetype t;
-  if (napi_typeof(env, argv[2], &t) == napi_ok && t == napi_boolean) napi_get_value_bool(env, argv[2], &non_blocking);
+  napi_valuetype t = napi_undefined;
+  if (napi_typeof(env, argv[2], &t) == napi_ok && t == napi_number) {
+    int32_t ms;
+    if (!get_i32(env, argv[2], "wait", &ms)) return NULL;
+    if (ms < 0) ms = 0;
+    if (how != LOCK_UN) {
+      int rc = flock_bounded(fd, how, ms);
+      if (rc < 0) return throw_errno(env, "flock", errno);
+      return boolean(env, rc == 0);
+    }
+  }
+  if (t == napi_boolean) napi_get_value_bool(env, argv[2], &non_blocking);
   if (non_blocking) how |= LOCK_NB;
   for (;;) {
     if (flock(fd, how) == 0) return boolean(env, true);

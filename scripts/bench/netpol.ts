@@ -8,10 +8,12 @@
 import { Cluster } from '../../testkit/cluster.ts';
 import { KUBE_ROUTER_BIN, kubeRouterMissing, setNodeAddresses, startKubeRouter } from '../../testkit/kube-router.ts';
 import { nsExec } from '../../testkit/topology.ts';
-import { createHash } from 'node:crypto';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { peerSetName } from '../../agent/policy/desired.ts';
 import { hash } from '../../agent/policy/compile.ts';
 import { benchNetpolThroughput, nfnlIn, patientKube } from './netpol-throughput.ts';
+import { kubeRouterDstSet, kubeRouterSrcSet } from './netpol-kube-router.ts';
 import { loadAverage, median, quantile, round, type BenchResult } from './util.ts';
 
 const PODS = 1000;
@@ -42,34 +44,6 @@ async function pollHere(check: () => boolean, timeoutS = 60): Promise<number> {
     await new Promise((r) => setTimeout(r, 1));
   }
   return Date.now();
-}
-
-/** kube-router v2.1.0's ipset of an ingress rule's pod peers (policyIndexedSourcePodIPSetName, pkg/controllers/netpol/policy.go). */
-function kubeRouterSrcSet(ns: string, policy: string, rule: number): string {
-  return `KUBE-SRC-${base32(createHash('sha256').update(`${ns}${policy}ingressrule${rule}IPv4pod`).digest()).slice(0, 16)}`;
-}
-
-/** kube-router v2.1.0's ipset of a policy's target pods (policyDestinationPodIPSetName). */
-function kubeRouterDstSet(ns: string, policy: string): string {
-  return `KUBE-DST-${base32(createHash('sha256').update(`${ns}${policy}IPv4`).digest()).slice(0, 16)}`;
-}
-
-/** RFC 4648 base32 (Go's base32.StdEncoding), padding left out (only a prefix is used). */
-function base32(b: Uint8Array): string {
-  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0;
-  let v = 0;
-  let out = '';
-  for (const x of b) {
-    v = (v << 8) | x;
-    bits += 8;
-    while (bits >= 5) {
-      out += A[(v >>> (bits - 5)) & 31];
-      bits -= 5;
-    }
-    v &= (1 << bits) - 1;
-  }
-  return bits > 0 ? out + A[(v << (5 - bits)) & 31] : out;
 }
 
 /** The netpol benchmark: changes against kube-router, then per-packet cost (WEFT_BENCH_NETPOL_PARTS=changes,throughput picks). */
@@ -118,7 +92,7 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
     // Cold: weftd restarted with --network-policy on node 1; kube-router started on node 2.
     await c.stopWeftd(n1);
     const t0w = Date.now();
-    const weftProc = c.startWeftd(n1, ['--network-policy']);
+    const weftProc = c.startWeftd(n1, ['--network-policy', '--log-level', 'debug']);
     const coldWeft = (await pollUntil(n1.netns, `[ "$(nft -t list table inet weft-policy 2>/dev/null | grep -c 'chain pi-')" -ge ${nPol} ]`, 120)) - t0w;
     await weftProc;
     const t0k = Date.now();
@@ -132,32 +106,41 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
     // for kube-router an `ipset test` loop in the node's netns (a few ms per check).
     const nl = nfnlIn(n1.netns);
     const lat = { label: { weft: [] as number[], kr: [] as number[] }, add: { weft: [] as number[], kr: [] as number[] }, del: { weft: [] as number[], kr: [] as number[] } };
+    // The same changes timed from the API call's response (the write is committed, so its watch event
+    // is out): the API server's and etcd's own time left out.
+    const fromResp = { label: { weft: [] as number[], kr: [] as number[] }, add: { weft: [] as number[], kr: [] as number[] }, del: { weft: [] as number[], kr: [] as number[] } };
+    const windows: Partial<Record<'label' | 'add' | 'del', [number, number]>> = {};
     try {
       const weftSet = peerSetName('ns-0', { matchLabels: { role: 'in' } });
       const krSet = kubeRouterSrcSet('ns-0', 'probe', 0);
       const inWeft = (ip: string) => (): boolean => nl.has(weftSet, ip);
       const inKr = (ip: string): string => `ipset test ${krSet} ${ip} 2>/dev/null`;
-      const timed = async (k: number, act: () => Promise<void>, weft: () => boolean, kr: string, into: { weft: number[]; kr: number[] }): Promise<void> => {
+      const timed = async (k: number, act: () => Promise<void>, weft: () => boolean, kr: string, into: { weft: number[]; kr: number[] }, resp: { weft: number[]; kr: number[] }): Promise<void> => {
         const wait = (k % 2 === 0 ? pollHere(weft, 20) : pollUntil(n2.netns, kr, 20)).catch(() => NaN);
         await new Promise((r) => setTimeout(r, 100));
         const t = Date.now();
         await act();
+        const tr = Date.now();
         const got = await wait;
+        (k % 2 === 0 ? resp.weft : resp.kr).push(got - tr);
         // A change never seen within 20 s is counted apart (NaN), not as a figure.
         if (Number.isNaN(got)) process.stderr.write(`  change ${k} not seen on ${k % 2 === 0 ? 'weft' : `kube-router (ipsets: ${(await nsExec(n2.netns, ['sh', '-c', 'ipset list -n | grep KUBE-SRC | head -5'])).stdout.trim().replace(/\n/g, ' ')})`} within 20 s\n`);
         (k % 2 === 0 ? into.weft : into.kr).push(got - t);
       };
       // Label change: a pod of ns-0 that no policy targets (app=none) gets role=in, joining the probe policy's peer set.
+      const wlabel = Date.now();
       for (let k = 0; k < 2 * CHANGES; k++) {
         const target = pods.filter((p) => p.ns === 'ns-0')[k] ?? pods[0];
         if (target === undefined) break;
         await kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { app: 'none' } } }, 'application/merge-patch+json');
         await new Promise((r) => setTimeout(r, 1000));
-        await timed(k, () => kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { role: 'in' } } }, 'application/merge-patch+json').then(() => undefined), inWeft(target.ip), inKr(target.ip), lat.label);
+        await timed(k, () => kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { role: 'in' } } }, 'application/merge-patch+json').then(() => undefined), inWeft(target.ip), inKr(target.ip), lat.label, fromResp.label);
       }
+      windows.label = [wlabel, Date.now()];
       // kube-router creates a rule's source ipset only once a pod matches (processIngressRules): now one must exist, by the name we poll.
       if ((await nsExec(n2.netns, ['ipset', 'list', '-n'])).stdout.split('\n').includes(krSet) !== true) throw new Error(`kube-router has no ipset ${krSet} for ns-0/probe: its naming changed`);
       // Pod added: a new role=in pod of ns-0 gets its address (the status update is the event that matters).
+      const wadd = Date.now();
       for (let k = 0; k < 2 * CHANGES_SMALL; k++) {
         const name = `new-${k}`;
         const ip = `10.244.120.${k + 1}`;
@@ -167,10 +150,12 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
           spec: { nodeName: node.netns, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'weft.invalid/none' }] },
         });
         await new Promise((r) => setTimeout(r, 1000));
-        await timed(k, () => kube.call('PATCH', `/api/v1/namespaces/ns-0/pods/${name}/status`, { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: node.ip } }, 'application/merge-patch+json').then(() => undefined), inWeft(ip), inKr(ip), lat.add);
+        await timed(k, () => kube.call('PATCH', `/api/v1/namespaces/ns-0/pods/${name}/status`, { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: node.ip } }, 'application/merge-patch+json').then(() => undefined), inWeft(ip), inKr(ip), lat.add, fromResp.add);
       }
+      windows.add = [wadd, Date.now()];
       // Policy deleted: weft's chain of the policy is gone; kube-router's destination ipset of it is gone
       // (kube-router removes a policy's ipsets after it has restored the chains without it).
+      const wdel = Date.now();
       for (let k = 0; k < 2 * CHANGES_SMALL; k++) {
         const pol = policies[k];
         if (pol === undefined) break;
@@ -184,8 +169,9 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
           continue;
         }
         await timed(k, () => kube.call('DELETE', `/apis/networking.k8s.io/v1/namespaces/${pol.ns}/networkpolicies/${pol.name}`).then(() => undefined),
-          () => !nl.hasChain(chain), `! ipset list -n 2>/dev/null | grep -qx ${krDst}`, lat.del);
+          () => !nl.hasChain(chain), `! ipset list -n 2>/dev/null | grep -qx ${krDst}`, lat.del, fromResp.del);
       }
+      windows.del = [wdel, Date.now()];
     } finally {
       nl.close();
     }
@@ -196,6 +182,16 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
     const krRules = krSave.split('\n').filter((l) => /^-A KUBE-/.test(l)).length;
     const krChains = krSave.split('\n').filter((l) => /^:KUBE-/.test(l)).length;
     const krElems = (await nsExec(n2.netns, ['sh', '-c', 'ipset save | grep -c ^add'])).stdout.trim();
+    // weftd's own time from the watch event to the kernel (its debug log: eventMs of each pass), per kind of change.
+    const passes = readFileSync(join(n1.dir, 'weftd.log'), 'utf8').split('\n').flatMap((l) => {
+      try {
+        const r = JSON.parse(l) as { msg?: string; ts?: string; eventMs?: number; modelMs?: number; ms?: number };
+        return r.msg === 'network policy applied' && typeof r.eventMs === 'number' && r.ts !== undefined ? [{ t: Date.parse(r.ts), eventMs: r.eventMs, modelMs: r.modelMs ?? NaN, applyMs: r.ms ?? NaN }] : [];
+      } catch {
+        return [];
+      }
+    });
+    const inWindow = (kind: 'label' | 'add' | 'del') => passes.filter((x) => { const w = windows[kind]; return w !== undefined && x.t >= w[0] && x.t <= w[1]; });
     const load = `load ${round(loadAverage())}`;
     process.stderr.write(`  kube-router ${KUBE_ROUTER_BIN}; ${load}\n`);
     const p = (xs: number[], q: number) => round(quantile(xs, q));
@@ -212,10 +208,22 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
           { name: `${what}, kube-router p50`, value: round(median(l.kr)), unit: `ms (p99 ${p(l.kr, 0.99)}, n=${l.kr.length}, unseen ${missed(lat[kind].kr)})` },
         ];
       }),
+      ...(['label', 'add', 'del'] as const).flatMap((kind) => {
+        const seen = (xs: number[]) => xs.filter((x) => !Number.isNaN(x));
+        const w = inWindow(kind);
+        const ev = w.map((x) => x.eventMs);
+        return [
+          { name: `${kind}: from the API response, weft p50`, value: round(median(seen(fromResp[kind].weft))), unit: `ms (p99 ${p(seen(fromResp[kind].weft), 0.99)}); kube-router p50 ${round(median(seen(fromResp[kind].kr)))} ms` },
+          { name: `${kind}: weftd watch event -> kernel (its log), p50`, value: round(median(ev)), unit: `ms (p99 ${p(ev, 0.99)}, n=${ev.length}; model+diff p50 ${round(median(w.map((x) => x.modelMs)))} ms, transaction p50 ${round(median(w.map((x) => x.applyMs)))} ms)` },
+        ];
+      }),
       { name: 'weft rules (inet weft-policy)', value: weftRules, unit: `rules, ${weftElems} set elements` },
       { name: 'kube-router rules (KUBE-* chains)', value: krRules, unit: `rules in ${krChains} chains, ${krElems} ipset members` },
     ];
   } finally {
+    // WEFT_BENCH_NETPOL_LOGS=<dir>: keep both enforcers' logs (kube-router's sync times, weftd's passes).
+    const keep = process.env['WEFT_BENCH_NETPOL_LOGS'];
+    if (keep !== undefined) for (const [n, f] of [[c.nodes[0], 'weftd.log'], [c.nodes[1], 'kube-router.log']] as const) if (n !== undefined) try { copyFileSync(join(n.dir, f), join(keep, f)); } catch { /* absent */ }
     c.destroy();
   }
 }

@@ -20,6 +20,8 @@ export async function formatCodeCachedBundle(name: string, header: string, body:
   const text = loader.outputFiles[0]?.text;
   if (text === undefined) throw new Error('code cache: the loader build produced no output');
   const file = `${header}${text.endsWith('\n') ? text : `${text}\n`}${formatCommentedBody(body)}`;
+  // The loader reads the file as UTF-8 (Node's fast path): only ASCII decodes to the same text as the body's.
+  if ([...file].some((c) => c.charCodeAt(0) > 0x7f)) throw new Error(`code cache: ${name}: the bundle is not ASCII`);
   // The loader finds the body by its marker line: make sure nothing in the loader is mistaken for it.
   if (parseCommentedBody(file) !== body) throw new Error(`code cache: ${name}: the body does not round-trip through the bundle layout`);
   return file;

@@ -2,6 +2,8 @@
 // namespace (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) and N kubelet +
 // containerd nodes, each in its own network namespace with a private mount namespace and cgroup
 // root. No CNI is installed: nodes register NotReady until something (weft's DaemonSet) writes one.
+// The sandbox image is a locally built pause (scripts/pause-image.sh); cluster DNS (CoreDNS as
+// kube-dns) and weftd's Service proxy are options (testkit/kube-cluster/dns.ts, applyWeft()).
 // Everything is removed by destroySync() in kubelet-notes.md's order, also at exit and on SIGINT/SIGTERM.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -12,6 +14,9 @@ import { nsRun, Topology } from '../topology.ts';
 import { nodeCert } from './certs.ts';
 import { takeCensus, type Census } from './census.ts';
 import { ControlPlane, type ClusterRanges } from './control-plane.ts';
+import { CLUSTER_DNS_IP, clusterDnsMissing, deployClusterDns } from './dns.ts';
+import { cachedImageArchive, PAUSE_IMAGE } from './image.ts';
+import { WEFT_MANIFEST, weftManifestWith, type WeftdFeatures } from './manifest.ts';
 import { KubeNode } from './node.ts';
 
 /** Where scripts/kubectl-setup.sh unpacks Debian's kubectl. */
@@ -22,11 +27,16 @@ const API_IP = '192.0.2.3';
 /** What KubeCluster.create builds. */
 export interface KubeClusterOptions {
   nodes: number;
-  /** Image archives imported into every node besides the busybox one (the sandbox and workload image). */
+  /** Image archives imported into every node besides the busybox (workload) and pause (sandbox) ones. */
   images?: string[];
   ranges?: Partial<ClusterRanges>;
   /** false: no DNAT of the `kubernetes` Service in the nodes (a Service proxy under test programs it). Default true. */
   apiServiceDnat?: boolean;
+  /**
+   * Cluster DNS: the CoreDNS image imported and the kubelets' clusterDNS set to kube-dns's ClusterIP;
+   * deployDns() starts it once a Service proxy runs (applyWeft({ serviceProxy: true })). Default false.
+   */
+  dns?: boolean;
   progress?: (msg: string) => void;
 }
 
@@ -48,7 +58,7 @@ export class KubeCluster {
 
   private constructor(readonly topo: Topology, readonly control: ControlPlane, readonly id: string) {}
 
-  /** The busybox image: the sandbox (pause) image and the workload image (busybox httpd); never pulled. */
+  /** The busybox image: the workload image (busybox httpd); never pulled. */
   static readonly busyboxImage = IMAGE;
 
   /** Builds the cluster; on failure everything made so far is removed before the error is thrown. */
@@ -57,6 +67,11 @@ export class KubeCluster {
     const id = `${process.pid}-${randomBytes(3).toString('hex')}`;
     const ranges: ClusterRanges = { clusterCidr: '10.244.0.0/16', serviceCidr: '10.96.0.0/24', apiServiceIp: '10.96.0.1', ...o.ranges };
     const t0 = Date.now();
+    if (o.dns === true) {
+      const why = clusterDnsMissing();
+      if (why !== undefined) throw new Error(`no cluster DNS: ${why}`);
+    }
+    const images = [IMAGE_TAR, await cachedImageArchive('pause-image.sh'), ...(o.dns === true ? [await cachedImageArchive('coredns-image.sh')] : []), ...(o.images ?? [])];
     const topo = await Topology.create({ nodes: o.nodes, prefix: `wk${randomBytes(2).toString('hex')}` });
     let cluster: KubeCluster | undefined;
     try {
@@ -68,7 +83,7 @@ export class KubeCluster {
         const name = sim.netns;
         const kubeconfig = control.writeKubeconfig(`node-${name}`, await nodeCert(control.certs, name));
         cluster.nodes.push(new KubeNode({ sim, name, cgroupName: `weft-kube-${id}-n${sim.id}`, kubeconfig, clientCa: control.certs.ca,
-          images: [IMAGE_TAR, ...(o.images ?? [])], sandboxImage: IMAGE }));
+          images, sandboxImage: PAUSE_IMAGE, ...(o.dns === true ? { clusterDns: CLUSTER_DNS_IP } : {}) }));
       }
       await Promise.all(cluster.nodes.map((n) => n.start(progress)));
       await cluster.waitFor('every Node registered', async () => (await cluster?.nodeStatuses() ?? []).length === o.nodes, 120_000);
@@ -105,6 +120,23 @@ export class KubeCluster {
     this.unregister = destroyAtExit(this);
     // Before Topology's own handlers (registered earlier), which delete the node namespaces.
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.prependListener(sig, this.onSignal);
+  }
+
+  /**
+   * `kubectl apply` of deploy/weft.yaml as users apply it, or with weftd's `f` turned on
+   * (--service-proxy: weftd reaches the API server at its own address, as docs/services.md says).
+   */
+  async applyWeft(f: WeftdFeatures = {}): Promise<void> {
+    if (f.serviceProxy !== true && f.networkPolicy !== true) {
+      await this.mustKubectl(['apply', '-f', WEFT_MANIFEST]);
+      return;
+    }
+    await this.mustKubectl(['apply', '-f', '-'], weftManifestWith({ apiServer: { host: this.control.ip, port: 6443 }, ...f }));
+  }
+
+  /** Starts CoreDNS as kube-dns (the cluster was created with `dns`); resolves with the ms until its pods are Ready. */
+  deployDns(replicas = 2): Promise<number> {
+    return deployClusterDns(this, replicas);
   }
 
   /** Runs Debian's kubectl as admin from inside the control plane's namespace; never rejects on exit. */

@@ -8,6 +8,19 @@ import { run } from '../exec.ts';
 const ROOT = join(import.meta.dirname, '..', '..');
 /** The standalone executable scripts/image.sh puts into the image. */
 export const SEA_WEFT = join(ROOT, 'dist', 'sea', 'weft');
+/** The sandbox image scripts/pause-image.sh builds (the tag the upstream e2e tests run too). */
+export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
+
+/**
+ * Runs scripts/`script`, one of the cached image builders that print their archive's path
+ * (pause-image.sh, coredns-image.sh, agnhost-image.sh: instant once built); resolves with that path.
+ */
+export async function cachedImageArchive(script: string): Promise<string> {
+  const r = await run(['bash', join(ROOT, 'scripts', script)], { timeoutMs: 300_000 });
+  const out = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.code !== 0 || !existsSync(out)) throw new Error(`scripts/${script} failed (${r.code}): ${r.stderr.trim()}`);
+  return out;
+}
 
 /** Builds image `tag` from dist/sea/weft and writes it to `out` (docker-archive); returns `out`. */
 export async function buildWeftImageArchive(workDir: string, tag: string, out: string): Promise<string> {

@@ -66,7 +66,7 @@ export function containerdConfig(sandboxImage: string): string {
 }
 
 /** The KubeletConfiguration of a node: cgroupfs under its own cgroup root, no swap check, certs of the kit. */
-export function kubeletConfig(o: { cgroupRoot: string; address: string; clientCa: string }): string {
+export function kubeletConfig(o: { cgroupRoot: string; address: string; clientCa: string; clusterDns?: string }): string {
   return [
     'apiVersion: kubelet.config.k8s.io/v1beta1',
     'kind: KubeletConfiguration',
@@ -83,6 +83,7 @@ export function kubeletConfig(o: { cgroupRoot: string; address: string; clientCa
     `  x509: {clientCAFile: ${o.clientCa}}`,
     'authorization: {mode: Webhook}',
     'clusterDomain: cluster.local',
+    ...(o.clusterDns !== undefined ? [`clusterDNS: [${o.clusterDns}]`] : []),
     'resolvConf: /etc/resolv.conf',
     // The disk is shared with other work: never evict or garbage-collect because of it.
     'evictionHard: {memory.available: "50Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}',

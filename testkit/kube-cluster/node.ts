@@ -21,9 +21,11 @@ export interface KubeNodeOptions {
   cgroupName: string;
   kubeconfig: string;
   clientCa: string;
-  /** Image archives imported into containerd's k8s.io namespace (the first names the sandbox image's tag). */
+  /** Image archives imported into containerd's k8s.io namespace (one of them holds sandboxImage). */
   images: string[];
   sandboxImage: string;
+  /** kubelet's clusterDNS (kube-dns's ClusterIP), when the cluster runs DNS. */
+  clusterDns?: string;
 }
 
 function alive(p: ChildProcess | undefined): p is ChildProcess {
@@ -101,7 +103,8 @@ export class KubeNode {
       if (r.code !== 0) throw new Error(`${this.name}: ctr images import ${img} failed (${r.code}): ${r.stderr.trim()}`);
     }
     progress(`${this.name}: holder + containerd + ${this.o.images.length} images (${Date.now() - t0} ms)`);
-    writeFileSync(join(this.root, 'kubelet.yaml'), kubeletConfig({ cgroupRoot: `/${this.o.cgroupName}`, address: this.ip, clientCa: this.o.clientCa }));
+    writeFileSync(join(this.root, 'kubelet.yaml'), kubeletConfig({ cgroupRoot: `/${this.o.cgroupName}`, address: this.ip, clientCa: this.o.clientCa,
+      ...(this.o.clusterDns !== undefined ? { clusterDns: this.o.clusterDns } : {}) }));
     this.startKubelet();
   }
 

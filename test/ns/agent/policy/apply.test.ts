@@ -1,5 +1,6 @@
 // TableApplier against the kernel, in a namespace the test creates: structure goes through `nft -f`,
-// element-only changes through one nf_tables netlink batch, and what nft lists afterwards is the want.
+// element-only and removal-only changes through one nf_tables netlink batch, and what nft lists
+// afterwards is the want.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TableApplier } from '../../../../agent/policy/apply.ts';
@@ -22,6 +23,26 @@ function content(pods: string[], named: string[], port = 80): TableContent {
     ['base-1', { base: { type: 'filter' as const, hook: 'forward' as const, priority: 0, policy: 'accept' as const }, rules: [taggedRule(nftExpr`jump c-1`, 'j')] }],
   ]);
   return { sets, chains, counters: new Set(['k-1']) };
+}
+
+/** Two policy-like chains, each with its own set and counter, jumped to from one base chain; `withB` false: b's chain, set, counter and jump gone, and 10.0.0.9 leaves the shared set. */
+function twoPolicies(withB: boolean): TableContent {
+  const sets = new Map<string, TableSet>([
+    ['iso-in', { spec: { type: 'ipv4_addr' }, elements: new Set(withB ? ['10.0.0.1', '10.0.0.9'] : ['10.0.0.1']) }],
+    ['s-a', { spec: { type: 'ipv4_addr' }, elements: new Set(['10.0.1.1']) }],
+  ]);
+  const chains = new Map<string, { base?: { type: 'filter'; hook: 'forward'; priority: number; policy: 'accept' }; rules: ReturnType<typeof taggedRule>[] }>([
+    ['p-a', { rules: [taggedRule(nftExpr`ip saddr @s-a counter name k-a accept`, 'a')] }],
+  ]);
+  const counters = new Set(['k-a']);
+  if (withB) {
+    sets.set('s-b', { spec: { type: 'ipv4_addr' }, elements: new Set(['10.0.2.1', '10.0.2.2']) });
+    chains.set('p-b', { rules: [taggedRule(nftExpr`ip saddr @s-b counter name k-b accept`, 'b')] });
+    counters.add('k-b');
+  }
+  const jumps = [taggedRule(nftExpr`ip daddr != @iso-in accept`, 'iso-in'), taggedRule(nftExpr`jump p-a`, 'ja'), ...(withB ? [taggedRule(nftExpr`jump p-b`, 'jb')] : []), taggedRule(nftExpr`drop`, 'd')];
+  chains.set('base-1', { base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' }, rules: jumps });
+  return { sets, chains, counters };
 }
 
 describe('policy TableApplier', rootOnly(), () => {
@@ -71,5 +92,33 @@ describe('policy TableApplier', rootOnly(), () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(inNs(() => applier.apply(content(['10.0.0.7'], [], 81))).via, 'nft');
     assert.match(await list(), /10\.0\.0\.7/);
+  });
+
+  it('a removed policy (chain, set, counter, its jump, set elements) goes over netlink', async () => {
+    const fresh = new TableApplier({ family: 'inet', name: 'weft-t-shrink' }, {}, () => sock);
+    const listT = async (): Promise<string> => (await ns.exec(['nft', 'list', 'table', 'inet', 'weft-t-shrink'])).stdout;
+    assert.equal(inNs(() => fresh.apply(twoPolicies(true))).via, 'nft');
+    const r = inNs(() => fresh.apply(twoPolicies(false)));
+    assert.equal(r.via, 'netlink');
+    assert.deepEqual([r.stats.chainsDeleted, r.stats.setsDeleted, r.stats.chainsRewritten, r.stats.elementsDeleted], [1, 1, 1, 1]);
+    const text = await listT();
+    assert.doesNotMatch(text, /p-b|s-b|k-b|10\.0\.0\.9/);
+    assert.match(text, /jump p-a/);
+    assert.match(text, /ip daddr != @iso-in accept/);
+    assert.match(text, /drop/);
+    // nft sees exactly the want: re-listing from the kernel finds nothing to do.
+    fresh.invalidate();
+    assert.equal(inNs(() => fresh.apply(twoPolicies(false))).via, 'none');
+  });
+
+  it('a removal when the kernel\'s chain is not as applied: redone by nft', async () => {
+    const fresh = new TableApplier({ family: 'inet', name: 'weft-t-shrink2' }, {}, () => sock);
+    assert.equal(inNs(() => fresh.apply(twoPolicies(true))).via, 'nft');
+    const r0 = await ns.exec(['nft', 'add', 'rule', 'inet', 'weft-t-shrink2', 'base-1', 'accept', 'comment', 'stray']);
+    assert.equal(r0.code, 0, r0.stderr);
+    assert.equal(inNs(() => fresh.apply(twoPolicies(false))).via, 'nft');
+    const text = (await ns.exec(['nft', 'list', 'table', 'inet', 'weft-t-shrink2'])).stdout;
+    assert.doesNotMatch(text, /p-b|stray/);
+    assert.match(text, /jump p-a/);
   });
 });

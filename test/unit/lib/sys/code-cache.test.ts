@@ -1,5 +1,6 @@
 // The code-cached bundle layout: body commented out and recovered byte for byte, cache names, and a
 // real bundle built by formatCodeCachedBundle that runs, writes its cache once and then uses it.
+import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -94,9 +95,11 @@ describe('a code-cached bundle', () => {
   });
 
   test('runs as a CommonJS main module, marks its first run, writes its cache on the second and reuses it', async () => {
+    // A name of its own per run: as root the caches live in the machine's /run/weft, where a failed earlier run may have left some.
+    const name = `tiny${randomBytes(3).toString('hex')}`;
     const body = 'const p=require("node:path");module.exports.x=1;process.stdout.write(JSON.stringify({base:p.basename(__filename),main:typeof module.exports,cmd:process.env.CNI_COMMAND}))\n';
-    const file = join(base, 'tiny');
-    writeFileSync(file, await formatCodeCachedBundle('tiny', '#!/usr/bin/env node\n// weft-bundle tiny 0.0.0\n', body), { mode: 0o755 });
+    const file = join(base, name);
+    writeFileSync(file, await formatCodeCachedBundle(name, `#!/usr/bin/env node\n// weft-bundle ${name} 0.0.0\n`, body), { mode: 0o755 });
     const tmp = join(base, 'tmp');
     const run = (): string => {
       const r = spawnSync(process.execPath, [file], { env: { PATH: process.env['PATH'], TMPDIR: tmp, CNI_COMMAND: 'ADD' }, encoding: 'utf8' });
@@ -104,7 +107,7 @@ describe('a code-cached bundle', () => {
       return r.stdout;
     };
     mkdirSync(tmp, { mode: 0o700 });
-    assert.deepEqual(JSON.parse(run()), { base: 'tiny', main: 'object', cmd: 'ADD' });
+    assert.deepEqual(JSON.parse(run()), { base: name, main: 'object', cmd: 'ADD' });
     // Root writes to /run/weft, others to $TMPDIR/weft-<uid>: look in both.
     const dirs = ['/run/weft', join(tmp, `weft-${process.getuid?.() ?? 0}`)];
     const find = (): string[] => dirs.flatMap((d) => { try { return readdirSync(d).filter((f) => f.startsWith('weft-cc-') && f.endsWith('-ADD.bin')).map((f) => join(d, f)); } catch { return []; } });
@@ -112,7 +115,7 @@ describe('a code-cached bundle', () => {
     const marks = (): string[] => dirs.flatMap((d) => { try { return readdirSync(d).filter((f) => f.includes(sha) && f.endsWith(`-ADD.bin${SEEN_SUFFIX}`)); } catch { return []; } });
     assert.equal(find().filter((f) => f.includes(sha)).length, 0, 'no cache from the first run');
     assert.equal(marks().length, 1, 'the first run leaves its mark');
-    assert.deepEqual(JSON.parse(run()), { base: 'tiny', main: 'object', cmd: 'ADD' });
+    assert.deepEqual(JSON.parse(run()), { base: name, main: 'object', cmd: 'ADD' });
     assert.equal(marks().length, 0, 'the second run removes the mark');
     const mine = find().filter((f) => f.includes(sha));
     assert.equal(mine.length, 1, 'one cache file for this body');
@@ -120,18 +123,18 @@ describe('a code-cached bundle', () => {
     const st = statSync(first);
     assert.equal(st.mode & 0o077, 0, 'private cache file');
     const mtime = st.mtimeMs;
-    assert.deepEqual(JSON.parse(run()), { base: 'tiny', main: 'object', cmd: 'ADD' });
+    assert.deepEqual(JSON.parse(run()), { base: name, main: 'object', cmd: 'ADD' });
     assert.equal(statSync(first).mtimeMs, mtime, 'an accepted cache is not rewritten');
     // A rebuilt bundle of the same name removes the old build's caches (older than an hour) when it writes its own.
     const old = new Date(Date.now() - 2 * 3600 * 1000);
     utimesSync(first, old, old);
-    writeFileSync(file, await formatCodeCachedBundle('tiny', '#!/usr/bin/env node\n// weft-bundle tiny 0.0.1\n', body.replace('x=1', 'x=2')), { mode: 0o755 });
+    writeFileSync(file, await formatCodeCachedBundle(name, `#!/usr/bin/env node\n// weft-bundle ${name} 0.0.1\n`, body.replace('x=1', 'x=2')), { mode: 0o755 });
     // A cache of yet another build written recently (both in use during an upgrade) is kept.
-    const recent = join(dirname(first), `weft-cc-tiny-${'c'.repeat(16)}-${process.version}-${process.arch}-ADD.bin`);
+    const recent = join(dirname(first), `weft-cc-${name}-${'c'.repeat(16)}-${process.version}-${process.arch}-ADD.bin`);
     writeFileSync(recent, 'x', { mode: 0o400 });
     run(); // the new build's first run: a mark, and the old build's caches are cleaned
     run(); // its second: its cache
-    const after = find().filter((f) => f.includes('weft-cc-tiny-'));
+    const after = find().filter((f) => f.includes(`weft-cc-${name}-`));
     assert.equal(after.length, 2, after.join(', '));
     assert.ok(!after.includes(first), 'the old cache is gone');
     assert.ok(after.includes(recent), 'the recent one of another build stays');
