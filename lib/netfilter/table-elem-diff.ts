@@ -4,7 +4,7 @@
 import { NfnlElemBatch } from './nfnl/set-elements.ts';
 import { formatKeyBytes } from './nfnl/key-codec.ts';
 import type { NfnlSocket } from './nfnl/socket.ts';
-import type { TableContent } from './table-diff.ts';
+import type { TableChain, TableContent } from './table-diff.ts';
 import type { NftAtom, NftDataType, NftTableRef } from './types.ts';
 
 const ADD_PER_MESSAGE = 200;
@@ -32,10 +32,18 @@ export function elementOnlyDelta(held: TableContent, want: TableContent): SetEle
   for (const [name, c] of want.chains) {
     const h = held.chains.get(name);
     if (h === undefined || h.rules.length !== c.rules.length) return null;
-    if ((h.base === undefined) !== (c.base === undefined)) return null;
-    if (h.base !== undefined && c.base !== undefined && (h.base.hook !== c.base.hook || h.base.priority !== c.base.priority || (h.base.policy ?? 'accept') !== (c.base.policy ?? 'accept'))) return null;
+    if (!sameBaseChain(h, c)) return null;
     for (let i = 0; i < c.rules.length; i++) if (h.rules[i]?.tag !== c.rules[i]?.tag) return null;
   }
+  return setElementDeltas(held, want);
+}
+
+/**
+ * The element changes of every set of `want` against `held`, or null when a set is new, an interval
+ * set's elements change (its ranges need the kernel's merge, which nft does) or the changes exceed
+ * MAX_NETLINK_CHANGES. Pure.
+ */
+export function setElementDeltas(held: TableContent, want: TableContent): SetElementDelta[] | null {
   const out: SetElementDelta[] = [];
   for (const [name, s] of want.sets) {
     const h = held.sets.get(name);
@@ -47,6 +55,12 @@ export function elementOnlyDelta(held: TableContent, want: TableContent): SetEle
     out.push({ set: name, type: s.spec.type, add, del });
   }
   return out.reduce((n, d) => n + d.add.length + d.del.length, 0) > MAX_NETLINK_CHANGES ? null : out;
+}
+
+/** True when two chains are both regular, or both base chains of the same hook, priority and policy. Pure. */
+export function sameBaseChain(h: TableChain, c: TableChain): boolean {
+  if ((h.base === undefined) !== (c.base === undefined)) return false;
+  return h.base === undefined || c.base === undefined || (h.base.hook === c.base.hook && h.base.priority === c.base.priority && (h.base.policy ?? 'accept') === (c.base.policy ?? 'accept'));
 }
 
 /** An element key as formatted by elementKey (`10.0.0.1 . tcp . 80`) -> its atoms. */

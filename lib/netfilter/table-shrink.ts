@@ -8,8 +8,8 @@ import { delChainCommand, delCounterCommand, delRuleCommand, delSetCommand } fro
 import { elemChangeCommands, type NfnlElemChange } from './nfnl/elem-changes.ts';
 import { formatKeyBytes } from './nfnl/key-codec.ts';
 import type { NfnlSocket } from './nfnl/socket.ts';
-import type { TableChain, TableContent } from './table-diff.ts';
-import { MAX_NETLINK_CHANGES, parseElementKey, type SetElementDelta } from './table-elem-diff.ts';
+import type { TableContent } from './table-diff.ts';
+import { parseElementKey, sameBaseChain, setElementDeltas, type SetElementDelta } from './table-elem-diff.ts';
 import type { NftDataType, NftTableRef } from './types.ts';
 
 /** What a removal-only change removes (and which elements of the remaining sets change). */
@@ -27,24 +27,15 @@ export function shrinkOnlyDelta(held: TableContent, want: TableContent): ShrinkD
   const rules: { chain: string; held: string[]; keep: string[] }[] = [];
   for (const [name, c] of want.chains) {
     const h = held.chains.get(name);
-    if (h === undefined || !sameBase(h, c)) return null;
+    if (h === undefined || !sameBaseChain(h, c)) return null;
     const ht = h.rules.map((r) => r.tag);
     const keep = c.rules.map((r) => r.tag);
     if (!isSubsequence(keep, ht)) return null;
     if (keep.length < ht.length) rules.push({ chain: name, held: ht, keep });
   }
   for (const n of want.counters ?? []) if (held.counters?.has(n) !== true) return null;
-  const elements: SetElementDelta[] = [];
-  for (const [name, s] of want.sets) {
-    const h = held.sets.get(name);
-    if (h === undefined) return null;
-    const add = [...s.elements].filter((e) => !h.elements.has(e));
-    const del = [...h.elements].filter((e) => !s.elements.has(e));
-    if (add.length === 0 && del.length === 0) continue;
-    if (s.spec.flags?.includes('interval') === true) return null;
-    elements.push({ set: name, type: s.spec.type, add, del });
-  }
-  if (elements.reduce((n, d) => n + d.add.length + d.del.length, 0) > MAX_NETLINK_CHANGES) return null;
+  const elements = setElementDeltas(held, want);
+  if (elements === null) return null;
   const chains = [...held.chains.keys()].filter((n) => !want.chains.has(n));
   const sets = [...held.sets.keys()].filter((n) => !want.sets.has(n));
   const counters = [...(held.counters ?? [])].filter((n) => want.counters?.has(n) !== true);
@@ -75,11 +66,6 @@ export function commitShrink(sock: NfnlSocket, table: NftTableRef, d: ShrinkDelt
   for (const c of d.counters) cmds.push(delCounterCommand(table, c));
   for (const s of d.sets) cmds.push(delSetCommand(table, s));
   sock.commit(`nf_tables removals in ${table.family} ${table.name}`, cmds);
-}
-
-function sameBase(h: TableChain, c: TableChain): boolean {
-  if ((h.base === undefined) !== (c.base === undefined)) return false;
-  return h.base === undefined || c.base === undefined || (h.base.hook === c.base.hook && h.base.priority === c.base.priority && (h.base.policy ?? 'accept') === (c.base.policy ?? 'accept'));
 }
 
 /** True when `sub` is `all` with some entries left out, order kept (greedy: equal tags are interchangeable). */
