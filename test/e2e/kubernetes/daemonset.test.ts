@@ -11,7 +11,6 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeCluster } from '../../../testkit/kube-cluster/cluster.ts';
-import { formatCensus } from '../../../testkit/kube-cluster/census.ts';
 import { buildWeftImageArchive } from '../../../testkit/kube-cluster/image.ts';
 import { formatLeftovers, nodeLeftovers, type NodeLeftovers } from '../../../testkit/kube-cluster/leftovers.ts';
 import { formatPingReport, PING_INTERVAL_MS, startPinger, stopPinger } from '../../../testkit/kube-cluster/pinger.ts';
@@ -19,7 +18,7 @@ import { httpdPod, podShaping } from '../../../testkit/kube-cluster/pod-features
 import { formatReachability, httpdDeployment, listPods, reachability, type PodView } from '../../../testkit/kube-cluster/workload.ts';
 import { nsExec } from '../../../testkit/topology.ts';
 import { configMapData, MANIFEST, manifestObject, podSpec } from '../deploy/helpers.ts';
-import { daemonSetImage, failUnlessReady, imageArchive, skipOutsideCi } from './helpers.ts';
+import { daemonSetImage, failUnlessReady, imageArchive, skipOutsideCi, teardownCluster } from './helpers.ts';
 
 const NS = 'weft-e2e';
 const FOREIGN = '#!/bin/sh\necho the node\'s own bridge plugin\n';
@@ -42,15 +41,7 @@ void describe('deploy/weft.yaml on a kubelet cluster', { skip: skipOutsideCi(), 
     k = await KubeCluster.create({ nodes: 3, images: [imageArchive(imgDir)], progress: log });
   }, { timeout: 600_000 });
 
-  after(() => {
-    if (k) {
-      k.destroySync();
-      const c = k.census();
-      log(`after teardown: ${formatCensus(c)}`);
-      assert.deepEqual(c, { netns: [], cgroups: [], mounts: [], processes: [] }, 'the cluster left something on the machine');
-    }
-    if (imgDir) rmSync(imgDir, { recursive: true, force: true });
-  });
+  after(() => teardownCluster(k, imgDir, log));
 
   const pods = (): Promise<PodView[]> => listPods(k, NS, APP);
   const running = async (n: number): Promise<boolean> => {

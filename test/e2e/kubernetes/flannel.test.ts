@@ -11,7 +11,6 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeCluster } from '../../../testkit/kube-cluster/cluster.ts';
-import { formatCensus } from '../../../testkit/kube-cluster/census.ts';
 import { Flannel, FLANNEL_CNI, flannelMissing } from '../../../testkit/kube-cluster/flannel.ts';
 import { buildWeftImageArchive } from '../../../testkit/kube-cluster/image.ts';
 import { nodeLeftovers } from '../../../testkit/kube-cluster/leftovers.ts';
@@ -20,7 +19,7 @@ import { httpdPod } from '../../../testkit/kube-cluster/pod-features.ts';
 import { formatReachability, httpdDeployment, listPods, reachability, type PodView } from '../../../testkit/kube-cluster/workload.ts';
 import { nsExec } from '../../../testkit/topology.ts';
 import { manifestObjects } from '../deploy/helpers.ts';
-import { daemonSetImage, failUnlessReady, imageArchive, skipOutsideCi } from './helpers.ts';
+import { daemonSetImage, failUnlessReady, imageArchive, skipOutsideCi, teardownCluster } from './helpers.ts';
 
 const NS = 'flannel-e2e';
 const APP = 'web';
@@ -65,15 +64,7 @@ void describe('kube-flannel as users run it on a kubelet cluster, then migrated 
     flannel = new Flannel(k);
   }, { timeout: 600_000 });
 
-  after(() => {
-    if (k) {
-      k.destroySync();
-      const c = k.census();
-      log(`after teardown: ${formatCensus(c)}`);
-      assert.deepEqual(c, { netns: [], cgroups: [], mounts: [], processes: [] }, 'the cluster left something on the machine');
-    }
-    if (imgDir) rmSync(imgDir, { recursive: true, force: true });
-  });
+  after(() => teardownCluster(k, imgDir, log));
 
   const pods = (app = APP): Promise<PodView[]> => listPods(k, NS, app);
   const assertReach = async (targets: PodView[], sources?: PodView[], nodes = k.nodes, what = ''): Promise<void> => {

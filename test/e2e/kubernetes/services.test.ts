@@ -11,13 +11,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeCluster } from '../../../testkit/kube-cluster/cluster.ts';
-import { formatCensus } from '../../../testkit/kube-cluster/census.ts';
 import { CLUSTER_DNS_IP, clusterDnsMissing } from '../../../testkit/kube-cluster/dns.ts';
 import { buildWeftImageArchive } from '../../../testkit/kube-cluster/image.ts';
 import { httpdPod } from '../../../testkit/kube-cluster/pod-features.ts';
 import { httpdDeployment, listPods } from '../../../testkit/kube-cluster/workload.ts';
 import { nsExec } from '../../../testkit/topology.ts';
-import { daemonSetImage, failUnlessReady, imageArchive, skipOutsideCi } from './helpers.ts';
+import { daemonSetImage, failUnlessReady, imageArchive, skipOutsideCi, teardownCluster } from './helpers.ts';
 
 const NS = 'weft-svc-e2e';
 const log = (m: string): void => void process.stderr.write(`# ${m}\n`);
@@ -56,15 +55,7 @@ void describe('weftd --service-proxy --network-policy with cluster DNS on a kube
     k = await KubeCluster.create({ nodes: 2, images: [imageArchive(imgDir)], dns: true, apiServiceDnat: false, progress: log });
   }, { timeout: 600_000 });
 
-  after(() => {
-    if (k) {
-      k.destroySync();
-      const c = k.census();
-      log(`after teardown: ${formatCensus(c)}`);
-      assert.deepEqual(c, { netns: [], cgroups: [], mounts: [], processes: [] }, 'the cluster left something on the machine');
-    }
-    if (imgDir) rmSync(imgDir, { recursive: true, force: true });
-  });
+  after(() => teardownCluster(k, imgDir, log));
 
   void it('with --service-proxy weftd reaches the API at its own address and every node turns Ready; the kubernetes Service is weft\'s', async () => {
     const t0 = Date.now();
