@@ -4,7 +4,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-all}
-bash scripts/deps.sh
+if [ "$mode" = all ]; then bash scripts/deps.sh base; else bash scripts/deps.sh; fi
+
+# start_peers: builds the Go peers (scripts/deps.sh peers) in the background, its lines marked
+# [peers]; wait_peers waits for it and stops the run when it failed in CI (deps.sh's own rule).
+start_peers() {
+  ( set -o pipefail; bash scripts/deps.sh peers 2>&1 | sed -u 's/^/[peers] /' ) &
+  peers_pid=$!
+}
+wait_peers() {
+  local rc=0
+  wait "$peers_pid" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "weft: scripts/deps.sh peers failed (exit $rc)" >&2
+    [ "${CI:-}" != true ] || exit "$rc"
+  fi
+}
 
 run_node_tests() { # $1: folder under test/
   mapfile -t files < <(find "test/$1" -name '*.test.ts' | sort)
@@ -28,10 +43,14 @@ export WEFT_VF_SAMPLE=${WEFT_VF_SAMPLE:-16}
 
 case "$mode" in
   all)
+    # The Go peers build while the steps that need none of them run (unit tests need no root and
+    # no peer); the namespace and end-to-end tests wait for them.
+    start_peers
     npm run build
     npx tsc --noEmit
     npx eslint .
     run_node_tests unit
+    wait_peers
     if need_root ns; then run_node_tests ns; run_node_tests e2e; run_node_tests fuzz; fi
     ;;
   unit) run_node_tests unit ;;
