@@ -3,11 +3,12 @@
 // rewritten when their content changes, and stale generated files are removed.
 // Usage: node --import tsx scripts/gen-validators.ts [outDir]
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import { fieldTreeOf } from '../lib/cni/decode.ts';
+import { PATTERN_MATCHERS } from '../lib/cni/patterns.ts';
 import { schemas } from './schemas.ts';
 import type { SchemaEntry } from './schemas.ts';
 
@@ -61,8 +62,31 @@ function hoistRequires(code: string): string {
   return imports.length ? `${imports.join('\n')}\n${body}` : body;
 }
 
-/** Compile one schema to the text of its .js module. Throws on a schema ajv's strict mode rejects. */
-export function generateValidator(entry: SchemaEntry): string {
+const PATTERNS_TS = join(dirname(fileURLToPath(import.meta.url)), '..', 'lib', 'cni', 'patterns.ts');
+
+/**
+ * Ajv compiles each `pattern` to `new RegExp(source, "u")`; V8 compiles such a regular expression at
+ * its first exec, i.e. in every plugin start. A pattern lib/cni/patterns.ts has a matcher for (same
+ * strings accepted) gets that matcher, imported from `spec`, as an object with the same test().
+ */
+function replacePatterns(code: string, spec: string): string {
+  const names = new Set<string>();
+  const body = code.replace(/new RegExp\(("(?:[^"\\]|\\.)*"), "u"\)/g, (whole, lit: string) => {
+    const name = PATTERN_MATCHERS[JSON.parse(lit) as string];
+    if (name === undefined) return whole;
+    names.add(name);
+    return `{ test: __weftPattern_${name} }`;
+  });
+  if (names.size === 0) return body;
+  const list = [...names].map((n) => `${n} as __weftPattern_${n}`).join(', ');
+  return `import { ${list} } from ${JSON.stringify(spec)};\n${body}`;
+}
+
+/**
+ * Compile one schema to the text of its .js module. Throws on a schema ajv's strict mode rejects.
+ * `patternsSpec`: how the module imports lib/cni/patterns.ts (relative to where it is written).
+ */
+export function generateValidator(entry: SchemaEntry, patternsSpec = patternsImport(DEFAULT_OUT_DIR)): string {
   // A fresh instance per schema: each module holds exactly one validator and nothing else.
   const ajv = new Ajv({
     allErrors: false,
@@ -72,7 +96,7 @@ export function generateValidator(entry: SchemaEntry): string {
   const validate = ajv.compile(entry.schema as object);
   // The field names ride on the validator, so lib/cni/validate.ts normalises keys with the same schema.
   const fields = `validate.fields = ${JSON.stringify(fieldTreeOf(entry.schema))};`;
-  return `${HEADER}\n${hoistRequires(standaloneCode(ajv, validate))}\n${fields}\n`;
+  return `${HEADER}\n${replacePatterns(hoistRequires(standaloneCode(ajv, validate)), patternsSpec)}\n${fields}\n`;
 }
 
 function writeIfChanged(path: string, text: string): boolean {
@@ -93,7 +117,7 @@ export function generateAll(outDir: string, entries: readonly SchemaEntry[] = sc
   for (const entry of entries) {
     if (!NAME_RE.test(entry.name)) throw new Error(`schema name ${JSON.stringify(entry.name)} is not kebab-case`);
     if (wanted.has(`${entry.name}.js`)) throw new Error(`schema name ${entry.name} registered twice`);
-    const js = generateValidator(entry);
+    const js = generateValidator(entry, patternsImport(outDir));
     for (const [file, text] of [[`${entry.name}.js`, js], [`${entry.name}.d.ts`, DTS]] as const) {
       wanted.add(file);
       if (writeIfChanged(join(outDir, file), text)) written.push(file);
@@ -105,6 +129,12 @@ export function generateAll(outDir: string, entries: readonly SchemaEntry[] = sc
     if (readFileSync(path, 'utf8').startsWith(HEADER)) rmSync(path);
   }
   return written;
+}
+
+/** The import specifier of lib/cni/patterns.ts from a module in `outDir`. */
+function patternsImport(outDir: string): string {
+  const rel = relative(resolve(outDir), PATTERNS_TS);
+  return rel.startsWith('.') ? rel : `./${rel}`;
 }
 
 /** The default output directory: <repo>/gen/validators. */
