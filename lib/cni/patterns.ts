@@ -4,12 +4,11 @@
 // each validator's patterns once: 2-5 compilations per start. Each matcher accepts exactly the strings
 // its pattern does (test/unit/lib/cni/patterns.test.ts compares them). Pure; runs anywhere.
 
+/** `^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`: a network name, container ID or plugin type. */
+export { isPlainName } from '../text/name-chars.ts';
+
 function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
-}
-
-function isAlnum(c: number): boolean {
-  return isDigit(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 }
 
 function isHex(c: number): boolean {
@@ -34,16 +33,6 @@ export function isDottedTriple(s: string): boolean {
   return dots === 2 && run > 0;
 }
 
-/** `^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`: a network name, container ID or plugin type. */
-export function isName(s: string): boolean {
-  if (s.length === 0 || !isAlnum(s.charCodeAt(0))) return false;
-  for (let i = 1; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (!isAlnum(c) && c !== 0x5f && c !== 0x2e && c !== 0x2d) return false;
-  }
-  return true;
-}
-
 /** `^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$`: a MAC address as six colon-separated hex pairs. */
 export function isColonMac(s: string): boolean {
   if (s.length !== 17) return false;
@@ -57,6 +46,6 @@ export function isColonMac(s: string): boolean {
 /** The matcher of each pattern source that has one, by the pattern's exact text. */
 export const PATTERN_MATCHERS: Readonly<Record<string, string>> = {
   '^[0-9]+\\.[0-9]+\\.[0-9]+$': 'isDottedTriple',
-  '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$': 'isName',
+  '^[a-zA-Z0-9][a-zA-Z0-9_.-]*$': 'isPlainName',
   '^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$': 'isColonMac',
 };

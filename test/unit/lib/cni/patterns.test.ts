@@ -2,11 +2,11 @@
 // regular expressions ajv would have built, "u" flag), and the generated validators use them.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isColonMac, isDottedTriple, isName, PATTERN_MATCHERS } from '../../../../lib/cni/patterns.ts';
+import { isColonMac, isDottedTriple, isPlainName, PATTERN_MATCHERS } from '../../../../lib/cni/patterns.ts';
 import { generateValidator } from '../../../../scripts/gen-validators.ts';
 import { bridgeSchema } from '../../../../plugins/bridge/schema.ts';
 
-const MATCHERS: Record<string, (s: string) => boolean> = { isDottedTriple, isName, isColonMac };
+const MATCHERS: Record<string, (s: string) => boolean> = { isDottedTriple, isPlainName, isColonMac };
 
 // Edge cases of each pattern's grammar, plus strings a `$` or a class could mishandle.
 const SAMPLES = [
