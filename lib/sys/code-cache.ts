@@ -5,7 +5,7 @@
 // writes); the second run of a body and command writes the cache at exit (the first leaves a mark), including
 // the functions that run compiled.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { addonDirCandidates, ensurePrivateDir } from './loader.ts';
 import { listEntries, removeAll, staleCodeCaches } from './cache-prune.ts';
@@ -59,7 +59,8 @@ function readCache(path: string): Buffer | undefined {
   }
   try {
     const st = fstatSync(fd);
-    if (!st.isFile() || st.uid !== (process.getuid?.() ?? 0) || (st.mode & 0o022) !== 0) return undefined;
+    // Mode bits rather than st.isFile(): every Node function a start calls first is compiled then.
+    if ((st.mode & constants.S_IFMT) !== constants.S_IFREG || st.uid !== (process.getuid?.() ?? 0) || (st.mode & 0o022) !== 0) return undefined;
     // One read of the size fstat gave (readFileSync would fstat again); a short read means the file is not what fstat said.
     const buf = Buffer.allocUnsafe(st.size);
     return readSync(fd, buf, 0, st.size, 0) === st.size ? buf : undefined;
@@ -137,7 +138,7 @@ export function runCachedBody(filename: string, bundle: string, bodySha256: stri
 export function runCachedSource(body: string, filename: string, bundle: string, bodySha256: string, mod: NodeJS.Module, req: NodeJS.Require): void {
   const vm = process.getBuiltinModule('node:vm');
   const dir = cacheDir();
-  const path = dir === undefined ? undefined : join(dir, cacheFileName(bundle, bodySha256, process.env['CNI_COMMAND']));
+  const path = dir === undefined ? undefined : `${dir}/${cacheFileName(bundle, bodySha256, process.env['CNI_COMMAND'])}`;
   const cachedData = path === undefined ? undefined : readCache(path);
   traceStep(`code cache ${bundle}: ${cachedData === undefined ? 'none' : `${cachedData.length} bytes`} read`);
   const source = `(function (exports, require, module, __filename, __dirname) {${body}\n})`;

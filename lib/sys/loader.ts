@@ -1,7 +1,6 @@
 // Materialises the addon embedded in a bundle as a content-addressed file that process.dlopen can
 // load. Kept apart from index.ts so the directory and write logic is unit-testable without root.
 import { accessSync, constants, lstatSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { writeFileAtomicSync } from '../fs/atomic-write.ts';
 import { isLowerHex } from '../text/digits.ts';
 import { isSysError } from '../errno/errno.ts';
@@ -34,7 +33,8 @@ export class UnsafeDirError extends Error {
 
 /** Where a bundle may write its addon, best first: /run/weft (root), then $TMPDIR/weft-<uid>. */
 export function addonDirCandidates(uid: number = currentUid(), tmp: string = tmpdir()): string[] {
-  return ['/run/weft', join(tmp, `weft-${uid}`)];
+  // A plain '/' join: node:path's join would be compiled at every start for this one call.
+  return ['/run/weft', `${tmp}/weft-${uid}`];
 }
 
 /**
@@ -56,7 +56,8 @@ export function ensurePrivateDir(dir: string, uid: number = currentUid()): void 
     }
     st = lstatSync(dir);
   }
-  if (!st.isDirectory()) throw new UnsafeDirError(dir, st.isSymbolicLink() ? 'it is a symlink' : 'not a directory');
+  // Mode bits rather than st.isDirectory(): each Stats method a start calls first is compiled then.
+  if ((st.mode & constants.S_IFMT) !== constants.S_IFDIR) throw new UnsafeDirError(dir, st.isSymbolicLink() ? 'it is a symlink' : 'not a directory');
   if (st.uid !== uid) throw new UnsafeDirError(dir, `owned by uid ${st.uid}, not ${uid}`);
   if ((st.mode & 0o022) !== 0) {
     throw new UnsafeDirError(dir, `writable by group or others (mode ${(st.mode & 0o777).toString(8)})`);
@@ -77,10 +78,10 @@ export function addonFileName(sha256: string): string {
  * is one lstat: the hash was computed at build time and only the size is checked here.
  */
 export function ensureAddonFile(dir: string, addon: EmbeddedAddon, uid: number = currentUid()): string {
-  const path = join(dir, addonFileName(addon.sha256));
+  const path = `${dir}/${addonFileName(addon.sha256)}`;
   try {
     const st = lstatSync(path);
-    if (st.isFile() && st.size === addon.size && st.uid === uid) return path;
+    if ((st.mode & constants.S_IFMT) === constants.S_IFREG && st.size === addon.size && st.uid === uid) return path;
   } catch (e) {
     if (!isSysError(e, 'ENOENT')) throw e;
   }
