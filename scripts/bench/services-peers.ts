@@ -17,7 +17,7 @@ import { kubeProxyPresent } from '../../testkit/kube-proxy.ts';
 import { setNodeAddresses } from '../../testkit/kube-services.ts';
 import { inNetns } from '../../testkit/netns.ts';
 import { cpuMs, statusMib } from './proc-stats.ts';
-import { PEERS, monitorAddresses, ruleCounts, serviceProgrammed, startPeer, type PeerName } from './services-peer-kernel.ts';
+import { PEERS, monitorAddresses, pollEndpointChain, ruleCounts, serviceProgrammed, startPeer, type PeerName } from './services-peer-kernel.ts';
 import { ROOT, loadAverage, quantile, round, type BenchResult } from './util.ts';
 
 const env = (k: string, d: string): string => process.env[k] ?? d;
@@ -94,7 +94,8 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
         const name = names[(i * 7919) % names.length] as string;
         const ips = [...(w.slices.get(name) ?? []).slice(1), newIP(seq.next++)];
         w.slices.set(name, ips);
-        const seen = mon.next(ips[ips.length - 1] as string, 60_000);
+        const ip = ips[ips.length - 1] as string;
+        const seen = peer === 'kube-proxy-iptables' ? pollEndpointChain(n, `default/${name.replace(/-1$/, '')}:http`, ip, 60_000) : mon.next(ip, 60_000);
         const tw = await writer.write([['PATCH', `${SLICES}/${name}`, sliceBody(ips), 'application/merge-patch+json']]);
         lat.push((await seen) - tw);
       }
