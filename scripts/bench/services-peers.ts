@@ -63,7 +63,7 @@ const sliceBody = (ips: string[]) => ({ endpoints: ips.map((a) => ({ addresses: 
 const sliceReq = (name: string, svc: string, ips: string[]): Req => ['POST', SLICES, { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', addressType: 'IPv4', metadata: { name, labels: { 'kubernetes.io/service-name': svc, 'endpointslice.kubernetes.io/managed-by': 'weft-bench' } }, ...sliceBody(ips) }];
 
 /** What a step holds: the slices one may change (name -> endpoints now) and the Service whose arrival ends a cold start. */
-interface World { label: string; lastIP: string; slices: Map<string, string[]> }
+interface World { label: string; lastIP: string; slices: Map<string, string[]>; serviceOf: (slice: string) => string }
 
 /** One peer at one step: cold start -> last Service, CHANGES changes, counts, CPU and RSS. */
 async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World, writer: Writer, seq: { next: number }): Promise<BenchResult[]> {
@@ -95,7 +95,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
         const ips = [...(w.slices.get(name) ?? []).slice(1), newIP(seq.next++)];
         w.slices.set(name, ips);
         const ip = ips[ips.length - 1] as string;
-        const seen = peer === 'kube-proxy-iptables' ? pollEndpointChain(n, `default/${name.replace(/-1$/, '')}:http`, ip, 60_000) : mon.next(ip, 60_000);
+        const seen = peer === 'kube-proxy-iptables' ? pollEndpointChain(n, `default/${w.serviceOf(name)}:http`, ip, 60_000) : mon.next(ip, 60_000);
         const tw = await writer.write([['PATCH', `${SLICES}/${name}`, sliceBody(ips), 'application/merge-patch+json']]);
         lat.push((await seen) - tw);
       }
@@ -133,11 +133,16 @@ export async function benchServicePeers(): Promise<BenchResult[]> {
     await c.kube!.call('POST', '/apis/networking.k8s.io/v1/servicecidrs', { apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR', metadata: { name: 'bench' }, spec: { cidrs: ['10.97.0.0/16'] } });
     const nodeOf = (p: PeerName) => c.nodes[PEERS.indexOf(p)] as ClusterNode;
     const seq = { next: 0 };
-    const run = async (w: World) => { for (const p of WANTED) report(await measurePeer(c, nodeOf(p), p, w, writer, seq)); };
+    // A peer that fails at one step is reported and the run goes on (the next peer, the next step).
+    const run = async (w: World) => {
+      for (const p of WANTED) {
+        report(await measurePeer(c, nodeOf(p), p, w, writer, seq).catch((e: unknown) => [{ name: `${w.label}, ${p}: failed`, value: NaN, unit: e instanceof Error ? e.message : String(e) }]));
+      }
+    };
     if (BIG > 0) {
       const slices = new Map(Array.from({ length: Math.ceil(BIG / 1000) }, (_, j) => [`big-${j}`, Array.from({ length: Math.min(1000, BIG - j * 1000) }, (_, e) => epIP(j * 1000 + e))] as [string, string[]]));
       await writer.write([svcReq('big', clusterIP(59_999)), ...[...slices].map(([name, ips]) => sliceReq(name, 'big', ips))]);
-      await run({ label: `1 Service x ${BIG} endpoints`, lastIP: clusterIP(59_999), slices });
+      await run({ label: `1 Service x ${BIG} endpoints`, lastIP: clusterIP(59_999), slices, serviceOf: () => 'big' });
       await writer.write([['DELETE', `${NS}/services/big`], ...[...slices.keys()].map((name): Req => ['DELETE', `${SLICES}/${name}`])]);
     }
     const slices = new Map<string, string[]>();
@@ -156,7 +161,7 @@ export async function benchServicePeers(): Promise<BenchResult[]> {
       have = n;
       // The last-created Service is never changed: it stays what a cold start must reach.
       const changeable = new Map([...slices].filter(([k]) => n === 1 || k !== `s${n - 1}-1`));
-      await run({ label: `${n} Services x 10 endpoints`, lastIP: clusterIP(n - 1), slices: changeable });
+      await run({ label: `${n} Services x 10 endpoints`, lastIP: clusterIP(n - 1), slices: changeable, serviceOf: (k) => k.replace(/-1$/, '') });
       for (const [k, v] of changeable) slices.set(k, v);
     }
     return out;
