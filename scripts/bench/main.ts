@@ -18,6 +18,7 @@ import { benchMixedFlanneld } from './mixed-flanneld.ts';
 import { benchStandalone } from './standalone.ts';
 import { benchBulk } from './bulk.ts';
 import { benchServices } from './services.ts';
+import { benchServicePeers } from './services-peers.ts';
 import { benchSizes } from './sizes.ts';
 import { benchNetpol } from './netpol.ts';
 import { ROOT, type BenchResult } from './util.ts';
@@ -42,6 +43,8 @@ const BENCHES: Record<string, Bench> = {
   // 50 pods ADDed, then DELed, at once through the kube-flannel conflist, against the reference plugins (issue 29).
   bulk: () => benchBulk(),
   services: () => benchServices(),
+  // weftd --service-proxy beside kube-proxy nftables and iptables mode, from a real kube-apiserver (issue 30).
+  'services-peers': () => benchServicePeers(),
   // Bytes of each bundle in dist/bin (no timing; loopback has a ceiling).
   sizes: () => benchSizes(),
   netpol: () => benchNetpol(),

@@ -3,6 +3,7 @@
 // one EndpointSlice change -> programmed (p50/p99; endpoints replaced and counts 9-11), a new
 // Service -> programmed, connect time and request rate to the last-created Service against its pod
 // directly and through a one-rule DNAT with and without masquerade (what DNAT + conntrack cost),
+// single-stream bulk throughput over the same four paths (services-bulk.ts),
 // rule/element counts, the process's RSS and CPU. The proxy runs in this process with in-memory
 // informers (testkit/fake-informer.ts): what is measured is render + diff + kernel.
 // Sizes: WEFT_BENCH_SVC_SIZES=1,1000 (default 1,1000,5000,10000); WEFT_BENCH_SVC_BIG=0 skips the
@@ -18,6 +19,8 @@ import type { EndpointSlice, Service } from '../../agent/services/types.ts';
 import { FakeInformer } from '../../testkit/fake-informer.ts';
 import { allUnits } from '../../agent/services/model.ts';
 import { renderAll } from '../../agent/services/render.ts';
+import { benchServicePeers } from './services-peers.ts';
+import { BULK_PORT, bulkRows } from './services-bulk.ts';
 import { ROOT, loadAverage, quantile, type BenchResult } from './util.ts';
 
 const SIZES = (process.env['WEFT_BENCH_SVC_SIZES'] ?? '1,1000,5000,10000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
@@ -40,15 +43,17 @@ function clusterIP(s: number): string {
   return `10.96.${(s >> 8) & 255}.${s & 255}`;
 }
 
-function service(s: number): Service {
-  return { metadata: { name: `s${s}`, namespace: 'bench' }, spec: { clusterIP: clusterIP(s), ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } };
+/** Service s; the probed one (`bulk`) has a second port for iperf3. */
+function service(s: number, bulk = false): Service {
+  const ports = [{ name: 'http', port: 80, protocol: 'TCP' }, ...(bulk ? [{ name: 'bulk', port: BULK_PORT, protocol: 'TCP' }] : [])];
+  return { metadata: { name: `s${s}`, namespace: 'bench' }, spec: { clusterIP: clusterIP(s), ports } };
 }
 
 function slice(s: number, eps: number, gen: number, ips?: string[]): EndpointSlice {
   return {
     metadata: { name: `s${s}-x`, namespace: 'bench', labels: { 'kubernetes.io/service-name': `s${s}` } }, addressType: 'IPv4',
     endpoints: (ips ?? Array.from({ length: eps }, (_, e) => ip(100, (s * eps + e + gen) % 4_000_000))).map((a) => ({ addresses: [a], nodeName: 'other', conditions: { ready: true } })),
-    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }, ...(ips !== undefined ? [{ name: 'bulk', port: BULK_PORT, protocol: 'TCP' }] : [])],
   };
 }
 
@@ -92,11 +97,11 @@ function cpuMs(u: NodeJS.CpuUsage): number {
 async function one(services: number, eps: number, label: string, withProbe: boolean): Promise<BenchResult[]> {
   const rssBase = process.memoryUsage().rss;
   const ns = createTestNetnsSync('wsvcb');
-  let server: { stop: () => void } | undefined;
+  let server: { server: string; stop: () => void } | undefined;
   let proxy: ServiceProxy | undefined;
   try {
     const last = services - 1;
-    const svcs = Array.from({ length: services }, (_, s) => service(s));
+    const svcs = Array.from({ length: services }, (_, s) => service(s, withProbe && s === last));
     const slices = Array.from({ length: services }, (_, s) => (withProbe && s === last ? slice(s, eps, 0, SERVER_IPS) : slice(s, eps, 0)));
     const svcInf = new FakeInformer<Service>(svcs);
     const sliceInf = new FakeInformer<EndpointSlice>(slices);
@@ -152,11 +157,13 @@ async function one(services: number, eps: number, label: string, withProbe: bool
       // With one Service the changes went to the probed one: its endpoints back to the server's.
       if (services === 1) await wait(() => sliceInf.modify(slice(last, eps, 0, SERVER_IPS)));
       server = await startServer(ns.name);
+      const serverNs = server.server;
       // The floor of what DNAT + conntrack cost here: one address DNATed by a single rule in a table of its own (weft's filter hooks still run).
       // The second address is masqueraded as well, as weft masquerades the node's (off-cluster) source to a ClusterIP.
       runNft(['-f', '-'], [
         'add table ip wbench-dnat', 'add chain ip wbench-dnat out { type nat hook output priority -100; }', 'add chain ip wbench-dnat post { type nat hook postrouting priority 100; }',
         `add rule ip wbench-dnat out ip daddr { ${PLAIN_DNAT}, ${PLAIN_MASQ} } tcp dport 80 dnat to ${SERVER_IPS[0] as string}:8080`,
+        `add rule ip wbench-dnat out ip daddr { ${PLAIN_DNAT}, ${PLAIN_MASQ} } tcp dport ${BULK_PORT} dnat to ${SERVER_IPS[0] as string}:${BULK_PORT}`,
         `add rule ip wbench-dnat post ct original ip daddr ${PLAIN_MASQ} masquerade fully-random`, '',
       ].join('\n'), { netnsPath: ns.path });
       // Interleaved, three rounds each: the machine's load moves them alike.
@@ -178,6 +185,10 @@ async function one(services: number, eps: number, label: string, withProbe: bool
         { name: `${label}: ClusterIP connect+request rate`, value: Math.round(rps), unit: `req/s (direct pod ${Math.round(rpsDirect)} req/s)`, ratio: Number((rps / rpsDirect).toFixed(3)), target: '>= 0.95x direct', ok: rps / rpsDirect >= 0.95 },
         { name: `${label}: one-rule DNAT connect+request rate (the DNAT + conntrack floor)`, value: Math.round(med(plain.map((p) => p.rps))), unit: `req/s (weft's ClusterIP / this: ${(rps / med(plain.map((p) => p.rps))).toFixed(3)})`, ratio: Number((med(plain.map((p) => p.rps)) / rpsDirect).toFixed(3)) },
         { name: `${label}: one-rule DNAT + masquerade connect+request rate`, value: Math.round(med(masq.map((p) => p.rps))), unit: `req/s (weft's ClusterIP / this: ${(rps / med(masq.map((p) => p.rps))).toFixed(3)})`, ratio: Number((med(masq.map((p) => p.rps)) / rpsDirect).toFixed(3)) },
+        ...(await bulkRows(ns.name, serverNs, label, [
+          { label: 'via the ClusterIP', host: clusterIP(last) }, { label: 'one-rule DNAT', host: PLAIN_DNAT },
+          { label: 'one-rule DNAT + masquerade', host: PLAIN_MASQ }, { label: 'direct to the pod', host: SERVER_IPS[0] as string },
+        ], 'direct to the pod')),
       );
     }
     return rows;
@@ -224,5 +235,7 @@ export async function benchServices(): Promise<BenchResult[]> {
     process.stderr.write(`  services: 1 x ${BIG} endpoints\n`);
     report(await one(1, BIG, `weft 1 Service x ${BIG} endpoints`, false));
   }
+  // WEFT_BENCH_SVC_PEERS=all (or a list of peers): weftd and kube-proxy side by side, services-peers.ts.
+  if ((process.env['WEFT_BENCH_SVC_PEERS'] ?? '0') !== '0') out.push(...(await benchServicePeers()));
   return out;
 }
