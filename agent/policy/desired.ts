@@ -161,7 +161,7 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   for (const p of w.pods) if (w.isLocal(p)) localView(p);
   for (const pol of policies) {
     const key = `${pol.namespace}/${pol.name}`;
-    const id = `${families.join(',')} ${JSON.stringify(pol)}`;
+    const id = `${families.join(',')} ${policyText(pol)}`;
     used.add(id);
     let cp = cache.get(id);
     if (cp === undefined) {
@@ -233,6 +233,15 @@ function commentOf(s: string): string {
 /** A direction's accumulator for desiredPolicy. */
 function newDirection(): { pods: Set<string>; iso: Set<string>; iso6: Set<string>; jumps: TableRule[]; drops: TableRule[] } {
   return { pods: new Set<string>(), iso: new Set<string>(), iso6: new Set<string>(), jumps: [], drops: [] };
+}
+
+const policyTexts = new WeakMap<Policy, string>();
+
+/** A policy's content as text, once per policy object (objects are replaced, never changed, on a watch event). */
+function policyText(pol: Policy): string {
+  let t = policyTexts.get(pol);
+  if (t === undefined) policyTexts.set(pol, (t = JSON.stringify(pol)));
+  return t;
 }
 
 /** IPv4, and IPv6 when any pod, node address or ipBlock of the cluster is IPv6. */
