@@ -129,8 +129,13 @@ export function hash(s: string, n = 12): string {
   return h;
 }
 
+const scopeKeys = new WeakMap<Scope, string>();
+
+/** A scope's canonical text, once per scope object (a compiled policy's scopes are never changed). */
 export function scopeKey(s: Scope): string {
-  return `${s.ns !== undefined ? `ns=${s.ns}` : `nsSel=${selectorKey(s.nsSel ?? {})}`} pods=${s.podSel === undefined ? '*' : selectorKey(s.podSel)}`;
+  let k = scopeKeys.get(s);
+  if (k === undefined) scopeKeys.set(s, (k = `${s.ns !== undefined ? `ns=${s.ns}` : `nsSel=${selectorKey(s.nsSel ?? {})}`} pods=${s.podSel === undefined ? '*' : selectorKey(s.podSel)}`));
+  return k;
 }
 
 /** The IPv4 (or IPv6) set of a peer `podSelector` in `namespace` (benchmarks and tests look elements up in it). */

@@ -13,6 +13,7 @@ import { listCounters } from '../../lib/netfilter/list-counters.ts';
 import { desiredPolicy, POLICY_TABLE, type DesiredPolicy, type PolicyCompileCache, type PolicyPlan } from './desired.ts';
 import { formatPolicyView, PolicyViewWriter } from './state.ts';
 import { definePolicyMetrics, PM, readDropCounters } from './metrics.ts';
+import { desiredDigest, IncrementalPolicy } from './incremental.ts';
 import { namespaceLabels, trimPod, trimPolicy, type PodInfo, type Policy } from './types.ts';
 
 /** What the controller needs from weftd. */
@@ -40,6 +41,9 @@ export class PolicyController {
   private readonly namespaces = new Map<string, Record<string, string>>();
   private readonly applier: TableApplier;
   private readonly compiled: PolicyCompileCache = new Map();
+  private readonly model = new IncrementalPolicy();
+  /** The node addresses of the last pass: when they change (a new lease), which pods are local may too. */
+  private lastNodeAddrs = '';
   private readonly loop: ReconcileLoop;
   private readonly view: PolicyViewWriter | undefined;
   private readonly unsubscribe: (() => void)[] = [];
@@ -65,28 +69,58 @@ export class PolicyController {
     const pol = c.informer<KubeObject>({ path: '/apis/networking.k8s.io/v1/networkpolicies' });
     const pods = c.informer<KubeObject>({ path: '/api/v1/pods' });
     const nss = c.informer<KubeObject>({ path: '/api/v1/namespaces' });
-    this.follow(pol, (o) => { this.policies.set(key(o), trimPolicy(o)); return true; }, (o) => this.policies.delete(key(o)));
-    this.follow(pods, (o) => {
-      const k = key(o);
-      const p = trimPod(o);
-      const before = this.pods.get(k);
-      if (p === undefined) return this.pods.delete(k);
-      this.pods.set(k, p);
-      // Status updates (conditions, restarts) change nothing policy reads: no pass for them.
-      return before === undefined || JSON.stringify(before) !== JSON.stringify(p);
-    }, (o) => this.pods.delete(key(o)));
-    this.follow(nss, (o) => {
-      const { name, labels } = namespaceLabels(o);
-      const before = this.namespaces.get(name);
-      this.namespaces.set(name, labels);
-      return before === undefined || JSON.stringify(before) !== JSON.stringify(labels);
-    }, (o) => this.namespaces.delete(namespaceLabels(o).name));
+    this.follow(pol, (o) => this.putPolicy(o), (o) => this.deletePolicy(key(o)));
+    this.follow(pods, (o) => this.putPod(o), (o) => this.deletePod(key(o)));
+    this.follow(nss, (o) => this.putNamespace(o), (o) => {
+      const name = namespaceLabels(o).name;
+      this.model.putNamespace(name, undefined);
+      return this.namespaces.delete(name);
+    });
     await Promise.all([pol.synced, pods.synced, nss.synced]);
-    for (const o of pol.list()) this.policies.set(key(o), trimPolicy(o));
-    for (const o of pods.list()) { const p = trimPod(o); if (p !== undefined) this.pods.set(key(o), p); }
-    for (const o of nss.list()) { const n = namespaceLabels(o); this.namespaces.set(n.name, n.labels); }
+    for (const o of pol.list()) this.putPolicy(o);
+    for (const o of pods.list()) this.putPod(o);
+    for (const o of nss.list()) this.putNamespace(o);
     this.pass('start');
     this.loop.start();
+  }
+
+  // Each returns whether the event changes anything policy reads; the model is kept in step.
+  private putPolicy(o: KubeObject): boolean {
+    const p = trimPolicy(o);
+    this.policies.set(key(o), p);
+    this.model.putPolicy(key(o), p);
+    return true;
+  }
+
+  private deletePolicy(k: string): boolean {
+    this.model.deletePolicy(k);
+    return this.policies.delete(k);
+  }
+
+  private putPod(o: KubeObject): boolean {
+    const k = key(o);
+    const p = trimPod(o);
+    const before = this.pods.get(k);
+    if (p === undefined) return this.deletePod(k);
+    // Status updates (conditions, restarts) change nothing policy reads: no pass for them.
+    if (before !== undefined && JSON.stringify(before) === JSON.stringify(p)) return false;
+    this.pods.set(k, p);
+    this.model.putPod(k, p);
+    return true;
+  }
+
+  private deletePod(k: string): boolean {
+    this.model.deletePod(k);
+    return this.pods.delete(k);
+  }
+
+  private putNamespace(o: KubeObject): boolean {
+    const { name, labels } = namespaceLabels(o);
+    const before = this.namespaces.get(name);
+    if (before !== undefined && JSON.stringify(before) === JSON.stringify(labels)) return false;
+    this.namespaces.set(name, labels);
+    this.model.putNamespace(name, labels);
+    return true;
   }
 
   private follow(inf: Informer<KubeObject>, put: (o: KubeObject) => boolean, del: (o: KubeObject) => boolean): void {
@@ -107,7 +141,7 @@ export class PolicyController {
     this.eventAt = undefined;
     if (why.includes('periodic')) this.applier.invalidate();
     try {
-      const d = desiredPolicy({ policies: [...this.policies.values()], pods: [...this.pods.values()], namespaces: this.namespaces, isLocal: this.o.isLocal, nodeAddrs: this.o.nodeAddrs() }, this.compiled);
+      const d = this.desired(why);
       const r = this.applier.apply(d.content);
       const tApplied = performance.now();
       this.lastRules = d.rules;
@@ -132,6 +166,27 @@ export class PolicyController {
       this.loop.trigger('retry', 1000);
     }
     this.o.metrics.set(PM.applySeconds, (performance.now() - t0) / 1000);
+  }
+
+  /**
+   * The desired table: from the incremental model on events; the full recompute at start, when the
+   * node's addresses changed, and on the periodic pass, where it also checks the model (a difference
+   * is logged, counted as errors{source="model"} and the full table is applied).
+   */
+  private desired(why: string): DesiredPolicy {
+    const addrs = this.o.nodeAddrs();
+    const addrsKey = addrs.join(',');
+    const cold = why === 'start' || addrsKey !== this.lastNodeAddrs;
+    this.lastNodeAddrs = addrsKey;
+    const periodic = why.includes('periodic');
+    const inc = cold ? undefined : this.model.desired(addrs, this.o.isLocal, this.compiled);
+    if (inc !== undefined && !periodic) return inc;
+    const full = desiredPolicy(this.model.world(addrs, this.o.isLocal), this.compiled);
+    if (inc !== undefined && desiredDigest(inc) !== desiredDigest(full)) {
+      this.o.metrics.inc(PM.errors, { source: 'model' });
+      this.o.log.warn('network policy: the incremental model differs from the full recompute; applying the full one', { trigger: why });
+    }
+    return full;
   }
 
   private writeView(d: DesiredPolicy): void {

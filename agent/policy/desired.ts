@@ -74,30 +74,55 @@ export interface DesiredPolicy {
 /** Compiled policies by their content, kept by the caller across passes (only the current ones stay). */
 export type PolicyCompileCache = Map<string, CompiledPolicy>;
 
-/** Builds the desired table; deterministic (policies sorted, sets named by content). */
-export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Map()): DesiredPolicy {
+/**
+ * Where an incremental caller keeps what a pass would otherwise recompute (incremental.ts): the pods
+ * of each scope from its membership index, and the sets of scopes that did not change since the last pass.
+ */
+export interface MembershipSource {
+  podsOf(s: Scope): readonly PodInfo[];
+  /** The cached set `name`, or undefined when it must be filled again. */
+  cachedSet(name: string): TableSet | undefined;
+  /** Keeps a set just filled, for later passes. */
+  keepSet(name: string, r: SetRequest, set: TableSet): void;
+}
+
+/** Builds the desired table; deterministic (policies sorted, sets named by content). Without `src`, every scope is matched against every pod (the cold path). */
+export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Map(), src?: MembershipSource): DesiredPolicy {
   const families = tableFamilies(w);
   const v6 = families.includes(6);
   const byNs = new Map<string, PodInfo[]>();
-  for (const p of w.pods) {
-    const list = byNs.get(p.namespace);
-    if (list === undefined) byNs.set(p.namespace, [p]);
-    else list.push(p);
+  if (src === undefined) {
+    for (const p of w.pods) {
+      const list = byNs.get(p.namespace);
+      if (list === undefined) byNs.set(p.namespace, [p]);
+      else list.push(p);
+    }
   }
   const sets = new Map<string, TableSet>();
-  const podMemo = new Map<string, PodInfo[]>();
-  const podsOf = (s: Scope): PodInfo[] => {
+  const podMemo = new Map<string, readonly PodInfo[]>();
+  const podsOf = (s: Scope): readonly PodInfo[] => {
+    if (src !== undefined) return src.podsOf(s);
     const k = scopeKey(s);
-    let got = podMemo.get(k);
+    const got = podMemo.get(k);
     if (got !== undefined) return got;
-    got = [];
     const nss = s.ns !== undefined ? [s.ns] : [...byNs.keys()].filter((ns) => matchesSelector(s.nsSel ?? {}, w.namespaces.get(ns) ?? { 'kubernetes.io/metadata.name': ns }));
-    for (const ns of nss) for (const p of byNs.get(ns) ?? []) if (s.podSel === undefined || matchesSelector(s.podSel, p.labels)) got.push(p);
-    podMemo.set(k, got);
-    return got;
+    const out: PodInfo[] = [];
+    for (const ns of nss) for (const p of byNs.get(ns) ?? []) if (s.podSel === undefined || matchesSelector(s.podSel, p.labels)) out.push(p);
+    podMemo.set(k, out);
+    return out;
   };
   const fill = (name: string, r: SetRequest): void => {
     if (sets.has(name)) return;
+    const kept = src?.cachedSet(name);
+    if (kept !== undefined) {
+      sets.set(name, kept);
+      return;
+    }
+    fillNew(name, r);
+    const made = sets.get(name);
+    if (src !== undefined && made !== undefined) src.keepSet(name, r, made);
+  };
+  const fillNew = (name: string, r: SetRequest): void => {
     const addrType = r.family === 4 ? 'ipv4_addr' : 'ipv6_addr';
     // Pod addresses are canonical texts checked by trimPod: they are their own element keys.
     const ipsOf = (p: PodInfo): string[] => p.ips.filter((ip) => familyOfText(ip) === r.family);
@@ -136,7 +161,7 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   for (const p of w.pods) if (w.isLocal(p)) localView(p);
   for (const pol of policies) {
     const key = `${pol.namespace}/${pol.name}`;
-    const id = `${families.join(',')} ${JSON.stringify(pol)}`;
+    const id = `${families.join(',')} ${policyText(pol)}`;
     used.add(id);
     let cp = cache.get(id);
     if (cp === undefined) {
@@ -208,6 +233,15 @@ function commentOf(s: string): string {
 /** A direction's accumulator for desiredPolicy. */
 function newDirection(): { pods: Set<string>; iso: Set<string>; iso6: Set<string>; jumps: TableRule[]; drops: TableRule[] } {
   return { pods: new Set<string>(), iso: new Set<string>(), iso6: new Set<string>(), jumps: [], drops: [] };
+}
+
+const policyTexts = new WeakMap<Policy, string>();
+
+/** A policy's content as text, once per policy object (objects are replaced, never changed, on a watch event). */
+function policyText(pol: Policy): string {
+  let t = policyTexts.get(pol);
+  if (t === undefined) policyTexts.set(pol, (t = JSON.stringify(pol)));
+  return t;
 }
 
 /** IPv4, and IPv6 when any pod, node address or ipBlock of the cluster is IPv6. */

@@ -24,7 +24,7 @@ export function definePolicyMetrics(m: Metrics): void {
   m.define(PM.elements, 'gauge', 'Set elements in the weft-policy table.');
   m.define(PM.passes, 'counter', 'Policy passes, by result (applied, unchanged, failed).');
   m.define(PM.applies, 'counter', 'Changes written to the kernel, by transport (netlink: set elements only, in-process; nft: an nft -f transaction).');
-  m.define(PM.errors, 'counter', 'Policy errors, by source (apply, list, view).');
+  m.define(PM.errors, 'counter', 'Policy errors, by source (apply, list, view, model).');
   m.define(PM.applySeconds, 'gauge', 'Duration of the last policy pass (model, diff and nft transaction).');
   m.define(PM.drops, 'counter', 'Packets dropped to pods a policy selects, by policy (namespace/name) and direction; all: every drop.');
 }

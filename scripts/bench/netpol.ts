@@ -98,7 +98,7 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
     const t0k = Date.now();
     const krProc = startKubeRouter(c, n2);
     const coldKr = (await pollUntil(n2.netns, `[ "$(iptables-save -t filter 2>/dev/null | grep -c '^:KUBE-NWPLCY-')" -ge ${nPol} ]`, 300)) - t0k;
-    await krProc;
+    const kr = await krProc;
 
     // Changes, interleaved: even ones timed on weft (node 1), odd ones on kube-router (node 2); both
     // enforce every change. Each is timed from just before its API call to the first poll that sees it
@@ -115,13 +115,22 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
       const krSet = kubeRouterSrcSet('ns-0', 'probe', 0);
       const inWeft = (ip: string) => (): boolean => nl.has(weftSet, ip);
       const inKr = (ip: string): string => `ipset test ${krSet} ${ip} 2>/dev/null`;
-      const timed = async (k: number, act: () => Promise<void>, weft: () => boolean, kr: string, into: { weft: number[]; kr: number[] }, resp: { weft: number[]; kr: number[] }): Promise<void> => {
-        const wait = (k % 2 === 0 ? pollHere(weft, 20) : pollUntil(n2.netns, kr, 20)).catch(() => NaN);
-        await new Promise((r) => setTimeout(r, 100));
-        const t = Date.now();
-        await act();
-        const tr = Date.now();
-        const got = await wait;
+      const timed = async (k: number, act: () => Promise<void>, weft: () => boolean, krCheck: string, into: { weft: number[]; kr: number[] }, resp: { weft: number[]; kr: number[] }): Promise<void> => {
+        // The other enforcer is paused while one side's change is timed (each measured alone, as on a
+        // node that runs one of them): kube-router's full syncs would otherwise take the cores weftd needs.
+        const other = k % 2 === 0 ? kr : n1.weftd;
+        other?.kill('SIGSTOP');
+        const { t, tr, got } = await (async () => {
+          try {
+            const wait = (k % 2 === 0 ? pollHere(weft, 20) : pollUntil(n2.netns, krCheck, 20)).catch(() => NaN);
+            await new Promise((r) => setTimeout(r, 100));
+            const t0 = Date.now();
+            await act();
+            return { t: t0, tr: Date.now(), got: await wait };
+          } finally {
+            other?.kill('SIGCONT');
+          }
+        })();
         (k % 2 === 0 ? resp.weft : resp.kr).push(got - tr);
         // A change never seen within 20 s is counted apart (NaN), not as a figure.
         if (Number.isNaN(got)) process.stderr.write(`  change ${k} not seen on ${k % 2 === 0 ? 'weft' : `kube-router (ipsets: ${(await nsExec(n2.netns, ['sh', '-c', 'ipset list -n | grep KUBE-SRC | head -5'])).stdout.trim().replace(/\n/g, ' ')})`} within 20 s\n`);
