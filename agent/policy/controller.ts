@@ -14,7 +14,7 @@ import { desiredPolicy, POLICY_TABLE, type DesiredPolicy, type PolicyCompileCach
 import { formatPolicyView, PolicyViewWriter } from './state.ts';
 import { definePolicyMetrics, PM, readDropCounters } from './metrics.ts';
 import { desiredDigest, IncrementalPolicy } from './incremental.ts';
-import { namespaceLabels, trimPod, trimPolicy, type PodInfo, type Policy } from './types.ts';
+import { namespaceLabels, trimPod, trimPolicy, type PodInfo } from './types.ts';
 
 /** What the controller needs from weftd. */
 export interface PolicyControllerOptions {
@@ -36,9 +36,6 @@ export interface PolicyControllerOptions {
 
 /** The running controller. */
 export class PolicyController {
-  private readonly policies = new Map<string, Policy>();
-  private readonly pods = new Map<string, PodInfo>();
-  private readonly namespaces = new Map<string, Record<string, string>>();
   private readonly applier: TableApplier;
   private readonly compiled: PolicyCompileCache = new Map();
   private readonly model = new IncrementalPolicy();
@@ -71,11 +68,7 @@ export class PolicyController {
     const nss = c.informer<KubeObject>({ path: '/api/v1/namespaces' });
     this.follow(pol, (o) => this.putPolicy(o), (o) => this.deletePolicy(key(o)));
     this.follow(pods, (o) => this.putPod(o), (o) => this.deletePod(key(o)));
-    this.follow(nss, (o) => this.putNamespace(o), (o) => {
-      const name = namespaceLabels(o).name;
-      this.model.putNamespace(name, undefined);
-      return this.namespaces.delete(name);
-    });
+    this.follow(nss, (o) => this.putNamespace(o), (o) => this.model.putNamespace(namespaceLabels(o).name, undefined));
     await Promise.all([pol.synced, pods.synced, nss.synced]);
     for (const o of pol.list()) this.putPolicy(o);
     for (const o of pods.list()) this.putPod(o);
@@ -86,39 +79,33 @@ export class PolicyController {
 
   // Each returns whether the event changes anything policy reads; the model is kept in step.
   private putPolicy(o: KubeObject): boolean {
-    const p = trimPolicy(o);
-    this.policies.set(key(o), p);
-    this.model.putPolicy(key(o), p);
+    this.model.putPolicy(key(o), trimPolicy(o));
     return true;
   }
 
   private deletePolicy(k: string): boolean {
-    this.model.deletePolicy(k);
-    return this.policies.delete(k);
+    return this.model.deletePolicy(k);
   }
 
   private putPod(o: KubeObject): boolean {
     const k = key(o);
     const p = trimPod(o);
-    const before = this.pods.get(k);
+    const before = this.model.pod(k);
     if (p === undefined) return this.deletePod(k);
     // Status updates (conditions, restarts) change nothing policy reads: no pass for them.
     if (before !== undefined && JSON.stringify(before) === JSON.stringify(p)) return false;
-    this.pods.set(k, p);
     this.model.putPod(k, p);
     return true;
   }
 
   private deletePod(k: string): boolean {
-    this.model.deletePod(k);
-    return this.pods.delete(k);
+    return this.model.deletePod(k);
   }
 
   private putNamespace(o: KubeObject): boolean {
     const { name, labels } = namespaceLabels(o);
-    const before = this.namespaces.get(name);
+    const before = this.model.namespace(name);
     if (before !== undefined && JSON.stringify(before) === JSON.stringify(labels)) return false;
-    this.namespaces.set(name, labels);
     this.model.putNamespace(name, labels);
     return true;
   }
@@ -149,7 +136,7 @@ export class PolicyController {
       this.lastAppliedAt = Date.now();
       this.lastError = '';
       const m = this.o.metrics;
-      m.set(PM.policies, this.policies.size);
+      m.set(PM.policies, this.model.policyCount);
       m.set(PM.selected, d.isolated.ingress, { direction: 'ingress' });
       m.set(PM.selected, d.isolated.egress, { direction: 'egress' });
       m.set(PM.rules, d.rules);
@@ -211,7 +198,7 @@ export class PolicyController {
 
   /** For /healthz: the last pass's state. */
   health(): { ok: boolean; detail: string } {
-    return this.lastError === '' ? { ok: true, detail: `${this.policies.size} policies, ${this.lastRules} rules` } : { ok: false, detail: `network policy: ${this.lastError}` };
+    return this.lastError === '' ? { ok: true, detail: `${this.model.policyCount} policies, ${this.lastRules} rules` } : { ok: false, detail: `network policy: ${this.lastError}` };
   }
 
   /** Stops following the API; the table stays (policy stays enforced while weftd restarts). */

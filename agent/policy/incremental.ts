@@ -29,13 +29,29 @@ export class IncrementalPolicy {
     this.index.putPod(key, p);
   }
 
-  deletePod(key: string): void {
-    this.index.deletePod(key);
+  /** A pod gone; false when it was not known. */
+  deletePod(key: string): boolean {
+    return this.index.deletePod(key);
   }
 
-  /** A namespace's labels (kubernetes.io/metadata.name included); undefined when it is gone. */
-  putNamespace(name: string, labels: Record<string, string> | undefined): void {
-    this.index.putNamespace(name, labels);
+  /** The pod under `key`, as last put. */
+  pod(key: string): PodInfo | undefined {
+    return this.index.pod(key);
+  }
+
+  /** A namespace's labels (kubernetes.io/metadata.name included); undefined when it is gone. Returns whether it was known. */
+  putNamespace(name: string, labels: Record<string, string> | undefined): boolean {
+    return this.index.putNamespace(name, labels);
+  }
+
+  /** A namespace's labels as last put. */
+  namespace(name: string): Record<string, string> | undefined {
+    return this.index.namespaceLabels().get(name);
+  }
+
+  /** How many policies the model holds. */
+  get policyCount(): number {
+    return this.policies.size;
   }
 
   /** A policy added or changed (`key` namespace/name): its scopes are indexed before the old ones are let go (shared ones stay). */
@@ -45,11 +61,13 @@ export class IncrementalPolicy {
     this.policies.set(key, { pol, scopes });
   }
 
-  deletePolicy(key: string): void {
+  /** A policy gone; false when it was not known. */
+  deletePolicy(key: string): boolean {
     const old = this.policies.get(key);
-    if (old === undefined) return;
+    if (old === undefined) return false;
     this.policies.delete(key);
     for (const k of old.scopes) this.index.unref(k);
+    return true;
   }
 
   /** The cluster as the full recompute reads it. */

@@ -31,6 +31,11 @@ export class ScopeIndex {
     return this.namespaces;
   }
 
+  /** The pod under `key` (namespace/name), if known. */
+  pod(key: string): PodInfo | undefined {
+    return this.pods.get(key);
+  }
+
   /** Starts (or counts one more use of) a scope; a new scope is matched against every pod once. */
   ref(s: Scope): string {
     const k = scopeKey(s);
@@ -83,17 +88,22 @@ export class ScopeIndex {
     }
   }
 
-  /** Removes a pod from every scope. */
-  deletePod(key: string): void {
+  /** Removes a pod from every scope; false when it was not known. */
+  deletePod(key: string): boolean {
     const p = this.pods.get(key);
-    if (p === undefined) return;
+    if (p === undefined) return false;
     this.pods.delete(key);
     this.byNs.get(p.namespace)?.delete(key);
     for (const [k, e] of this.entries) if (e.members.delete(key)) this.touch(k, e);
+    return true;
   }
 
-  /** Sets (or, with undefined, removes) a namespace's labels: the pods in it join or leave the namespace-selector scopes. */
-  putNamespace(name: string, labels: Record<string, string> | undefined): void {
+  /**
+   * Sets (or, with undefined, removes) a namespace's labels: the pods in it join or leave the
+   * namespace-selector scopes. Returns whether the namespace was known before.
+   */
+  putNamespace(name: string, labels: Record<string, string> | undefined): boolean {
+    const known = this.namespaces.has(name);
     const before = new Map([...this.entries].filter(([, e]) => e.scope.ns === undefined).map(([k, e]) => [k, this.nsIn(e.scope, name)]));
     if (labels === undefined) this.namespaces.delete(name);
     else this.namespaces.set(name, labels);
@@ -106,6 +116,7 @@ export class ScopeIndex {
       }
       this.touch(k, e);
     }
+    return known;
   }
 
   /** The scopes changed since the last call (their sets must be filled again). */
