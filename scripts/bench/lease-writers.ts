@@ -49,19 +49,32 @@ export function fileWriter(dir: string): LeaseWriter {
   };
 }
 
-/** A writer helper (scripts/bench/<script>) run in `netns`: one JSON line per write, answered with {t0, done}. */
-function helperWriter(netns: string, script: string, arg: string, request: (leases: Lease[]) => unknown): LeaseWriter {
+/** A writer helper process (scripts/bench/<script>) in `netns`: one JSON line per request, each answered with {t0, done}. */
+export function startHelper(netns: string, script: string, arg: string): { send(req: unknown): Promise<{ t0: number; done: number }>; close(): void } {
   const [file = 'ip', ...args] = inNetns(netns, [process.execPath, '--import', 'tsx', join(ROOT, 'scripts', 'bench', script), arg]);
   const child = spawn(file, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
   const answers: Array<(a: { t0: number; done: number }) => void> = [];
-  let last = NaN;
   createInterface({ input: child.stdout }).on('line', (line) => answers.shift()?.(JSON.parse(line) as { t0: number; done: number }));
   return {
-    write: (leases) => new Promise((resolve) => {
-      answers.push((a) => { last = a.done - a.t0; resolve(a.t0); });
-      child.stdin.write(`${JSON.stringify(request(leases))}\n`);
+    send: (req) => new Promise((resolve) => {
+      answers.push(resolve);
+      child.stdin.write(`${JSON.stringify(req)}\n`);
     }),
     close: () => { child.stdin.end(); },
+  };
+}
+
+/** A lease writer over a helper: resolves each write with the wall ms of its first request. */
+function helperWriter(netns: string, script: string, arg: string, request: (leases: Lease[]) => unknown): LeaseWriter {
+  const h = startHelper(netns, script, arg);
+  let last = NaN;
+  return {
+    write: async (leases) => {
+      const a = await h.send(request(leases));
+      last = a.done - a.t0;
+      return a.t0;
+    },
+    close: h.close,
     lastWriteMs: () => last,
   };
 }
@@ -80,13 +93,14 @@ const P = 'flannel.alpha.coreos.com';
 export function kubeWriter(c: Cluster): LeaseWriter {
   if (!c.kube) throw new Error('no kube-apiserver in this cluster');
   return helperWriter(c.kube.netns, 'kube-writer.ts', c.kube.kubeconfig, (leases) => ({
-    nodes: leases.map((l) => ({
+    warm: '/api/v1/nodes?limit=1',
+    reqs: leases.map((l) => ['POST', '/api/v1/nodes', {
       apiVersion: 'v1', kind: 'Node', spec: { podCIDR: l.subnet, podCIDRs: [l.subnet] },
       metadata: { name: `bench-${l.subnet.replace(/[./]/g, '-')}`, annotations: {
         [`${P}/backend-type`]: l.backendType, [`${P}/backend-data`]: JSON.stringify(l.backendData),
         [`${P}/kube-subnet-manager`]: 'true', [`${P}/public-ip`]: l.publicIp,
       } },
-    })),
+    }]),
   }));
 }
 

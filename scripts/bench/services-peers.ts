@@ -9,16 +9,14 @@
 // `npm run bench -- services` runs this part only when it is set),
 // WEFT_BENCH_SVC_PEER_CHANGES (default 20), WEFT_BENCH_SVC_PEER_LIMIT_S (default 600: each cold start's time limit),
 // WEFT_BENCH_SVC_PEER_GAP_MS (default 1100: the pause between changes).
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { Cluster, waitFor, type ClusterNode } from '../../testkit/cluster.ts';
 import { kubeProxyPresent } from '../../testkit/kube-proxy.ts';
 import { setNodeAddresses } from '../../testkit/kube-services.ts';
-import { inNetns } from '../../testkit/netns.ts';
+import type { KubeReq } from './kube-writer.ts';
+import { startHelper } from './lease-writers.ts';
 import { cpuMs, statusMib } from './proc-stats.ts';
 import { PEERS, monitorAddresses, pollEndpointChain, ruleCounts, serviceProgrammed, startPeer, type PeerName } from './services-peer-kernel.ts';
-import { ROOT, loadAverage, quantile, round, type BenchResult } from './util.ts';
+import { loadAverage, quantile, round, type BenchResult } from './util.ts';
 
 const env = (k: string, d: string): string => process.env[k] ?? d;
 const SIZES = env('WEFT_BENCH_SVC_PEER_SIZES', '1,1000,5000,10000').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0 && n < 60_000);
@@ -31,25 +29,22 @@ const WANTED = env('WEFT_BENCH_SVC_PEERS', 'all').replace('all', PEERS.join(',')
 const NS = '/api/v1/namespaces/default';
 const SLICES = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
 
-type Req = [string, string, unknown?, string?];
+type Req = KubeReq;
 interface Writer { write(reqs: Req[]): Promise<number>; close(): void }
 
-/** The writer helper (services-writer.ts) inside the API server's namespace; write() resolves with the wall ms of its first request. */
+/** The writer helper (kube-writer.ts) inside the API server's namespace; write() resolves with the wall ms of its first request. */
 function startWriter(c: Cluster): Writer {
-  const [file = 'ip', ...args] = inNetns(c.kube!.netns, [process.execPath, '--import', 'tsx', join(ROOT, 'scripts', 'bench', 'services-writer.ts'), c.kube!.kubeconfig]);
-  const child = spawn(file, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-  const answers: Array<(t0: number) => void> = [];
-  createInterface({ input: child.stdout }).on('line', (l) => answers.shift()?.((JSON.parse(l) as { t0: number }).t0));
+  const h = startHelper(c.kube!.netns, 'kube-writer.ts', c.kube!.kubeconfig);
   const write = async (reqs: Req[]): Promise<number> => {
     let first = NaN;
     // Batches of 2,000: one line stays small, 32 requests stay in flight.
     for (let i = 0; i < reqs.length; i += 2000) {
-      const t0 = await new Promise<number>((res) => { answers.push(res); child.stdin.write(`${JSON.stringify({ reqs: reqs.slice(i, i + 2000) })}\n`); });
+      const { t0 } = await h.send({ reqs: reqs.slice(i, i + 2000) });
       if (Number.isNaN(first)) first = t0;
     }
     return first;
   };
-  return { write, close: () => child.stdin.end() };
+  return { write, close: h.close };
 }
 
 /** Service s's ClusterIP, in the bench's ServiceCIDR 10.97.0.0/16 (the test API server's own range is a /24). */
