@@ -3,8 +3,8 @@
 // or gone pod) or when things are only removed (a policy deleted: its chains, sets, counters and the
 // rules jumping to them) the change is one nf_tables netlink batch from this process: no `nft`
 // spawned, no table read into nft's cache. Anything else (a policy's new chain, a new set) is one
-// `nft -f -` transaction. The kernel's content is listed once and after any failure or resync; after a success
-// the applied content is what it holds.
+// `nft -f -` transaction. The kernel's content is listed once and after any failure, synchronously,
+// and on resync in a child process (relist); after a success the applied content is what it holds.
 import { NftError } from '../../lib/netfilter/errors.ts';
 import { listTable } from '../../lib/netfilter/list.ts';
 import { listTableAsync } from './list-async.ts';

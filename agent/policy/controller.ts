@@ -75,16 +75,11 @@ export class PolicyController {
     o.metrics.addCollector(() => this.drops.collect(o.metrics, this.lastPlans));
     this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs ?? 2, periodMs: o.resyncMs ?? 30_000 });
     this.resync = new PolicyResync({
-      relist: () => {
-        const t0 = performance.now();
-        return this.applier.relist().then((taken) => { o.log.debug('network policy table listed in the background', { taken, ms: round1(performance.now() - t0) }); return taken; });
-      },
-      relisted: () => this.loop.trigger('relisted', 0),
+      relist: () => this.applier.relist(),
+      relisted: (ms) => { o.log.debug('network policy table listed in the background', { ms: round1(ms) }); this.loop.trigger('relisted', 0); },
       fallBack: (why, error) => {
-        if (error !== undefined) {
-          o.metrics.inc(PM.errors, { source: 'list' });
-          o.log.warn('network policy: the table could not be listed in the background; listing it in the next pass', { error });
-        }
+        if (error !== undefined) o.log.warn('network policy: the table could not be listed in the background; listing it in the next pass', { error });
+        if (error !== undefined) o.metrics.inc(PM.errors, { source: 'list' });
         this.applier.invalidate();
         this.loop.trigger(`relist-${why}`, 0);
       },
@@ -191,7 +186,7 @@ export class PolicyController {
     this.o.metrics.set(PM.applySeconds, (performance.now() - t0) / 1000);
   }
 
-  /** The desired table: from the incremental model, or recomputed in full at start, when the node's addresses changed and after the model check found a difference. */
+  /** The desired table: the last one while no event came, else from the incremental model, or in full at start, on new node addresses and after the model check found a difference. */
   private desired(why: string): DesiredPolicy {
     const addrs = this.o.nodeAddrs();
     const addrsKey = addrs.join(',');
@@ -199,6 +194,9 @@ export class PolicyController {
     this.lastNodeAddrs = addrsKey;
     this.fullNext = false;
     const gen = this.modelGen;
+    // No event since the last pass (a re-list, a retry, the periodic pass): its table is still the model's.
+    const last = this.lastDesired;
+    if (!full && last !== undefined && last.gen === gen && last.addrs === addrsKey) return last.d;
     const d = full ? desiredPolicy(this.model.world(addrs, this.o.isLocal), this.compiled) : this.model.desired(addrs, this.o.isLocal, this.compiled);
     this.lastDesired = { d, gen, addrs: addrsKey };
     return d;

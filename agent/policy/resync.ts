@@ -8,8 +8,8 @@
 export interface ResyncHooks {
   /** Lists the table asynchronously; false when a write raced the listing (applier.relist). */
   relist(): Promise<boolean>;
-  /** Asks for a pass after a listing was taken (drift, if any, is repaired there). */
-  relisted(): void;
+  /** Asks for a pass after a listing was taken (drift, if any, is repaired there); `ms` the listing took. */
+  relisted(ms: number): void;
   /** The listing failed or kept racing writes: the next pass lists synchronously. */
   fallBack(why: string, error?: unknown): void;
   /** Runs the model check now; 'deferred' when a pass is due first (its table is not the model's yet). */
@@ -60,6 +60,7 @@ export class PolicyResync {
   private startListing(): void {
     if (this.listing || this.retryTimer !== undefined) return;
     this.listing = true;
+    const t0 = performance.now();
     let started: Promise<boolean>;
     try {
       started = this.h.relist();
@@ -73,7 +74,7 @@ export class PolicyResync {
       if (this.stopped) return;
       if (taken) {
         this.races = 0;
-        this.h.relisted();
+        this.h.relisted(performance.now() - t0);
       } else if (++this.races >= this.t.maxRaces) {
         this.races = 0;
         this.h.fallBack('raced');
