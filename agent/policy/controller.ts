@@ -1,7 +1,8 @@
 // weftd --network-policy (runs in the node's netns): NetworkPolicies, Pods (cluster-wide: peers on
 // other nodes matter) and Namespaces from the shared watch cache -> desiredPolicy -> one nft
 // transaction of the difference. Each event schedules a pass a few ms later (bursts coalesce), so a
-// change is enforced within one model + diff + nft run; a periodic resync re-lists the kernel.
+// change is enforced within one model + diff + nft run; a periodic resync re-lists the kernel and
+// checks the model, both off the event path (resync.ts).
 import type { Informer, KubeObject, CacheEvent } from '../kube/watch-cache.ts';
 import type { WatchCache } from '../kube/watch-cache.ts';
 import type { AgentLog } from '../log.ts';
@@ -9,11 +10,11 @@ import type { Metrics } from '../metrics.ts';
 import { ReconcileLoop } from '../reconcile/loop.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { TableApplier } from './apply.ts';
-import { listCounters } from '../../lib/netfilter/list-counters.ts';
 import { desiredPolicy, POLICY_TABLE, type DesiredPolicy, type PolicyCompileCache, type PolicyPlan } from './desired.ts';
-import { formatPolicyView, PolicyViewWriter } from './state.ts';
-import { definePolicyMetrics, PM, readDropCounters } from './metrics.ts';
+import { PolicyViewWriter } from './state.ts';
+import { definePolicyMetrics, DropCounterReader, PM, setPassMetrics } from './metrics.ts';
 import { desiredDigest, IncrementalPolicy } from './incremental.ts';
+import { PolicyResync, RESYNC_TIMING, type ResyncTiming } from './resync.ts';
 import { namespaceLabels, trimPod, trimPolicy, type PodInfo } from './types.ts';
 
 /** What the controller needs from weftd. */
@@ -27,8 +28,10 @@ export interface PolicyControllerOptions {
   isLocal(pod: PodInfo): boolean;
   /** Delay from an event to its pass (default 2 ms). */
   debounceMs?: number;
-  /** Kernel re-list period (default 30 s). */
+  /** Kernel re-list and model check period (default 30 s). */
   resyncMs?: number;
+  /** When the re-list and the model check run after a periodic pass (resync.ts; tests shorten it). */
+  resyncTiming?: ResyncTiming;
   nft?: NftRunOptions;
   /** Where to leave the policy view for `weft doctor` (state.ts); none when absent. */
   viewFile?: string;
@@ -42,7 +45,15 @@ export class PolicyController {
   /** The node addresses of the last pass: when they change (a new lease), which pods are local may too. */
   private lastNodeAddrs = '';
   private readonly loop: ReconcileLoop;
+  private readonly resync: PolicyResync;
+  /** Bumped by every event the model takes (the model check compares only a table of the current model), and when it came. */
+  private modelGen = 0;
+  private lastEventAt = 0;
+  private lastDesired: { d: DesiredPolicy; gen: number; addrs: string } | undefined;
+  /** The model check found a difference: the next pass applies the full recompute. */
+  private fullNext = false;
   private readonly view: PolicyViewWriter | undefined;
+  private readonly drops: DropCounterReader;
   private readonly unsubscribe: (() => void)[] = [];
   private lastRules = 0;
   private lastPlans: readonly PolicyPlan[] = [];
@@ -54,10 +65,27 @@ export class PolicyController {
 
   constructor(private readonly o: PolicyControllerOptions) {
     this.applier = new TableApplier(POLICY_TABLE, o.nft ?? {});
-    this.view = o.viewFile !== undefined ? new PolicyViewWriter(o.viewFile) : undefined;
+    const viewError = (error: unknown): void => { o.metrics.inc(PM.errors, { source: 'view' }); o.log.warn('network policy view not written', { path: o.viewFile, error }); };
+    this.view = o.viewFile !== undefined ? new PolicyViewWriter(o.viewFile, viewError) : undefined;
     definePolicyMetrics(o.metrics);
-    o.metrics.addCollector(() => this.collectDrops());
+    this.drops = new DropCounterReader(POLICY_TABLE, o.nft ?? {}, (error) => {
+      o.metrics.inc(PM.errors, { source: 'list' });
+      o.log.debug('network policy counters', { error });
+    });
+    o.metrics.addCollector(() => this.drops.collect(o.metrics, this.lastPlans));
     this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs ?? 2, periodMs: o.resyncMs ?? 30_000 });
+    this.resync = new PolicyResync({
+      relist: () => this.applier.relist(),
+      relisted: (ms) => { o.log.debug('network policy table listed in the background', { ms: round1(ms) }); this.loop.trigger('relisted', 0); },
+      fallBack: (why, error) => {
+        if (error !== undefined) o.log.warn('network policy: the table could not be listed in the background; listing it in the next pass', { error });
+        if (error !== undefined) o.metrics.inc(PM.errors, { source: 'list' });
+        this.applier.invalidate();
+        this.loop.trigger(`relist-${why}`, 0);
+      },
+      check: () => this.checkModel(),
+      quietFor: () => performance.now() - this.lastEventAt,
+    }, o.resyncTiming ?? RESYNC_TIMING);
   }
 
   /** Subscribes, waits for the three first lists, runs the first pass; resolves once enforced. */
@@ -75,6 +103,7 @@ export class PolicyController {
     for (const o of nss.list()) this.putNamespace(o);
     this.pass('start');
     this.loop.start();
+    void this.drops.refresh();
   }
 
   // Each returns whether the event changes anything policy reads; the model is kept in step.
@@ -115,7 +144,9 @@ export class PolicyController {
       if (ev.type === 'synced') return this.loop.trigger('resync');
       const changed = ev.type === 'deleted' ? del(ev.obj) : put(ev.obj);
       if (changed) {
-        this.eventAt ??= performance.now();
+        this.modelGen++;
+        this.lastEventAt = performance.now();
+        this.eventAt ??= this.lastEventAt;
         this.loop.trigger(ev.type);
       }
     }));
@@ -126,25 +157,25 @@ export class PolicyController {
     const t0 = performance.now();
     const eventAt = this.eventAt;
     this.eventAt = undefined;
-    if (why.includes('periodic')) this.applier.invalidate();
+    if (why.includes('periodic')) this.resync.periodic();
     try {
       const d = this.desired(why);
+      const tDesired = performance.now();
       const r = this.applier.apply(d.content);
       const tApplied = performance.now();
       this.lastRules = d.rules;
       this.lastPlans = d.plans;
       this.lastAppliedAt = Date.now();
       this.lastError = '';
-      const m = this.o.metrics;
-      m.set(PM.policies, this.model.policyCount);
-      m.set(PM.selected, d.isolated.ingress, { direction: 'ingress' });
-      m.set(PM.selected, d.isolated.egress, { direction: 'egress' });
-      m.set(PM.rules, d.rules);
-      m.set(PM.elements, [...d.content.sets.values()].reduce((n, s) => n + s.elements.size, 0));
-      m.inc(PM.passes, { result: r.via === 'none' ? 'unchanged' : 'applied' });
-      if (r.via !== 'none') m.inc(PM.applies, { via: r.via });
-      this.writeView(d);
-      if (r.via !== 'none') this.o.log.debug('network policy applied', { trigger: why, via: r.via, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs), modelMs: round1(tApplied - t0 - r.durationMs), ...(eventAt !== undefined ? { eventMs: round1(tApplied - eventAt) } : {}) });
+      setPassMetrics(this.o.metrics, d, this.model.policyCount, r.via);
+      this.view?.writeSoon(`${POLICY_TABLE.family} ${POLICY_TABLE.name}`, d);
+      const tEnd = performance.now();
+      // Where a pass's time went: waitMs from the first event to the pass's start (the debounce and
+      // whatever held the thread), desiredMs the model, listMs a synchronous kernel listing inside the
+      // transaction's ms (after a failure), viewMs the metrics and the view's scheduling.
+      const times = { waitMs: eventAt !== undefined ? round1(t0 - eventAt) : undefined, desiredMs: round1(tDesired - t0), listMs: round1(r.listMs), viewMs: round1(tEnd - tApplied), totalMs: round1(tEnd - t0) };
+      if (r.via !== 'none') this.o.log.debug('network policy applied', { trigger: why, via: r.via, ...r.stats, listed: r.listed, ms: Math.round(r.durationMs), modelMs: round1(tApplied - t0 - r.durationMs), ...(eventAt !== undefined ? { eventMs: round1(tApplied - eventAt) } : {}), ...times });
+      else if (tEnd - t0 >= SLOW_PASS_MS || r.listed) this.o.log.debug('network policy pass', { trigger: why, via: r.via, listed: r.listed, ms: Math.round(r.durationMs), ...times });
     } catch (e) {
       this.lastError = (e as Error).message;
       this.o.metrics.inc(PM.passes, { result: 'failed' });
@@ -155,45 +186,41 @@ export class PolicyController {
     this.o.metrics.set(PM.applySeconds, (performance.now() - t0) / 1000);
   }
 
-  /**
-   * The desired table: from the incremental model on events; the full recompute at start, when the
-   * node's addresses changed, and on the periodic pass, where it also checks the model (a difference
-   * is logged, counted as errors{source="model"} and the full table is applied).
-   */
+  /** The desired table: the last one while no event came, else from the incremental model, or in full at start, on new node addresses and after the model check found a difference. */
   private desired(why: string): DesiredPolicy {
     const addrs = this.o.nodeAddrs();
     const addrsKey = addrs.join(',');
-    const cold = why === 'start' || addrsKey !== this.lastNodeAddrs;
+    const full = why === 'start' || addrsKey !== this.lastNodeAddrs || this.fullNext;
     this.lastNodeAddrs = addrsKey;
-    const periodic = why.includes('periodic');
-    const inc = cold ? undefined : this.model.desired(addrs, this.o.isLocal, this.compiled);
-    if (inc !== undefined && !periodic) return inc;
+    this.fullNext = false;
+    const gen = this.modelGen;
+    // No event since the last pass (a re-list, a retry, the periodic pass): its table is still the model's.
+    const last = this.lastDesired;
+    if (!full && last !== undefined && last.gen === gen && last.addrs === addrsKey) return last.d;
+    const d = full ? desiredPolicy(this.model.world(addrs, this.o.isLocal), this.compiled) : this.model.desired(addrs, this.o.isLocal, this.compiled);
+    this.lastDesired = { d, gen, addrs: addrsKey };
+    return d;
+  }
+
+  /**
+   * The model check: the last pass's table against the full recompute of the same model (every pod
+   * against every selector). A difference is logged, counted as errors{source="model"}, and the next
+   * pass applies the full table.
+   */
+  private checkModel(): 'deferred' | 'equal' | 'differs' {
+    const last = this.lastDesired;
+    const addrs = this.o.nodeAddrs();
+    if (last === undefined || last.gen !== this.modelGen || last.addrs !== addrs.join(',')) return 'deferred';
+    const t0 = performance.now();
     const full = desiredPolicy(this.model.world(addrs, this.o.isLocal), this.compiled);
-    if (inc !== undefined && desiredDigest(inc) !== desiredDigest(full)) {
-      this.o.metrics.inc(PM.errors, { source: 'model' });
-      this.o.log.warn('network policy: the incremental model differs from the full recompute; applying the full one', { trigger: why });
-    }
-    return full;
-  }
-
-  private writeView(d: DesiredPolicy): void {
-    try {
-      this.view?.write(formatPolicyView(`${POLICY_TABLE.family} ${POLICY_TABLE.name}`, d));
-    } catch (e) {
-      this.o.metrics.inc(PM.errors, { source: 'view' });
-      this.o.log.warn('network policy view not written', { path: this.o.viewFile, error: e });
-    }
-  }
-
-  private collectDrops(): void {
-    try {
-      const m = this.o.metrics;
-      m.clear(PM.drops);
-      for (const d of readDropCounters(listCounters(POLICY_TABLE, this.o.nft ?? {}), this.lastPlans)) m.set(PM.drops, d.packets, { policy: d.policy, direction: d.direction });
-    } catch (e) {
-      this.o.metrics.inc(PM.errors, { source: 'list' });
-      this.o.log.debug('network policy counters', { error: e });
-    }
+    const same = desiredDigest(full) === desiredDigest(last.d);
+    this.o.log.debug('network policy model checked', { same, ms: round1(performance.now() - t0) });
+    if (same) return 'equal';
+    this.o.metrics.inc(PM.errors, { source: 'model' });
+    this.o.log.warn('network policy: the incremental model differs from the full recompute; applying the full one');
+    this.fullNext = true;
+    this.loop.trigger('model-check', 0);
+    return 'differs';
   }
 
   /** For /healthz: the last pass's state. */
@@ -204,9 +231,14 @@ export class PolicyController {
   /** Stops following the API; the table stays (policy stays enforced while weftd restarts). */
   stop(): void {
     this.loop.stop();
+    this.resync.stop();
+    this.view?.flush();
     for (const u of this.unsubscribe) u();
   }
 }
+
+/** Passes that changed nothing are logged (debug) from this duration on. */
+const SLOW_PASS_MS = 10;
 
 function round1(x: number): number {
   return Math.round(x * 10) / 10;

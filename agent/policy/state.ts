@@ -48,15 +48,41 @@ export function parsePolicyView(text: string): PolicyView | null {
   }
 }
 
-/** Writes the view when it differs from the last one written (atomic rename). */
+/** Delay of the view after a pass (ms): a burst of passes writes it once, and no pass waits for it. */
+const VIEW_DELAY_MS = 50;
+
+/** Writes the view when it differs from the last one written (atomic rename); failures go to `onError`. */
 export class PolicyViewWriter {
   private last = '';
-  constructor(private readonly path: string) {}
+  private due: { table: string; d: DesiredPolicy } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  constructor(private readonly path: string, private readonly onError: (e: unknown) => void = () => {}) {}
 
+  /** Writes the view of `d` now. */
   write(text: string): void {
     if (text === this.last) return;
     // A runtime view, rewritten on change: no fsync on the change path.
     writeFileAtomicSync(this.path, text, { mode: 0o644, fsync: false });
     this.last = text;
+  }
+
+  /** Writes the view of `d` VIEW_DELAY_MS from now, unless a later call replaces it first. */
+  writeSoon(table: string, d: DesiredPolicy): void {
+    this.due = { table, d };
+    this.timer ??= setTimeout(() => this.flush(), VIEW_DELAY_MS).unref();
+  }
+
+  /** Writes a pending view now (weftd stopping). */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const due = this.due;
+    this.due = undefined;
+    if (due === undefined) return;
+    try {
+      this.write(formatPolicyView(due.table, due.d));
+    } catch (e) {
+      this.onError(e);
+    }
   }
 }

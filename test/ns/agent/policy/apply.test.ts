@@ -4,6 +4,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TableApplier } from '../../../../agent/policy/apply.ts';
+import { listTableAsync } from '../../../../agent/policy/list-async.ts';
 import { nftExpr } from '../../../../lib/netfilter/expr.ts';
 import { NfnlSocket } from '../../../../lib/netfilter/nfnl/index.ts';
 import { taggedRule, type TableContent, type TableSet } from '../../../../lib/netfilter/table-diff.ts';
@@ -51,6 +52,8 @@ describe('policy TableApplier', rootOnly(), () => {
   let sock: NfnlSocket;
   let applier: TableApplier;
   const inNs = <R>(fn: () => R): R => withNetns(h, fn);
+  // A child process forked inside the namespace; only the wait for it runs outside (withNetns takes no promise).
+  const spawnedIn = <R>(fn: () => Promise<R>): Promise<R> => inNs(() => ({ p: fn() })).p;
   const list = async (): Promise<string> => {
     const r = await ns.exec(['nft', 'list', 'table', T.family, T.name]);
     assert.equal(r.code, 0, r.stderr);
@@ -120,5 +123,38 @@ describe('policy TableApplier', rootOnly(), () => {
     const text = (await ns.exec(['nft', 'list', 'table', 'inet', 'weft-t-shrink2'])).stdout;
     assert.doesNotMatch(text, /p-b|stray/);
     assert.match(text, /jump p-a/);
+  });
+
+  it('a background listing takes drift as the kernel\'s content: the next apply repairs it', async () => {
+    const fresh = new TableApplier({ family: 'inet', name: 'weft-t-relist' }, {}, () => sock);
+    const want = content(['10.0.0.1', '10.0.0.2'], []);
+    assert.equal(inNs(() => fresh.apply(want)).via, 'nft');
+    const r0 = await ns.exec(['nft', 'delete', 'element', 'inet', 'weft-t-relist', 's-1', '{ 10.0.0.2 }']);
+    assert.equal(r0.code, 0, r0.stderr);
+    // Without a listing the applier trusts what it applied: nothing to do.
+    assert.equal(inNs(() => fresh.apply(want)).via, 'none');
+    assert.equal(await spawnedIn(() => fresh.relist()), true);
+    const r = inNs(() => fresh.apply(want));
+    assert.equal(r.via, 'netlink');
+    assert.deepEqual([r.stats.elementsAdded, r.stats.elementsDeleted], [1, 0]);
+    assert.match((await ns.exec(['nft', 'list', 'set', 'inet', 'weft-t-relist', 's-1'])).stdout, /10\.0\.0\.2/);
+  });
+
+  it('a background listing raced by a write is not taken', async () => {
+    const fresh = new TableApplier({ family: 'inet', name: 'weft-t-race' }, {}, () => sock);
+    assert.equal(inNs(() => fresh.apply(content(['10.0.0.1'], []))).via, 'nft');
+    const listing = spawnedIn(() => fresh.relist());
+    assert.equal(inNs(() => fresh.apply(content(['10.0.0.3'], []))).via, 'netlink');
+    assert.equal(await listing, false);
+    // What it holds is still the last apply's content.
+    assert.equal(inNs(() => fresh.apply(content(['10.0.0.3'], []))).via, 'none');
+  });
+
+  it('lists counters and tables in a child process; an absent table is null', async () => {
+    const state = await spawnedIn(() => listTableAsync({ family: 'inet', name: 'weft-t-relist' }, {}, 'counters'));
+    assert.deepEqual([...(state?.counters?.keys() ?? [])], ['k-1']);
+    assert.equal(state?.sets.size, 0);
+    assert.equal(await spawnedIn(() => listTableAsync({ family: 'inet', name: 'weft-t-absent' })), null);
+    await assert.rejects(listTableAsync({ family: 'inet', name: 'weft-t-relist' }, { nftBinary: '/nonexistent/nft' }), /could not be started/);
   });
 });
