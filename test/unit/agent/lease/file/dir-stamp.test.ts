@@ -1,34 +1,13 @@
 // The file store's cheap safety net: LeaseDirReader.dirStamp moves with every rename into the
 // directory and is withheld while the directory's times are fresh; the periodic scan then reads no
 // lease file while the directory is unchanged, except every 12th period.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { normalizeNetConf } from '../../../../../agent/config/net-conf.ts';
 import { FileLeaseStore } from '../../../../../agent/lease/file/store.ts';
-import { DIR_STAMP_SETTLE_MS, LeaseDirReader, formatLeaseFile, leasePath } from '../../../../../agent/lease/file/lease-io.ts';
-import type { Lease } from '../../../../../agent/lease/store.ts';
+import { DIR_STAMP_SETTLE_MS, LeaseDirReader } from '../../../../../agent/lease/file/lease-io.ts';
+import { conf, fixtures, peer, writeLease } from './helpers/lease-dir.ts';
 
-const dirs: string[] = [];
-const stores: FileLeaseStore[] = [];
-after(async () => {
-  for (const s of stores) await s.close();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'weft-leases-stamp-'));
-  dirs.push(d);
-  return d;
-}
-const conf = normalizeNetConf({ Network: '10.244.0.0/16', Backend: { Type: 'vxlan' } });
-const peer = (i: number): Lease => ({ subnet: `10.244.${i}.0/24`, publicIp: `192.0.2.${i}`, backendType: 'vxlan', backendData: { VNI: 1, VtepMAC: '0a:58:0a:f4:03:00' }, expiration: Date.now() + 3_600_000 });
-function writeLease(dir: string, l: Lease): void {
-  const tmp = join(dir, `.t-${l.subnet.replace('/', '-')}`);
-  writeFileSync(tmp, formatLeaseFile(l));
-  renameSync(tmp, leasePath(dir, l.subnet));
-}
+const { tempDir, keep } = fixtures('weft-leases-stamp-');
 const later = () => Date.now() + DIR_STAMP_SETTLE_MS + 1000;
 
 void describe('LeaseDirReader.dirStamp', () => {
@@ -53,7 +32,7 @@ void describe('FileLeaseStore periodic scan', () => {
     const dir = tempDir();
     for (let i = 1; i <= 20; i++) writeLease(dir, peer(i));
     const s = new FileLeaseStore({ dir, netConf: conf, rescanMs: 40 });
-    stores.push(s);
+    keep(s);
     const reader = (s as unknown as { reader: LeaseDirReader }).reader;
     const readAll = reader.readAll.bind(reader);
     let full = 0;
