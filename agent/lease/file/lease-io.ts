@@ -56,6 +56,12 @@ export function removeLeaseFile(dir: string, subnet: string, ipv6Subnet?: string
   }
 }
 
+/**
+ * A directory stamp younger than this (ms, against the wall clock) is not trusted: the kernel's file
+ * times tick coarsely, so an entry renamed in within the same tick as the stamp would leave it equal.
+ */
+export const DIR_STAMP_SETTLE_MS = 2000;
+
 interface CacheEntry {
   ino: number;
   mtimeMs: number;
@@ -66,8 +72,21 @@ interface CacheEntry {
 /** Reads every lease file of a directory, re-reading only files whose inode, size or mtime changed. */
 export class LeaseDirReader {
   private readonly cache = new Map<string, CacheEntry>();
-
   constructor(private readonly dir: string, private readonly onBadFile: (name: string, err: unknown) => void = () => undefined) {}
+
+  /**
+   * The directory's inode, mtime and ctime as one string: equal stamps mean no entry was created,
+   * removed or renamed in between (both times move with every such change, and lease files are only
+   * ever renamed or linked in, never rewritten in place). One stat instead of one per lease file.
+   * undefined while the times are younger than DIR_STAMP_SETTLE_MS: the kernel's file times tick
+   * coarsely, so a change made within the stamp's own tick would leave it equal.
+   */
+  dirStamp(now = Date.now()): string | undefined {
+    const st = statSync(this.dir, { bigint: true });
+    const settled = now - DIR_STAMP_SETTLE_MS;
+    if (Number(st.mtimeMs) > settled || Number(st.ctimeMs) > settled) return undefined;
+    return `${st.ino}:${st.mtimeNs}:${st.ctimeNs}`;
+  }
 
   /** All leases on disk, expired ones included, keyed by leaseKey (the IPv4 subnet; the IPv6 one when IPv6-only). */
   readAll(): Map<string, Lease> {

@@ -1,7 +1,8 @@
 // `--store file:DIR`: the embedded lease store for a cluster on one machine, every node sharing
 // DIR. Allocation, renewal and release run under flock(DIR/.lock); readers never lock (files are
 // replaced atomically). Changes are seen through fs.watch plus a periodic re-scan (fs.watch can
-// drop events, e.g. on overflow), and expired leases count as gone and may be reclaimed.
+// drop events, e.g. on overflow), which stats only the directory while it is unchanged since the
+// last full scan; expired leases count as gone and may be reclaimed.
 import { mkdirSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import type { NetConf } from '../../config/net-conf.ts';
 import { checkAcquireFamilies, leaseFromPlan, planAcquire } from '../allocate.ts';
@@ -17,6 +18,20 @@ import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, 
  * Changes fs.watch reports are read file by file as they come, so joins never wait for a scan.
  */
 const SCAN_MS_PER_FILE = 1;
+
+/**
+ * A periodic scan whose directory is unchanged since the last full scan (LeaseDirReader.dirStamp)
+ * reads nothing, except
+ * every this many periods, which stat every file anyway (for a lease file edited in place by hand).
+ */
+const FULL_SCAN_EVERY = 12;
+
+/**
+ * fs.watch names kept for reading one by one; past this (or an event without a name) the next read
+ * is a full scan. Reading a batch of renamed-in files by name costs a stat and a read each, a full
+ * scan a stat of every file on top: a 2,450-lease batch into a 5,000-file directory is read by name.
+ */
+const PENDING_LIMIT = 10_000;
 
 /** Options of the file store; ttlMs defaults to 24 h like flannel, rescanMs (the shortest safety-net period) to 1 s. */
 export interface FileStoreOptions {
@@ -47,6 +62,10 @@ export class FileLeaseStore implements LeaseStore {
   private readonly pending = new Set<string>();
   private pendingAll = false;
   private lastScanCount = 0;
+  /** The directory's stamp taken before the last full scan, the periodic scans skipped since, and the earliest expiration it saw. */
+  private scanStamp: string | undefined;
+  private skippedScans = 0;
+  private nextExpiry = Infinity;
   private closed = false;
 
   constructor(opts: FileStoreOptions) {
@@ -146,7 +165,7 @@ export class FileLeaseStore implements LeaseStore {
     this.scheduleScan();
     try {
       this.watcher = fsWatch(this.dir, { persistent: false }, (_type, name) => {
-        if (typeof name === 'string' && name !== '' && this.pending.size < 1000) this.pending.add(name);
+        if (typeof name === 'string' && name !== '' && this.pending.size < PENDING_LIMIT) this.pending.add(name);
         else this.pendingAll = true;
         // Coalesce the burst of events one rename produces into one read.
         this.debounce ??= setTimeout(() => { this.debounce = undefined; this.readPending(); }, 10).unref();
@@ -160,7 +179,23 @@ export class FileLeaseStore implements LeaseStore {
 
   private scheduleScan(): void {
     const ms = Math.max(this.rescanMs, this.lastScanCount * SCAN_MS_PER_FILE);
-    this.interval = setTimeout(() => { this.rescan(); if (!this.closed) this.scheduleScan(); }, ms).unref();
+    this.interval = setTimeout(() => { this.periodicScan(); if (!this.closed) this.scheduleScan(); }, ms).unref();
+  }
+
+  /** The safety net: a full scan unless the directory is unchanged and no lease expired since the last one. */
+  private periodicScan(): void {
+    let unchanged = false;
+    try {
+      unchanged = this.skippedScans < FULL_SCAN_EVERY - 1 && Date.now() < this.nextExpiry
+        && this.scanStamp !== undefined && this.reader.dirStamp() === this.scanStamp;
+    } catch (err) {
+      this.onError(err as Error);
+    }
+    if (unchanged) {
+      this.skippedScans++;
+      return;
+    }
+    this.rescan();
   }
 
   /** The files fs.watch named, read alone; a vanished, unreadable or expired one (or an unnamed event) takes a full scan. */
@@ -192,15 +227,23 @@ export class FileLeaseStore implements LeaseStore {
   private rescan(): void {
     if (this.closed) return;
     let all: Map<string, Lease>;
+    let stamp: string | undefined;
     try {
+      // Taken before the read: a change during it moves the directory's times past this stamp.
+      stamp = this.reader.dirStamp();
       all = this.reader.readAll();
     } catch (err) {
+      this.scanStamp = undefined;
       this.onError(err as Error);
       return;
     }
+    this.scanStamp = stamp;
     const now = Date.now();
     this.lastScanCount = all.size;
-    this.table.applySnapshot([...all.values()].filter((l) => l.expiration > now));
+    this.skippedScans = 0;
+    const live = [...all.values()].filter((l) => l.expiration > now);
+    this.nextExpiry = live.reduce((m, l) => Math.min(m, l.expiration), Infinity);
+    this.table.applySnapshot(live);
     this.keeper.check((subnet) => this.table.get(subnet));
   }
 }

@@ -1,34 +1,14 @@
 // The file store's fs.watch path: a changed lease file is read alone (LeaseDirReader.readNames), a
 // vanished one takes a full scan; both seen with the safety-net scan pushed out of the way.
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { normalizeNetConf } from '../../../../../agent/config/net-conf.ts';
+import { unlinkSync } from 'node:fs';
 import { FileLeaseStore } from '../../../../../agent/lease/file/store.ts';
-import { LeaseDirReader, formatLeaseFile, leasePath } from '../../../../../agent/lease/file/lease-io.ts';
-import type { Lease, LeaseEvent } from '../../../../../agent/lease/store.ts';
+import { LeaseDirReader, leasePath } from '../../../../../agent/lease/file/lease-io.ts';
+import type { LeaseEvent } from '../../../../../agent/lease/store.ts';
+import { conf, fixtures, peer, writeLease } from './helpers/lease-dir.ts';
 
-const dirs: string[] = [];
-const stores: FileLeaseStore[] = [];
-after(async () => {
-  for (const s of stores) await s.close();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'weft-leases-watch-'));
-  dirs.push(d);
-  return d;
-}
-const conf = normalizeNetConf({ Network: '10.244.0.0/16', Backend: { Type: 'vxlan' } });
-const peer = (i: number): Lease => ({ subnet: `10.244.${i}.0/24`, publicIp: `192.0.2.${i}`, backendType: 'vxlan', backendData: { VNI: 1, VtepMAC: '0a:58:0a:f4:03:00' }, expiration: Date.now() + 3_600_000 });
-/** As another node writes it: a complete temp file renamed into place. */
-function writeLease(dir: string, l: Lease): void {
-  const tmp = join(dir, `.t-${l.subnet.replace('/', '-')}`);
-  writeFileSync(tmp, formatLeaseFile(l));
-  renameSync(tmp, leasePath(dir, l.subnet));
-}
+const { tempDir, keep } = fixtures('weft-leases-watch-');
 async function until(cond: () => boolean, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
@@ -54,7 +34,7 @@ void describe('FileLeaseStore watch path', () => {
   void it('sees a joining and a leaving peer from fs.watch alone (safety-net scan an hour away)', async () => {
     const dir = tempDir();
     const s = new FileLeaseStore({ dir, netConf: conf, rescanMs: 3_600_000 });
-    stores.push(s);
+    keep(s);
     const own = await s.acquire({ publicIp: '192.0.2.200', backendType: 'vxlan', backendData: { VNI: 1, VtepMAC: '0a:58:0a:f4:c8:00' } });
     const { revision } = await s.list();
     const events: LeaseEvent[] = [];
