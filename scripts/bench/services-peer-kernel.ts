@@ -74,20 +74,37 @@ export interface AddressMonitor {
   close(): void;
 }
 
-/** Starts `nft monitor` (ruleset events: tables, chains, rules, elements) in `n`'s namespace. */
+/** How long `nft monitor` may take to show its first event (it reads the whole ruleset first: seconds at 10,000 Services on a busy node). */
+const MONITOR_READY_MS = 120_000;
+
+/**
+ * Starts `nft monitor` (ruleset events: tables, chains, rules, elements) in `n`'s namespace and
+ * resolves once it is certainly listening: a probe table is added and deleted (every 500 ms) until
+ * the monitor prints its event, so no change made after this can be missed for a slow start.
+ */
 export async function monitorAddresses(c: Cluster, n: ClusterNode): Promise<AddressMonitor> {
   const p = c.topo.spawnIn(n.netns, ['nft', 'monitor']);
   const waiters = new Map<string, (t: number) => void>();
+  const probe = `wbench-mon-${process.pid}`;
+  let ready = false;
   createInterface({ input: p.stdout! }).on('line', (line) => {
     const t = performance.timeOrigin + performance.now();
+    if (!ready && line.includes(probe)) ready = true;
     if (waiters.size === 0) return;
     for (const m of line.matchAll(/\d+\.\d+\.\d+\.\d+/g)) {
       const w = waiters.get(m[0]);
       if (w !== undefined) { waiters.delete(m[0]); w(t); }
     }
   });
-  // nft opens its netlink socket at once; give it a moment before the first change.
-  await new Promise((r) => setTimeout(r, 300));
+  const end = Date.now() + MONITOR_READY_MS;
+  while (!ready) {
+    if (p.exitCode !== null || Date.now() > end) {
+      p.kill('SIGKILL');
+      throw new Error(`nft monitor in ${n.netns} showed no event in ${MONITOR_READY_MS} ms (exit ${String(p.exitCode)})`);
+    }
+    await nsExec(n.netns, ['nft', '-f', '-'], { input: `add table ip ${probe}\ndelete table ip ${probe}\n` });
+    for (let i = 0; i < 10 && !ready; i++) await new Promise((r) => setTimeout(r, 50));
+  }
   return {
     next: (ip, timeoutMs) => new Promise((resolve, reject) => {
       const timer = setTimeout(() => { waiters.delete(ip); reject(new Error(`${ip} not seen in ${timeoutMs} ms`)); }, timeoutMs);
