@@ -15,6 +15,12 @@ export function mergeInto(into: SvcContent, part: SvcContent): void {
   for (const [n, m] of part.epMaps) into.epMaps.set(n, m);
 }
 
+/** Drops `c`'s empty element maps (a Service uses 2-4 of the 20; the rest cost ~4 KiB per Service kept). Returns `c`. */
+export function compactContent(c: SvcContent): SvcContent {
+  for (const [name, els] of c.elements) if (els.size === 0) c.elements.delete(name);
+  return c;
+}
+
 /** The sum of every fragment. */
 export function mergeAll(parts: Iterable<SvcContent>): SvcContent {
   const c = emptyContent();

@@ -10,11 +10,11 @@ import { runNft } from '../../lib/netfilter/run.ts';
 import { AFFINITY_MAP, emptyContent, SVC_TABLE, type KernelAffinity, type SvcContent } from './content.ts';
 import { assumeApplied, diffContent, formatElemOp, nodePortKey, recordSlots, type ElemOp, type SvcPlan } from './diff.ts';
 import { FIXED_CHAINS } from './skeleton.ts';
-import { nothingHeld, syncScript } from './apply.ts';
+import { applyFullPlan, nothingHeld, syncScript } from './apply.ts';
 import { commitElemCommands, elemOpCommands } from './nfnl-apply.ts';
 import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
-import { HairpinCounts, mergeAll, withoutHairpin } from './fragments.ts';
+import { HairpinCounts, compactContent, mergeAll, withoutHairpin } from './fragments.ts';
 import type { Informer } from './informer.ts';
 import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
@@ -150,7 +150,7 @@ export class ServiceProxy {
     const svc = this.o.services.get(key);
     if (svc === undefined) return { frag: undefined, units: [] };
     const units = serviceUnits(svc, [...(this.slicesOf.get(key)?.values() ?? [])], this.o.node);
-    return { frag: renderAll(units, this.o.node, capacitiesOf(this.fragments.get(key))), units };
+    return { frag: compactContent(renderAll(units, this.o.node, capacitiesOf(this.fragments.get(key)))), units };
   }
 
   /** The netlink socket in the table's netns, opened on first use. */
@@ -207,10 +207,10 @@ export class ServiceProxy {
         }
         const have = readSvcTable(this.nftOpts);
         const want = mergeAll(frags.values());
-        const plan = diffContent(want, have ?? nothingHeld());
+        const plan = diffContent(want, have ?? nothingHeld(), { elementCommands: false });
         recordSlots(want, plan);
-        // The skeleton's fixed chains are rewritten at start and whenever the table was gone.
-        this.apply(plan, !this.skeletonDone || have === null);
+        // The skeleton's fixed chains are rewritten at start and whenever the table was gone; elements go in bounded batches.
+        this.lastPath = applyFullPlan(plan, this.o.node, !this.skeletonDone || have === null, () => this.socket(), this.nftOpts);
         this.fragments.clear();
         // Not at start: the table weftd finds is already in use, and its flows are translated.
         if (this.skeletonDone) for (const k of new Set([...this.units.keys(), ...touched.keys()])) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
@@ -225,7 +225,7 @@ export class ServiceProxy {
         this.skeletonDone = true;
         this.needFull = false;
         this.o.metrics.inc(SM.syncs, { kind: 'full' });
-        this.o.log.info('service table synced', { services: frags.size, commands: plan.commands.length, ms: Math.round(performance.now() - t0) });
+        this.o.log.info('service table synced', { services: frags.size, commands: plan.head.length + plan.elems.length + plan.tail.length, ms: Math.round(performance.now() - t0) });
       } else {
         const all: SvcPlan = { head: [], elems: [], tail: [], commands: [], epSlots: new Map(), chainsAdded: 0, chainsChanged: 0, chainsDeleted: 0, elementsAdded: 0, elementsDeleted: 0 };
         const hairpin: ElemOp[] = [];
