@@ -3,6 +3,7 @@
 import { runNft } from '../../lib/netfilter/run.ts';
 import type { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { commitElemCommands, elemOpBatches } from './nfnl-apply.ts';
+import { isSharedMap } from './slots.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { diffContent, type SvcPlan } from './diff.ts';
 import type { KernelContent, SvcContent } from './content.ts';
@@ -27,7 +28,9 @@ export function syncScript(plan: SvcPlan, node: ProxyNodeConfig, withSkeleton: b
 export function applyFullPlan(plan: SvcPlan, node: ProxyNodeConfig, withSkeleton: boolean, sock: () => NfnlSocket, opts: NftRunOptions = {}): 'nft' | 'netlink' {
   const head = [...(withSkeleton ? skeletonScript(node) : []), ...plan.head];
   if (head.length > 0) runNft(['-f', '-'], `${head.join('\n')}\n`, opts);
-  for (const batch of elemOpBatches(plan.elems)) commitElemCommands(sock(), batch);
+  // Endpoint slots before the verdicts that lead to them: no batch boundary leaves a new Service's address pointing at empty slots.
+  const ordered = [...plan.elems.filter((e) => isSharedMap(e.map)), ...plan.elems.filter((e) => !isSharedMap(e.map))];
+  for (const batch of elemOpBatches(ordered)) commitElemCommands(sock(), batch);
   if (plan.tail.length > 0) runNft(['-f', '-'], `${plan.tail.join('\n')}\n`, opts);
   return head.length > 0 || plan.tail.length > 0 ? 'nft' : 'netlink';
 }

@@ -14,7 +14,7 @@ import { applyFullPlan, nothingHeld, syncScript } from './apply.ts';
 import { commitElemCommands, elemOpCommands } from './nfnl-apply.ts';
 import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
-import { HairpinCounts, compactContent, mergeAll, withoutHairpin } from './fragments.ts';
+import { HairpinCounts, compactContent, dropHairpin, mergeAll, unitHairpins, withoutHairpin } from './fragments.ts';
 import type { Informer } from './informer.ts';
 import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
@@ -217,9 +217,10 @@ export class ServiceProxy {
         this.units.clear();
         this.epRefs.clear();
         this.unitCount = 0;
-        for (const [k, f] of frags) this.fragments.set(k, f);
+        // Stored without hairpin pairs: they are counted from the units (the merged content above had them).
+        for (const [k, f] of frags) this.fragments.set(k, dropHairpin(f));
         for (const [k, u] of touched) this.setUnits(k, u);
-        this.hairpin.reset(this.fragments.values());
+        this.hairpin.reset([...touched.values()].map(unitHairpins));
         this.kernelChains.clear();
         for (const n of [...FIXED_CHAINS, ...want.chains.keys()]) this.kernelChains.add(n);
         this.skeletonDone = true;
@@ -253,7 +254,7 @@ export class ServiceProxy {
           }
           all.elems.push(...plan.elems);
           all.commands.push(...plan.commands);
-          hairpin.push(...this.hairpin.update(before, r.frag));
+          hairpin.push(...this.hairpin.update(unitHairpins(this.units.get(key)), unitHairpins(r.units)));
           next.set(key, r.frag);
           touched.set(key, r.units);
         }
@@ -264,7 +265,7 @@ export class ServiceProxy {
         for (const n of newChains) this.kernelChains.add(n);
         for (const [k, f] of next) {
           if (f === undefined) this.fragments.delete(k);
-          else this.fragments.set(k, f);
+          else this.fragments.set(k, dropHairpin(f));
           stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
           this.setUnits(k, touched.get(k) ?? []);
         }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { serviceUnits } from '../../../../agent/services/model.ts';
 import { renderAll } from '../../../../agent/services/render.ts';
 import { assumeApplied, diffContent } from '../../../../agent/services/diff.ts';
-import { compactContent } from '../../../../agent/services/fragments.ts';
+import { compactContent, unitHairpins } from '../../../../agent/services/fragments.ts';
 import { NODE, ep, port, slice, svc } from './fixtures.ts';
 
 const WEB = svc('web', { clusterIP: '10.96.0.21', ports: [port('http', 80)] });
@@ -32,5 +32,18 @@ void describe('services fragments', () => {
     const p = diffContent(c, assumeApplied(render([])), { elementCommands: false });
     assert.deepEqual(p.commands, []);
     assert.ok(p.elems.length >= 3);
+  });
+
+  it('the hairpin pairs counted from the units are the ones rendered', () => {
+    const units = serviceUnits(svc('two', { clusterIPs: ['10.96.0.22', 'fd00:96::22'], ports: [port('http', 80), port('dns', 53, { protocol: 'UDP' })] }), [
+      slice('a', 'two', [ep('10.244.1.6'), ep('10.244.2.6', 'n1')], [{ name: 'http', port: 8080 }, { name: 'dns', port: 53, protocol: 'UDP' }]),
+      slice('b', 'two', [ep('fd00:244::6')], [{ name: 'http', port: 8080 }], 'IPv6'),
+    ], NODE);
+    const rendered = renderAll(units, NODE);
+    const counted = unitHairpins(units).elements;
+    assert.deepEqual([...counted.keys()].sort(), ['hairpin4', 'hairpin6']);
+    for (const h of ['hairpin4', 'hairpin6'] as const) assert.deepEqual([...(counted.get(h)?.keys() ?? [])].sort(), [...(rendered.elements.get(h)?.keys() ?? [])].sort());
+    assert.equal(counted.get('hairpin4')?.size, 2);
+    assert.equal(unitHairpins(undefined).elements.size, 0);
   });
 });
