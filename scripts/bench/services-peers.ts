@@ -77,7 +77,17 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     let at = NaN;
     if (set !== undefined) {
       const exited = new Promise<never>((_, reject) => p.proc.once('exit', (code) => reject(new Error(`${peer} exited with ${String(code)} (logs in ${n.dir})`))));
-      at = await Promise.race([mon.next(w.lastIP, LIMIT_MS, set), exited]).catch(() => { reached = false; return NaN; });
+      // A cold start's burst of notifications may overrun the socket: then the element is looked up instead (seconds per look-up, later than the truth).
+      let polling = true;
+      const poll = (async () => {
+        while (polling) {
+          await new Promise((r) => setTimeout(r, 500));
+          if (polling && mon.overruns() > 0 && (await serviceProgrammed(n, peer, w.lastIP))) return performance.timeOrigin + performance.now();
+        }
+        return new Promise<number>(() => {});
+      })();
+      at = await Promise.race([mon.next(w.lastIP, LIMIT_MS, set), exited, poll]).catch(() => { reached = false; return NaN; });
+      polling = false;
     } else {
       await waitFor(`${tag}: last Service programmed`, async () => {
         if (p.proc.exitCode !== null) throw new Error(`${peer} exited with ${p.proc.exitCode} (logs in ${n.dir})`);
@@ -87,7 +97,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     }
     const coldMs = at - t0;
     const coldCpu = cpuMs(pid);
-    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s` }];
+    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns, looked up` : ''})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s` }];
     if (!reached) return rows;
     // Let a kube-proxy sync still running end (it is rate-limited to one per second) before the first change.
     await new Promise((r) => setTimeout(r, 2000));
