@@ -1,7 +1,8 @@
 // weftd --service-proxy's controller (runs in weftd's netns, the node's): Services and EndpointSlices
-// from the shared watch cache -> desired content -> diff -> one transaction: over nf_tables netlink
-// in-process when only elements change (endpoints, usually), else one `nft -f`. Changes are coalesced
-// per event-loop turn and diffed per Service; the kernel is listed at start, after a failure and now and then.
+// from the shared watch cache -> desired content -> diff -> kernel. An incremental sync is one
+// transaction: over nf_tables netlink in-process when only elements change (endpoints, usually), else
+// one `nft -f`; a full sync goes in bounded pieces (apply.ts applyFullPlan). Changes are coalesced per
+// event-loop turn and diffed per Service; the kernel is listed at start, after a failure and now and then.
 import type { AgentLog } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
@@ -170,10 +171,10 @@ export class ServiceProxy {
     return this.sock;
   }
 
-  /** Applies a transaction: element changes alone over netlink, anything with structure (or the skeleton) through `nft -f`. */
-  private apply(plan: SvcPlan, withSkeleton: boolean): void {
-    if (plan.commands.length === 0 && !withSkeleton) return;
-    if (!withSkeleton && plan.head.length === 0 && plan.tail.length === 0) {
+  /** Applies an incremental sync's transaction: element changes alone over netlink, anything with structure through `nft -f`. */
+  private apply(plan: SvcPlan): void {
+    if (plan.commands.length === 0) return;
+    if (plan.head.length === 0 && plan.tail.length === 0) {
       const cmds = elemOpCommands(plan.elems);
       if (cmds !== undefined) {
         commitElemCommands(this.socket(), cmds);
@@ -181,7 +182,7 @@ export class ServiceProxy {
         return;
       }
     }
-    runNft(['-f', '-'], syncScript(plan, this.o.node, withSkeleton), this.nftOpts);
+    runNft(['-f', '-'], syncScript(plan, this.o.node, false), this.nftOpts);
     this.lastPath = 'nft';
   }
 
@@ -261,7 +262,7 @@ export class ServiceProxy {
         all.commands.unshift(...all.head);
         all.elems.push(...hairpin);
         all.commands.push(...hairpin.map(formatElemOp));
-        this.apply(all, false);
+        this.apply(all);
         for (const n of newChains) this.kernelChains.add(n);
         for (const [k, f] of next) {
           if (f === undefined) this.fragments.delete(k);
