@@ -49,8 +49,12 @@ export class ResourceInformer<T extends KubeObject> implements Informer<T> {
   private backoffMs = 0;
   private stopped = false;
 
+  private readonly keep: (o: T) => T;
+
   constructor(private readonly client: KubeClient, private readonly spec: ResourceSpec, private readonly o: InformerOptions) {
     this.synced = new Promise((resolve) => { this.resolveSynced = resolve; });
+    const project = spec.project?.fn;
+    this.keep = project === undefined ? trim : (x) => project(trim(x)) as T;
   }
 
   list(): T[] {
@@ -102,7 +106,7 @@ export class ResourceInformer<T extends KubeObject> implements Informer<T> {
     let rv = '';
     do {
       const page = await this.client.call('GET', this.query({ limit: String(this.o.pageSize), ...(cont ? { continue: cont } : {}) })) as ListPage<T>;
-      for (const item of page.items ?? []) fresh.set(objectKey(item), trim(item));
+      for (const item of page.items ?? []) fresh.set(objectKey(item), this.keep(item));
       cont = page.metadata?.continue ?? '';
       rv = page.metadata?.resourceVersion ?? rv;
     } while (cont !== '' && !this.stopped);
@@ -159,10 +163,10 @@ export class ResourceInformer<T extends KubeObject> implements Informer<T> {
     const old = this.objects.get(key);
     if (ev.type === 'DELETED') {
       this.objects.delete(key);
-      this.emit({ type: 'deleted', obj: trim(obj) });
+      this.emit({ type: 'deleted', obj: this.keep(obj) });
       return;
     }
-    const fresh = trim(obj);
+    const fresh = this.keep(obj);
     this.objects.set(key, fresh);
     this.emit(old === undefined ? { type: 'added', obj: fresh } : { type: 'modified', obj: fresh, old });
   }

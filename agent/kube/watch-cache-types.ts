@@ -24,6 +24,8 @@ export interface ResourceSpec {
   path: string;
   fieldSelector?: string;
   labelSelector?: string;
+  /** What to keep of each object on arrival (after managedFields are dropped); informers with different projections are apart. */
+  project?: { name: string; fn: (o: KubeObject) => KubeObject };
 }
 
 /** A change of the cache, in API order; 'synced' follows the first list and every re-list. */

@@ -33,7 +33,7 @@ export class WatchCache {
   /** The informer of spec, started on first use; the same spec returns the same informer. */
   informer<T extends KubeObject>(spec: ResourceSpec): Informer<T> {
     if (this.stopped) throw new Error('watch cache is stopped');
-    const id = `${spec.path}?f=${spec.fieldSelector ?? ''}&l=${spec.labelSelector ?? ''}`;
+    const id = `${spec.path}?f=${spec.fieldSelector ?? ''}&l=${spec.labelSelector ?? ''}&p=${spec.project?.name ?? ''}`;
     let inf = this.informers.get(id);
     if (inf === undefined) {
       inf = new ResourceInformer<KubeObject>(this.client, spec, {

@@ -50,8 +50,13 @@ export function appliedSlots(m: EndpointMap): Map<number, string> {
   return m.slots ?? new Map(m.endpoints.map((e, i) => [i, e]));
 }
 
-/** The transaction taking the kernel's content to the desired one (every part empty when they agree). */
-export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
+/**
+ * The transaction taking the kernel's content to the desired one (every part empty when they agree).
+ * A map absent from either side holds nothing there (fragments keep only their non-empty maps).
+ * `elementCommands: false` leaves the elements out of `commands` (a full sync applies `elems` in
+ * batches; formatting 200,000 commands it never runs would only cost memory).
+ */
+export function diffContent(want: SvcContent, have: KernelContent, o: { elementCommands?: boolean } = {}): SvcPlan {
   const head: string[] = [];
   const elems: ElemOp[] = [];
   const tail: string[] = [];
@@ -79,8 +84,10 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
       if (a === undefined || !a.endpoints.has(ep)) elems.push({ verb: 'delete', map: AFFINITY_MAP, key: client, value: '', family: 4 });
     }
   }
-  for (const [map, wantEls] of want.elements) {
-    const haveEls = have.elements.get(map) ?? new Map<string, string>();
+  const none = new Map<string, string>();
+  for (const map of new Set([...want.elements.keys(), ...have.elements.keys()])) {
+    const wantEls = want.elements.get(map) ?? none;
+    const haveEls = have.elements.get(map) ?? none;
     for (const [k, v] of haveEls) if (wantEls.get(k) !== v) elems.push({ verb: 'delete', map, key: k, value: '' });
     for (const [k, v] of wantEls) if (haveEls.get(k) !== v) elems.push({ verb: 'add', map, key: k, value: v });
   }
@@ -110,7 +117,7 @@ export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
   for (const n of stale) tail.push(`flush chain ${T} ${n}`);
   for (const n of stale) tail.push(`delete chain ${T} ${n}`);
   plan.chainsDeleted = stale.length;
-  plan.commands = [...head, ...elems.map(formatElemOp), ...tail];
+  plan.commands = [...head, ...(o.elementCommands === false ? [] : elems.map(formatElemOp)), ...tail];
   return plan;
 }
 

@@ -72,6 +72,28 @@ export function elemOpCommands(ops: readonly ElemOp[]): NfnlCommand[] | undefine
   return batchBytes(cmds) > MAX_BATCH_BYTES ? undefined : cmds;
 }
 
+/** Element changes tried per batch first; a batch over the byte limit is halved until it fits. */
+const BATCH_OPS = 1000;
+
+/**
+ * `ops` in order as consecutive batches of at most `maxBytes` each (a single change larger than that
+ * alone), encoded one batch at a time: a cold start's hundreds of thousands of elements never sit
+ * in memory as netlink bytes all at once.
+ */
+export function* elemOpBatches(ops: readonly ElemOp[], maxBytes = MAX_BATCH_BYTES): Generator<NfnlCommand[]> {
+  let i = 0;
+  let n = BATCH_OPS;
+  while (i < ops.length) {
+    const cmds = elemChangeCommands(SVC_TABLE, ops.slice(i, i + n).map(encodeElemOp));
+    if (n > 1 && batchBytes(cmds) > maxBytes) {
+      n >>= 1;
+      continue;
+    }
+    yield cmds;
+    i += n;
+  }
+}
+
 /** Commits element commands as one transaction; throws NfnlBatchError when the kernel refuses any (nothing applied). */
 export function commitElemCommands(sock: NfnlSocket, cmds: readonly NfnlCommand[]): void {
   sock.commit(`elements of ${SVC_TABLE.family} ${SVC_TABLE.name}`, cmds);

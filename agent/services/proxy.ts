@@ -1,7 +1,8 @@
 // weftd --service-proxy's controller (runs in weftd's netns, the node's): Services and EndpointSlices
-// from the shared watch cache -> desired content -> diff -> one transaction: over nf_tables netlink
-// in-process when only elements change (endpoints, usually), else one `nft -f`. Changes are coalesced
-// per event-loop turn and diffed per Service; the kernel is listed at start, after a failure and now and then.
+// from the shared watch cache -> desired content -> diff -> kernel. An incremental sync is one
+// transaction: over nf_tables netlink in-process when only elements change (endpoints, usually), else
+// one `nft -f`; a full sync goes in bounded pieces (apply.ts applyFullPlan). Changes are coalesced per
+// event-loop turn and diffed per Service; the kernel is listed at start, after a failure and now and then.
 import type { AgentLog } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
@@ -10,11 +11,11 @@ import { runNft } from '../../lib/netfilter/run.ts';
 import { AFFINITY_MAP, emptyContent, SVC_TABLE, type KernelAffinity, type SvcContent } from './content.ts';
 import { assumeApplied, diffContent, formatElemOp, nodePortKey, recordSlots, type ElemOp, type SvcPlan } from './diff.ts';
 import { FIXED_CHAINS } from './skeleton.ts';
-import { nothingHeld, syncScript } from './apply.ts';
+import { applyFullPlan, nothingHeld, syncScript } from './apply.ts';
 import { commitElemCommands, elemOpCommands } from './nfnl-apply.ts';
 import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
-import { HairpinCounts, mergeAll, withoutHairpin } from './fragments.ts';
+import { HairpinCounts, compactContent, dropHairpin, mergeAll, unitHairpins, withoutHairpin } from './fragments.ts';
 import type { Informer } from './informer.ts';
 import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
@@ -150,7 +151,7 @@ export class ServiceProxy {
     const svc = this.o.services.get(key);
     if (svc === undefined) return { frag: undefined, units: [] };
     const units = serviceUnits(svc, [...(this.slicesOf.get(key)?.values() ?? [])], this.o.node);
-    return { frag: renderAll(units, this.o.node, capacitiesOf(this.fragments.get(key))), units };
+    return { frag: compactContent(renderAll(units, this.o.node, capacitiesOf(this.fragments.get(key)))), units };
   }
 
   /** The netlink socket in the table's netns, opened on first use. */
@@ -170,10 +171,10 @@ export class ServiceProxy {
     return this.sock;
   }
 
-  /** Applies a transaction: element changes alone over netlink, anything with structure (or the skeleton) through `nft -f`. */
-  private apply(plan: SvcPlan, withSkeleton: boolean): void {
-    if (plan.commands.length === 0 && !withSkeleton) return;
-    if (!withSkeleton && plan.head.length === 0 && plan.tail.length === 0) {
+  /** Applies an incremental sync's transaction: element changes alone over netlink, anything with structure through `nft -f`. */
+  private apply(plan: SvcPlan): void {
+    if (plan.commands.length === 0) return;
+    if (plan.head.length === 0 && plan.tail.length === 0) {
       const cmds = elemOpCommands(plan.elems);
       if (cmds !== undefined) {
         commitElemCommands(this.socket(), cmds);
@@ -181,7 +182,7 @@ export class ServiceProxy {
         return;
       }
     }
-    runNft(['-f', '-'], syncScript(plan, this.o.node, withSkeleton), this.nftOpts);
+    runNft(['-f', '-'], syncScript(plan, this.o.node, false), this.nftOpts);
     this.lastPath = 'nft';
   }
 
@@ -207,25 +208,26 @@ export class ServiceProxy {
         }
         const have = readSvcTable(this.nftOpts);
         const want = mergeAll(frags.values());
-        const plan = diffContent(want, have ?? nothingHeld());
+        const plan = diffContent(want, have ?? nothingHeld(), { elementCommands: false });
         recordSlots(want, plan);
-        // The skeleton's fixed chains are rewritten at start and whenever the table was gone.
-        this.apply(plan, !this.skeletonDone || have === null);
+        // The skeleton's fixed chains are rewritten at start and whenever the table was gone; elements go in bounded batches.
+        this.lastPath = applyFullPlan(plan, this.o.node, !this.skeletonDone || have === null, () => this.socket(), this.nftOpts);
         this.fragments.clear();
         // Not at start: the table weftd finds is already in use, and its flows are translated.
         if (this.skeletonDone) for (const k of new Set([...this.units.keys(), ...touched.keys()])) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
         this.units.clear();
         this.epRefs.clear();
         this.unitCount = 0;
-        for (const [k, f] of frags) this.fragments.set(k, f);
+        // Stored without hairpin pairs: they are counted from the units (the merged content above had them).
+        for (const [k, f] of frags) this.fragments.set(k, dropHairpin(f));
         for (const [k, u] of touched) this.setUnits(k, u);
-        this.hairpin.reset(this.fragments.values());
+        this.hairpin.reset([...touched.values()].map(unitHairpins));
         this.kernelChains.clear();
         for (const n of [...FIXED_CHAINS, ...want.chains.keys()]) this.kernelChains.add(n);
         this.skeletonDone = true;
         this.needFull = false;
         this.o.metrics.inc(SM.syncs, { kind: 'full' });
-        this.o.log.info('service table synced', { services: frags.size, commands: plan.commands.length, ms: Math.round(performance.now() - t0) });
+        this.o.log.info('service table synced', { services: frags.size, commands: plan.head.length + plan.elems.length + plan.tail.length, ms: Math.round(performance.now() - t0) });
       } else {
         const all: SvcPlan = { head: [], elems: [], tail: [], commands: [], epSlots: new Map(), chainsAdded: 0, chainsChanged: 0, chainsDeleted: 0, elementsAdded: 0, elementsDeleted: 0 };
         const hairpin: ElemOp[] = [];
@@ -253,18 +255,18 @@ export class ServiceProxy {
           }
           all.elems.push(...plan.elems);
           all.commands.push(...plan.commands);
-          hairpin.push(...this.hairpin.update(before, r.frag));
+          hairpin.push(...this.hairpin.update(unitHairpins(this.units.get(key)), unitHairpins(r.units)));
           next.set(key, r.frag);
           touched.set(key, r.units);
         }
         all.commands.unshift(...all.head);
         all.elems.push(...hairpin);
         all.commands.push(...hairpin.map(formatElemOp));
-        this.apply(all, false);
+        this.apply(all);
         for (const n of newChains) this.kernelChains.add(n);
         for (const [k, f] of next) {
           if (f === undefined) this.fragments.delete(k);
-          else this.fragments.set(k, f);
+          else this.fragments.set(k, dropHairpin(f));
           stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
           this.setUnits(k, touched.get(k) ?? []);
         }

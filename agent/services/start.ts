@@ -9,6 +9,7 @@ import type { ServiceProxyFlags } from './flags.ts';
 import { HealthChecks } from './healthcheck.ts';
 import { refuseBesideKubeProxy } from './kube-proxy-present.ts';
 import { ServiceProxy } from './proxy.ts';
+import { SLIM_SERVICE, SLIM_SLICE } from './slim.ts';
 import type { EndpointSlice, Service } from './types.ts';
 
 /** A running Service proxy with what it started. */
@@ -34,8 +35,8 @@ export async function startServiceProxy(f: ServiceProxyFlags, clusterCidrs: stri
   const wc = cache ?? (own as WatchCache);
   const health = new HealthChecks(log);
   const proxy = new ServiceProxy({
-    services: wc.informer<Service>({ path: '/api/v1/services' }),
-    slices: wc.informer<EndpointSlice>({ path: '/apis/discovery.k8s.io/v1/endpointslices' }),
+    services: wc.informer<Service>({ path: '/api/v1/services', project: SLIM_SERVICE }),
+    slices: wc.informer<EndpointSlice>({ path: '/apis/discovery.k8s.io/v1/endpointslices', project: SLIM_SLICE }),
     node: { nodeName: f.nodeName, clusterCidrs, nodePortAddresses: f.nodePortAddresses },
     log, metrics, resyncMs: RESYNC_MS,
     onUnits: (u) => health.update(u),

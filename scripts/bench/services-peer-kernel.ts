@@ -1,12 +1,16 @@
 // The Service proxies of the side-by-side benchmark and how each one's kernel state is read, in
 // its own node namespace: weftd --service-proxy (the built bundle), kube-proxy v1.34.4 in nftables
 // and in iptables mode. "Programmed" is seen cheaply: one element looked up (nft get element) or one
-// chain listed for a cold start, and `nft monitor` lines carrying a new endpoint's address for a change
-// (iptables mode: its endpoint chain polled by name; nft monitor does not show iptables-nft's rules' addresses).
+// chain listed for a cold start, and nf_tables notifications carrying a new endpoint's address for a
+// change (iptables mode: its endpoint chain polled by name).
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { isSysError } from '../../lib/errno/errno.ts';
+import { NETLINK_NETFILTER } from '../../lib/netfilter/nfnl/constants.ts';
+import { openSysTransport } from '../../lib/netlink/socket.ts';
+import { openNetns, withNetns } from '../../lib/netns/index.ts';
+import { sys } from '../../lib/sys/index.ts';
 import type { Cluster, ClusterNode } from '../../testkit/cluster.ts';
 import { kubeProxyArgv, stopKubeProxy } from '../../testkit/kube-proxy.ts';
 import { nsExec } from '../../testkit/topology.ts';
@@ -47,7 +51,12 @@ async function clearRules(n: ClusterNode, peer: PeerName): Promise<void> {
   else await nsExec(n.netns, ['nft', 'flush', 'ruleset']);
 }
 
-/** True once `clusterIP`:80/tcp is in the peer's kernel state (one element, or one chain for iptables). */
+/** The set whose element for a ClusterIP makes a Service reachable (weft adds it after the Service's endpoint slots); none for iptables mode. */
+export function serviceSet(peer: PeerName): string | undefined {
+  return peer === 'weft' ? 'svc4' : peer === 'kube-proxy-nftables' ? 'service-ips' : undefined;
+}
+
+/** True once `clusterIP`:80/tcp is in the peer's kernel state (one element, or one chain for iptables): seconds per look-up at 5,000 Services. */
 export async function serviceProgrammed(n: ClusterNode, peer: PeerName, clusterIP: string): Promise<boolean> {
   if (peer === 'kube-proxy-iptables') {
     const r = await nsExec(n.netns, ['iptables', '-w', '-t', 'nat', '-S', 'KUBE-SERVICES'], { timeoutMs: 120_000 });
@@ -67,33 +76,68 @@ export async function ruleCounts(n: ClusterNode, peer: PeerName): Promise<{ rule
   return { rules: json.nftables.filter((x) => x.rule !== undefined).length, elements };
 }
 
-/** `nft monitor` in a node namespace: resolves waiters when a line carries their address. */
+/** nf_tables notifications in a node namespace: resolves waiters when a notification carries their address. */
 export interface AddressMonitor {
-  /** Wall ms at which `ip` first appears in a netfilter event from now on (rejects after timeoutMs). */
-  next(ip: string, timeoutMs: number): Promise<number>;
+  /** Wall ms at which `ip` first appears in a netfilter notification from now on, in one about set `inSet` when given (rejects after timeoutMs). */
+  next(ip: string, timeoutMs: number, inSet?: string): Promise<number>;
+  /** Times the receive queue overflowed (notifications lost: a waiter may then time out). */
+  overruns(): number;
   close(): void;
 }
 
-/** Starts `nft monitor` (ruleset events: tables, chains, rules, elements) in `n`'s namespace. */
-export async function monitorAddresses(c: Cluster, n: ClusterNode): Promise<AddressMonitor> {
-  const p = c.topo.spawnIn(n.netns, ['nft', 'monitor']);
-  const waiters = new Map<string, (t: number) => void>();
-  createInterface({ input: p.stdout! }).on('line', (line) => {
-    const t = performance.timeOrigin + performance.now();
-    if (waiters.size === 0) return;
-    for (const m of line.matchAll(/\d+\.\d+\.\d+\.\d+/g)) {
-      const w = waiters.get(m[0]);
-      if (w !== undefined) { waiters.delete(m[0]); w(t); }
+/** nfnetlink's nf_tables multicast group (linux/netfilter/nfnetlink.h NFNLGRP_NFTABLES). */
+const NFNLGRP_NFTABLES = 7;
+
+/**
+ * Subscribes to nf_tables notifications (NFNLGRP_NFTABLES) in `n`'s namespace, in this process. The
+ * subscription is in place when this returns (the socket is bound to the group), so no change made
+ * afterwards can be missed for a slow start, as `nft monitor` could be: it reads the whole ruleset
+ * first and again per event (seconds each at 5,000 Services: it printed nothing for 120 s there). A
+ * notification matches an address when its bytes hold the address, in binary (an element's data, a
+ * rule's DNAT) or as text (kube-proxy's endpoint chain names); with a set name, only in a
+ * notification that names that set (a Service's verdict element, not its endpoints' keys).
+ */
+export function monitorAddresses(n: ClusterNode): AddressMonitor {
+  const h = openNetns(n.path);
+  let t: ReturnType<typeof openSysTransport>;
+  try {
+    t = withNetns(h, () => openSysTransport(NETLINK_NETFILTER, 1 << (NFNLGRP_NFTABLES - 1)));
+  } finally {
+    h.close();
+  }
+  const waiters = new Map<string, { bin: Buffer; text: Buffer; set: Buffer | undefined; done: (t: number) => void }>();
+  let overruns = 0;
+  let pollId: number | undefined;
+  const drain = (): void => {
+    while (pollId !== undefined) {
+      let buf: Uint8Array | null;
+      try {
+        buf = t.recv(0);
+      } catch (e) {
+        if (isSysError(e, 'ENOBUFS')) { overruns++; continue; }
+        throw e;
+      }
+      if (buf === null) return;
+      const at = performance.timeOrigin + performance.now();
+      const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+      for (const [ip, w] of waiters) {
+        if ((w.set === undefined || b.includes(w.set)) && (b.includes(w.bin) || b.includes(w.text))) { waiters.delete(ip); w.done(at); }
+      }
     }
-  });
-  // nft opens its netlink socket at once; give it a moment before the first change.
-  await new Promise((r) => setTimeout(r, 300));
+  };
+  pollId = sys().pollStart(t.fd, drain, false);
   return {
-    next: (ip, timeoutMs) => new Promise((resolve, reject) => {
-      const timer = setTimeout(() => { waiters.delete(ip); reject(new Error(`${ip} not seen in ${timeoutMs} ms`)); }, timeoutMs);
-      waiters.set(ip, (t) => { clearTimeout(timer); resolve(t); });
+    next: (ip, timeoutMs, inSet) => new Promise((resolve, reject) => {
+      const timer = setTimeout(() => { waiters.delete(ip); reject(new Error(`${ip} not seen in ${timeoutMs} ms (${overruns} overruns)`)); }, timeoutMs);
+      waiters.set(ip, { bin: Buffer.from(ip.split('.').map(Number)), text: Buffer.from(ip), set: inSet === undefined ? undefined : Buffer.from(`${inSet}\0`), done: (at) => { clearTimeout(timer); resolve(at); } });
     }),
-    close: () => { p.kill('SIGKILL'); },
+    overruns: () => overruns,
+    close: () => {
+      if (pollId === undefined) return;
+      sys().pollStop(pollId);
+      pollId = undefined;
+      t.close();
+    },
   };
 }
 

@@ -1,8 +1,8 @@
 // `npm run bench -- services`: weftd's Service proxy at 1, 1,000, 5,000 and 10,000 Services x 10
 // endpoints (and one Service x 10,000 endpoints) in a namespace of its own: cold programming time,
 // one EndpointSlice change -> programmed (p50/p99; endpoints replaced and counts 9-11), a new
-// Service -> programmed, connect time and request rate to the last-created Service against its pod
-// directly and through a one-rule DNAT with and without masquerade (what DNAT + conntrack cost),
+// Service -> programmed, connect time and request rate to the last-created Service against its 10 pods
+// directly (in turn) and through a one-rule DNAT with and without masquerade (what DNAT + conntrack cost),
 // single-stream bulk throughput over the same four paths (services-bulk.ts),
 // rule/element counts, the process's RSS and CPU. The proxy runs in this process with in-memory
 // informers (testkit/fake-informer.ts): what is measured is render + diff + kernel.
@@ -34,6 +34,8 @@ const PLAIN_DNAT = '10.97.255.1';
 const PLAIN_MASQ = '10.97.255.2';
 /** The probed Service's endpoints: addresses of the server namespace. */
 const SERVER_IPS = Array.from({ length: 10 }, (_, i) => `10.200.0.${10 + i}`);
+/** Each probed path's own source address in the node namespace: one path's conntrack entries (TIME_WAIT included) never collide with another's tuples. */
+const SOURCE = { via: '10.200.0.2', plain: '10.200.0.3', masq: '10.200.0.4', direct: '10.200.0.5' } as const;
 
 function ip(base: number, i: number): string {
   return `10.${base + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
@@ -71,7 +73,7 @@ function sh(argv: string[]): string {
 async function startServer(node: string): Promise<{ server: string; stop: () => void }> {
   const srv = createTestNetnsSync('wsvcs');
   sh(['ip', '-n', node, 'link', 'add', 'wsvc0', 'type', 'veth', 'peer', 'name', 'wsvc1', 'netns', srv.name]);
-  sh(['ip', '-n', node, 'addr', 'add', '10.200.0.1/24', 'dev', 'wsvc0']);
+  for (const a of ['10.200.0.1', ...Object.values(SOURCE)]) sh(['ip', '-n', node, 'addr', 'add', `${a}/24`, 'dev', 'wsvc0']);
   for (const a of SERVER_IPS) sh(['ip', '-n', srv.name, 'addr', 'add', `${a}/24`, 'dev', 'wsvc1']);
   for (const [ns, dev] of [[node, 'wsvc0'], [srv.name, 'wsvc1'], [node, 'lo'], [srv.name, 'lo']] as const) sh(['ip', '-n', ns, 'link', 'set', dev, 'up']);
   // A route for the ClusterIPs, so a connect() from the node reaches the nat output hook.
@@ -86,8 +88,9 @@ async function startServer(node: string): Promise<{ server: string; stop: () => 
 
 interface Probe { connectP50Us: number; connectP90Us: number; rps: number }
 
-function probe(node: string, host: string, port: number): Probe {
-  return JSON.parse(sh(['ip', 'netns', 'exec', node, process.execPath, PROBE, 'client', host, String(port), '200', '2'])) as Probe;
+/** One probe round from `source` against `hosts` (taken in turn). */
+function probe(node: string, hosts: readonly string[], port: number, source: string): Probe {
+  return JSON.parse(sh(['ip', 'netns', 'exec', node, process.execPath, PROBE, 'client', hosts.join(','), String(port), '200', '2', source])) as Probe;
 }
 
 function cpuMs(u: NodeJS.CpuUsage): number {
@@ -158,31 +161,34 @@ async function one(services: number, eps: number, label: string, withProbe: bool
       if (services === 1) await wait(() => sliceInf.modify(slice(last, eps, 0, SERVER_IPS)));
       server = await startServer(ns.name);
       const serverNs = server.server;
-      // The floor of what DNAT + conntrack cost here: one address DNATed by a single rule in a table of its own (weft's filter hooks still run).
-      // The second address is masqueraded as well, as weft masquerades the node's (off-cluster) source to a ClusterIP.
+      // The floor of what DNAT + conntrack cost here: one address DNATed by a single rule in a table of its own (weft's filter hooks still run),
+      // over the same 10 servers as the ClusterIP (numgen, as weft's choosing chains). The second address is masqueraded as well,
+      // as weft masquerades the node's (off-cluster) source to a ClusterIP.
+      const spread = `numgen inc mod ${SERVER_IPS.length} map { ${SERVER_IPS.map((a, i) => `${i} : ${a}`).join(', ')} }`;
       runNft(['-f', '-'], [
         'add table ip wbench-dnat', 'add chain ip wbench-dnat out { type nat hook output priority -100; }', 'add chain ip wbench-dnat post { type nat hook postrouting priority 100; }',
-        `add rule ip wbench-dnat out ip daddr { ${PLAIN_DNAT}, ${PLAIN_MASQ} } tcp dport 80 dnat to ${SERVER_IPS[0] as string}:8080`,
+        `add rule ip wbench-dnat out ip daddr { ${PLAIN_DNAT}, ${PLAIN_MASQ} } tcp dport 80 dnat to ${spread} : 8080`,
         `add rule ip wbench-dnat out ip daddr { ${PLAIN_DNAT}, ${PLAIN_MASQ} } tcp dport ${BULK_PORT} dnat to ${SERVER_IPS[0] as string}:${BULK_PORT}`,
         `add rule ip wbench-dnat post ct original ip daddr ${PLAIN_MASQ} masquerade fully-random`, '',
       ].join('\n'), { netnsPath: ns.path });
-      // Interleaved, three rounds each: the machine's load moves them alike.
+      // Interleaved, three rounds each: the machine's load moves them alike. Every path spreads its connections over the
+      // same 10 servers (the direct one goes round their addresses), each from its own source address.
       const via: Probe[] = [];
       const plain: Probe[] = [];
       const masq: Probe[] = [];
       const direct: Probe[] = [];
       for (let r = 0; r < 3; r++) {
-        via.push(probe(ns.name, clusterIP(last), 80));
-        plain.push(probe(ns.name, PLAIN_DNAT, 80));
-        masq.push(probe(ns.name, PLAIN_MASQ, 80));
-        direct.push(probe(ns.name, SERVER_IPS[0] as string, 8080));
+        via.push(probe(ns.name, [clusterIP(last)], 80, SOURCE.via));
+        plain.push(probe(ns.name, [PLAIN_DNAT], 80, SOURCE.plain));
+        masq.push(probe(ns.name, [PLAIN_MASQ], 80, SOURCE.masq));
+        direct.push(probe(ns.name, SERVER_IPS, 8080, SOURCE.direct));
       }
       const med = (xs: number[]) => quantile(xs, 0.5);
       const rps = med(via.map((p) => p.rps));
       const rpsDirect = med(direct.map((p) => p.rps));
       rows.push(
-        { name: `${label}: connect to the last-created Service p50`, value: Number((med(via.map((p) => p.connectP50Us)) / 1000).toFixed(3)), unit: `ms (direct to its pod ${(med(direct.map((p) => p.connectP50Us)) / 1000).toFixed(3)} ms)` },
-        { name: `${label}: ClusterIP connect+request rate`, value: Math.round(rps), unit: `req/s (direct pod ${Math.round(rpsDirect)} req/s)`, ratio: Number((rps / rpsDirect).toFixed(3)), target: '>= 0.95x direct', ok: rps / rpsDirect >= 0.95 },
+        { name: `${label}: connect to the last-created Service p50`, value: Number((med(via.map((p) => p.connectP50Us)) / 1000).toFixed(3)), unit: `ms (direct to its pods ${(med(direct.map((p) => p.connectP50Us)) / 1000).toFixed(3)} ms)` },
+        { name: `${label}: ClusterIP connect+request rate`, value: Math.round(rps), unit: `req/s (direct to its 10 pods in turn ${Math.round(rpsDirect)} req/s)`, ratio: Number((rps / rpsDirect).toFixed(3)), target: '>= 0.95x direct', ok: rps / rpsDirect >= 0.95 },
         { name: `${label}: one-rule DNAT connect+request rate (the DNAT + conntrack floor)`, value: Math.round(med(plain.map((p) => p.rps))), unit: `req/s (weft's ClusterIP / this: ${(rps / med(plain.map((p) => p.rps))).toFixed(3)})`, ratio: Number((med(plain.map((p) => p.rps)) / rpsDirect).toFixed(3)) },
         { name: `${label}: one-rule DNAT + masquerade connect+request rate`, value: Math.round(med(masq.map((p) => p.rps))), unit: `req/s (weft's ClusterIP / this: ${(rps / med(masq.map((p) => p.rps))).toFixed(3)})`, ratio: Number((med(masq.map((p) => p.rps)) / rpsDirect).toFixed(3)) },
         ...(await bulkRows(ns.name, serverNs, label, [

@@ -1,7 +1,8 @@
 // The Service benchmark's traffic ends, run inside the bench's namespaces: `server <port> <addr>...`
-// answers each connection's first bytes with "ok" and closes; `client <host> <port> <connects>
-// <seconds>` measures TCP connect time (sequential connects) and then the rate of connect + request
-// + answer + close, and prints one JSON line. CommonJS and dependency-free: run as `node svc-probe.cjs`.
+// answers each connection's first bytes with "ok" and closes; `client <hosts> <port> <connects>
+// <seconds> [<local address>]` measures TCP connect time (sequential connects) and then the rate of
+// connect + request + answer + close, going round the comma-separated hosts (so a direct run loads the
+// same servers a ClusterIP spreads over), from the local address when given, and prints one JSON line. CommonJS and dependency-free: run as `node svc-probe.cjs`.
 'use strict';
 /* global process, require */
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a plain CommonJS helper run by node directly
@@ -15,11 +16,14 @@ if (mode === 'server') {
   }
   process.stdout.write('listening\n');
 } else if (mode === 'client') {
-  const [host, portText, connectsText, secondsText] = args;
+  const [hostsText, portText, connectsText, secondsText, localAddress] = args;
+  const hosts = hostsText.split(',');
   const port = Number(portText);
+  let turn = 0;
   const once = (request) => new Promise((resolve, reject) => {
     const t0 = process.hrtime.bigint();
-    const s = net.connect({ host, port });
+    const host = hosts[turn++ % hosts.length];
+    const s = net.connect({ host, port, ...(localAddress ? { localAddress } : {}) });
     s.setTimeout(3000, () => s.destroy(new Error('timeout')));
     s.once('connect', () => {
       const connectUs = Number(process.hrtime.bigint() - t0) / 1000;
@@ -41,6 +45,6 @@ if (mode === 'server') {
     process.stdout.write(`${JSON.stringify({ connectP50Us: q(0.5), connectP90Us: q(0.9), rps: n / ((Date.now() - t0) / 1000) })}\n`);
   })().catch((e) => { process.stderr.write(`${e.message}\n`); process.exit(1); });
 } else {
-  process.stderr.write('usage: svc-probe.cjs server <port> <addr>... | client <host> <port> <connects> <seconds>\n');
+  process.stderr.write('usage: svc-probe.cjs server <port> <addr>... | client <hosts> <port> <connects> <seconds> [<local address>]\n');
   process.exit(2);
 }

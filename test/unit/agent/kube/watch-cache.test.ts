@@ -1,6 +1,6 @@
 // The shared watch cache against an in-process fake API server (plain HTTP on loopback): paged
 // lists, watch events in order, bookmarks moving the resume point, a 410 re-list delivered as the
-// difference, a silent watch restarted, one informer per spec, and what is trimmed.
+// difference, a silent watch restarted, one informer per spec, and what is trimmed or projected.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { type Server, type ServerResponse, createServer } from 'node:http';
@@ -137,6 +137,30 @@ void describe('kube watch cache', () => {
       api.send({ type: 'ADDED', object: pod('z', '9') });
       await until(() => seen.includes('z'), 'the event past the throwing subscriber');
       assert.ok(errors.some((m) => m.includes('subscriber failed')));
+    } finally {
+      cache.stop();
+    }
+  });
+
+  void it('a projection keeps what it returns, on the list and on watch events, in an informer of its own', async () => {
+    api.items = [pod('a', '1', { app: 'web', other: 'x' })];
+    api.listRv = '5';
+    api.watches = [];
+    const cache = new WatchCache(client, { log, maxBackoffMs: 20 });
+    try {
+      const keepApp = { name: 'app-only', fn: (o: KubeObject): KubeObject => ({ metadata: { name: o.metadata.name, namespace: o.metadata.namespace ?? '', resourceVersion: o.metadata.resourceVersion ?? '', labels: { app: o.metadata.labels?.app ?? '' } } }) };
+      const inf = cache.informer<Pod>({ path: '/api/v1/pods', project: keepApp });
+      const seen: Pod[] = [];
+      inf.subscribe((ev) => { if (ev.type !== 'synced') seen.push(ev.obj); });
+      await inf.synced;
+      assert.deepEqual(inf.get('x/a')?.metadata, { name: 'a', namespace: 'x', resourceVersion: '1', labels: { app: 'web' } });
+      await until(() => api.watches.length >= 1, 'the watch');
+      api.send({ type: 'ADDED', object: pod('b', '6', { app: 'db', more: 'y' }) });
+      await until(() => inf.get('x/b') !== undefined, 'the watch event');
+      assert.deepEqual(inf.get('x/b')?.metadata, { name: 'b', namespace: 'x', resourceVersion: '6', labels: { app: 'db' } });
+      assert.deepEqual(seen.at(-1)?.metadata.labels, { app: 'db' });
+      // Made last: its own watch must not take the events above.
+      assert.notEqual(cache.informer<Pod>({ path: '/api/v1/pods' }), inf, 'projected and full informers are apart');
     } finally {
       cache.stop();
     }

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { elemOpCommands, encodeElemOp } from '../../../../agent/services/nfnl-apply.ts';
+import { batchBytes, elemChangeCommands } from '../../../../lib/netfilter/nfnl/elem-changes.ts';
+import { MAX_BATCH_BYTES, elemOpBatches, elemOpCommands, encodeElemOp } from '../../../../agent/services/nfnl-apply.ts';
 
 const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
@@ -36,5 +37,20 @@ void describe('services netlink elements', () => {
     assert.equal(elemOpCommands(ops)?.length, 3);
     const huge = Array.from({ length: 20_000 }, (_, i) => ({ verb: 'add' as const, map: 'ep4t', key: `10.96.0.1 . 80 . ${i}`, value: `10.0.${i >> 8}.${i & 255} . 80`, family: 4 as const }));
     assert.equal(elemOpCommands(huge), undefined);
+  });
+
+  it('a cold start\'s elements go in order as batches each under the byte limit', () => {
+    const ops = Array.from({ length: 20_000 }, (_, i) => ({ verb: 'add' as const, map: 'ep4t', key: `10.96.0.1 . 80 . ${i}`, value: `10.0.${i >> 8}.${i & 255} . 80`, family: 4 as const }));
+    const batches = [...elemOpBatches(ops)];
+    assert.ok(batches.length > 1);
+    for (const b of batches) assert.ok(batchBytes(b) <= MAX_BATCH_BYTES, String(batchBytes(b)));
+    // Every element once: the batches' payload is the one huge batch's, but for the message headers of the extra splits (one per batch at most).
+    const bytes = (cs: ReadonlyArray<{ payload: Uint8Array }>) => cs.reduce((n, c) => n + c.payload.length, 0);
+    const whole = bytes(elemChangeCommands({ family: 'inet', name: 'weft-svc' }, ops.map(encodeElemOp)));
+    assert.ok(Math.abs(bytes(batches.flat()) - whole) <= batches.length * 40, `${bytes(batches.flat())} vs ${whole}`);
+    const small = [...elemOpBatches(ops.slice(0, 5))];
+    assert.equal(small.length, 1);
+    assert.deepEqual(small[0], elemOpCommands(ops.slice(0, 5)));
+    assert.equal([...elemOpBatches([])].length, 0);
   });
 });
