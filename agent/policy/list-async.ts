@@ -4,8 +4,8 @@
 // policy event that arrived meanwhile, here only the parse of its output runs in the thread.
 import { NftError } from '../../lib/netfilter/errors.ts';
 import { parseNftListing } from '../../lib/netfilter/parse-listing.ts';
-import { findNft } from '../../lib/netfilter/run.ts';
-import { validateFamily, validateName, validateNetnsPath } from '../../lib/netfilter/validate.ts';
+import { nftCommand } from '../../lib/netfilter/run.ts';
+import { validateFamily, validateName } from '../../lib/netfilter/validate.ts';
 import type { NftRunOptions, NftTableRef, NftTableState } from '../../lib/netfilter/types.ts';
 import { stallTimeoutMs } from '../../lib/cni/stall.ts';
 
@@ -15,8 +15,7 @@ export type ListWhat = 'table' | 'counters';
 /** Lists `table` without blocking the thread; null when the table does not exist. Spawns before the first await. */
 export function listTableAsync(table: NftTableRef, opts: NftRunOptions = {}, what: ListWhat = 'table'): Promise<NftTableState | null> {
   const args = ['-j', 'list', ...(what === 'table' ? ['table'] : ['counters', 'table']), validateFamily(table.family), validateName('table', table.name)];
-  const nft = opts.nftBinary ?? findNft();
-  const [file, argv] = opts.netnsPath === undefined ? [nft, args] : ['nsenter', [`--net=${validateNetnsPath(opts.netnsPath)}`, '--', nft, ...args]];
+  const [file, argv] = nftCommand(args, opts);
   const timeout = opts.timeoutMs ?? stallTimeoutMs(process.env);
   // Fetched at call time, as lib/netfilter/run.ts does: weftd's start does not pay for the module.
   const { execFile } = process.getBuiltinModule('node:child_process');

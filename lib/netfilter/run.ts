@@ -21,6 +21,14 @@ function findNsenter(): string {
   return NSENTER_CANDIDATES.find((p) => existsSync(p)) ?? 'nsenter';
 }
 
+/** The file and argv that run `nft <args>` (through nsenter with opts.netnsPath): shared by the sync and async runners. */
+export function nftCommand(args: readonly string[], opts: NftRunOptions = {}): [string, string[]] {
+  const nft = opts.nftBinary ?? findNft();
+  return opts.netnsPath === undefined
+    ? [nft, [...args]]
+    : [findNsenter(), [`--net=${validateNetnsPath(opts.netnsPath)}`, '--', nft, ...args]];
+}
+
 /** Output of a successful nft run. */
 export interface NftOutput {
   readonly stdout: string;
@@ -34,11 +42,7 @@ export interface NftOutput {
  * `nsenter --net=<path>` instead. Throws NftError (kind spawn/timeout/failed) with stderr kept.
  */
 export function runNft(args: readonly string[], input: string | undefined, opts: NftRunOptions = {}): NftOutput {
-  const nft = opts.nftBinary ?? findNft();
-  const [file, argv] =
-    opts.netnsPath === undefined
-      ? [nft, [...args]]
-      : [findNsenter(), [`--net=${validateNetnsPath(opts.netnsPath)}`, '--', nft, ...args]];
+  const [file, argv] = nftCommand(args, opts);
   // Fetched at call time: importing node:child_process at the top pulls in net, dgram and streams
   // (about 5-10 ms of every start of a bundle that holds this module, measured), and the hot path never spawns.
   const { spawnSync } = process.getBuiltinModule('node:child_process');
