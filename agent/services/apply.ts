@@ -1,5 +1,6 @@
-// Applies a plan in the caller's netns (or opts.netnsPath) as ONE `nft -f -` transaction: the kernel
-// takes all of it or none of it, so a failure leaves the previous state in place.
+// Applies a plan in the caller's netns (or opts.netnsPath): an update as ONE `nft -f -` transaction
+// (the kernel takes all of it or none, so a failure leaves the previous state in place); a full sync
+// in bounded pieces (applyFullPlan), whose retry lists the table and diffs from what is there.
 import { runNft } from '../../lib/netfilter/run.ts';
 import type { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { commitElemCommands, elemOpBatches } from './nfnl-apply.ts';
