@@ -4,7 +4,7 @@
 // then e2e.test run from the control plane's namespace with the admin kubeconfig. Prints ginkgo's
 // summary (passed / failed / skipped) and keeps its JUnit report. Not part of npm test (minutes).
 //   node --import tsx scripts/kube-conformance.ts [--focus REGEX]... [--skip REGEX] [--report-dir DIR] [--dry-run]
-//        [--service-proxy] [--network-policy] [--dns]
+//        [--service-proxy] [--network-policy] [--dns] [--help]
 // --service-proxy: weftd --service-proxy implements Services instead of the kit's one DNAT rule for `kubernetes`.
 // --network-policy: weftd --network-policy. --dns: CoreDNS as kube-dns (implies --service-proxy).
 // --focus more than once: one e2e.test per focus, run at once against the one cluster.
@@ -28,7 +28,32 @@ const AGNHOST_TAR = join(CACHE, 'images', 'agnhost-2.56.tar');
 const started = Date.now();
 const step = (m: string): void => void process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${m}\n`);
 
-const { values: o } = parseArgs({ options: {
+const USAGE = `usage: node --import tsx scripts/kube-conformance.ts [--focus REGEX]... [--skip REGEX] [--report-dir DIR]
+         [--dry-run] [--service-proxy] [--network-policy] [--dns] [--help]
+  --focus REGEX       e2e specs to run; more than once: one e2e.test per focus, at once
+                      (default: \\[sig-network\\] Networking Granular Checks: Pods)
+  --skip REGEX        e2e specs to skip (default: SCTP; this kernel has no SCTP sockets)
+  --report-dir DIR    where the JUnit reports go (default: a new directory under the temp dir)
+  --dry-run           e2e.test --ginkgo.dry-run: lists the selected specs (the cluster is still built)
+  --service-proxy     weftd --service-proxy implements Services
+  --network-policy    weftd --network-policy enforces NetworkPolicy
+  --dns               CoreDNS as kube-dns (implies --service-proxy)
+`;
+
+/** The flags, or usage on stderr and exit 2 for one it does not know (before anything starts). */
+function parseFlags(): ReturnType<typeof parseFlagsStrict> {
+  try {
+    return parseFlagsStrict();
+  } catch (e) {
+    process.stderr.write(`kube-conformance: ${(e as Error).message}\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+// Its return type is inferred from the options table, so that o.focus and the rest stay typed.
+function parseFlagsStrict() {
+  return parseArgs({ options: {
+  help: { type: 'boolean', short: 'h', default: false },
   focus: { type: 'string', multiple: true, default: ['\\[sig-network\\] Networking Granular Checks: Pods'] },
   skip: { type: 'string', default: 'SCTP' },
   'report-dir': { type: 'string', default: '' },
@@ -36,7 +61,14 @@ const { values: o } = parseArgs({ options: {
   'service-proxy': { type: 'boolean', default: false },
   'network-policy': { type: 'boolean', default: false },
   dns: { type: 'boolean', default: false },
-} });
+} }).values;
+}
+
+const o = parseFlags();
+if (o.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const serviceProxy = o['service-proxy'] || o.dns;
 
 /** Runs argv with its output passed through (or into `logFile`); resolves with the exit code. */
