@@ -1,6 +1,6 @@
 // The netpol bench's own watcher of the API (runs curl in the API server's netns; the bench process
-// reads its stream): a list, then a watch from the list's resourceVersion, started before any timed
-// change, so that a change can be timed from the moment its watch event reaches a client, as it
+// reads its stream): a watch with no resourceVersion, which starts with the collection's current
+// objects (ADDED events, the list) and then streams changes, started before any timed change, so that a change can be timed from the moment its watch event reaches a client, as it
 // reaches weftd's or kube-router's informer, leaving out the API call's own cost (curl's spawn, TLS,
 // etcd's write) that "from the API call" includes.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -58,15 +58,17 @@ export class BenchWatch {
     child.on('exit', () => { this.closed = true; this.opened('closed'); for (const w of this.waiters.splice(0)) w.done(NaN); });
   }
 
-  /** Lists `path` (a collection) and watches it from the list's resourceVersion; resolves once the watch stream is open. */
+  /**
+   * Watches `path` (a collection, not empty) from its current state; resolves once the stream is open.
+   * Not from a list's resourceVersion: the API server sends a watch's headers with its first event,
+   * so a watch from "now" on a quiet collection would show no sign of being open.
+   */
   static async start(kube: Kube, path: string): Promise<BenchWatch> {
-    const list = await kube.call('GET', path);
-    const rv = (list['metadata'] as { resourceVersion?: string } | undefined)?.resourceVersion ?? '';
     const token = /token:\s*(\S+)/.exec(readFileSync(kube.kubeconfig, 'utf8'))?.[1] ?? '';
-    const url = `${kube.url}${path}?watch=1&resourceVersion=${encodeURIComponent(rv)}&timeoutSeconds=3600`;
+    const url = `${kube.url}${path}?watch=1&timeoutSeconds=3600`;
     const child = spawn('ip', ['netns', 'exec', kube.netns, 'curl', '-sSNi', '--cacert', join(kube.dir, 'ca.crt'), '-H', `Authorization: Bearer ${token}`, url], { stdio: ['ignore', 'pipe', 'ignore'] });
     const w = new BenchWatch(child);
-    const status = await w.ready;
+    const status = await Promise.race([w.ready, new Promise<string>((r) => setTimeout(() => r('no answer within 20 s'), 20_000).unref())]);
     if (!/^HTTP\/\S+ 200/.test(status)) {
       w.close();
       throw new Error(`bench watch of ${path}: ${status}`);
