@@ -45,6 +45,17 @@ export class PolicyController {
   private readonly model = new IncrementalPolicy();
   /** The node addresses of the last pass: when they change (a new lease), which pods are local may too. */
   private lastNodeAddrs = '';
+  /**
+   * isLocal per pod object (a changed pod is a new object): a pass asks it thousands of times, and
+   * for a pod of another node weftd's answer parses the lease subnet and every address of the pod.
+   * Forgotten when the node's addresses change.
+   */
+  private localMemo = new WeakMap<PodInfo, boolean>();
+  private readonly isLocal = (p: PodInfo): boolean => {
+    let v = this.localMemo.get(p);
+    if (v === undefined) this.localMemo.set(p, (v = this.o.isLocal(p)));
+    return v;
+  };
   private readonly loop: ReconcileLoop;
   private readonly resync: PolicyResync;
   /** Bumped by every event the model takes (the model check compares only a table of the current model), and when it came. */
@@ -194,6 +205,7 @@ export class PolicyController {
     const addrs = this.o.nodeAddrs();
     const addrsKey = addrs.join(',');
     const full = why === 'start' || addrsKey !== this.lastNodeAddrs || this.fullNext;
+    if (addrsKey !== this.lastNodeAddrs) this.localMemo = new WeakMap();
     this.lastNodeAddrs = addrsKey;
     this.fullNext = false;
     const gen = this.modelGen;
@@ -204,7 +216,7 @@ export class PolicyController {
       return last.d;
     }
     this.modelRuns[full ? 'full' : 'incremental']++;
-    const d = full ? desiredPolicy(this.model.world(addrs, this.o.isLocal), this.compiled) : this.model.desired(addrs, this.o.isLocal, this.compiled);
+    const d = full ? desiredPolicy(this.model.world(addrs, this.isLocal), this.compiled) : this.model.desired(addrs, this.isLocal, this.compiled);
     this.lastDesired = { d, gen, addrs: addrsKey };
     return d;
   }
