@@ -13,8 +13,9 @@ import { TableApplier } from './apply.ts';
 import { desiredPolicy, POLICY_TABLE, type DesiredPolicy, type PolicyCompileCache, type PolicyPlan } from './desired.ts';
 import { PolicyViewWriter } from './state.ts';
 import { definePolicyMetrics, DropCounterReader, PM, setPassMetrics } from './metrics.ts';
-import { desiredDigest, IncrementalPolicy } from './incremental.ts';
-import { PolicyResync, RESYNC_TIMING, type ResyncTiming } from './resync.ts';
+import { IncrementalPolicy } from './incremental.ts';
+import { modelCheckSteps, runSliced, type SlicedRun } from './model-check.ts';
+import { PolicyResync, RESYNC_TIMING, type CheckResult, type ResyncTiming } from './resync.ts';
 import { namespaceLabels, trimPod, trimPolicy, type PodInfo } from './types.ts';
 
 /** What the controller needs from weftd. */
@@ -44,6 +45,17 @@ export class PolicyController {
   private readonly model = new IncrementalPolicy();
   /** The node addresses of the last pass: when they change (a new lease), which pods are local may too. */
   private lastNodeAddrs = '';
+  /**
+   * isLocal per pod object (a changed pod is a new object): a pass asks it thousands of times, and
+   * for a pod of another node weftd's answer parses the lease subnet and every address of the pod.
+   * Forgotten when the node's addresses change.
+   */
+  private localMemo = new WeakMap<PodInfo, boolean>();
+  private readonly isLocal = (p: PodInfo): boolean => {
+    let v = this.localMemo.get(p);
+    if (v === undefined) this.localMemo.set(p, (v = this.o.isLocal(p)));
+    return v;
+  };
   private readonly loop: ReconcileLoop;
   private readonly resync: PolicyResync;
   /** Bumped by every event the model takes (the model check compares only a table of the current model), and when it came. */
@@ -62,6 +74,8 @@ export class PolicyController {
   private eventAt: number | undefined;
   /** ms timestamps of the pass that last made the table current (tests, bench). */
   lastAppliedAt = 0;
+  /** How each pass got its table: the last one reused (no event since), the incremental model, the full recompute (tests). */
+  readonly modelRuns = { reused: 0, incremental: 0, full: 0 };
 
   constructor(private readonly o: PolicyControllerOptions) {
     this.applier = new TableApplier(POLICY_TABLE, o.nft ?? {});
@@ -191,33 +205,46 @@ export class PolicyController {
     const addrs = this.o.nodeAddrs();
     const addrsKey = addrs.join(',');
     const full = why === 'start' || addrsKey !== this.lastNodeAddrs || this.fullNext;
+    if (addrsKey !== this.lastNodeAddrs) this.localMemo = new WeakMap();
     this.lastNodeAddrs = addrsKey;
     this.fullNext = false;
     const gen = this.modelGen;
     // No event since the last pass (a re-list, a retry, the periodic pass): its table is still the model's.
     const last = this.lastDesired;
-    if (!full && last !== undefined && last.gen === gen && last.addrs === addrsKey) return last.d;
-    const d = full ? desiredPolicy(this.model.world(addrs, this.o.isLocal), this.compiled) : this.model.desired(addrs, this.o.isLocal, this.compiled);
+    if (!full && last !== undefined && last.gen === gen && last.addrs === addrsKey) {
+      this.modelRuns.reused++;
+      return last.d;
+    }
+    this.modelRuns[full ? 'full' : 'incremental']++;
+    const d = full ? desiredPolicy(this.model.world(addrs, this.isLocal), this.compiled) : this.model.desired(addrs, this.isLocal, this.compiled);
     this.lastDesired = { d, gen, addrs: addrsKey };
     return d;
   }
 
   /**
-   * The model check: the last pass's table against the full recompute of the same model (every pod
-   * against every selector). A difference is logged, counted as errors{source="model"}, and the next
-   * pass applies the full table.
+   * The model check (model-check.ts): every scope's indexed pods against a fresh match, every set of
+   * the last pass's table against a fresh fill, in slices of CHECK_SLICE_MS; given up ('deferred')
+   * when an event changes the model meanwhile. A difference is logged, counted as
+   * errors{source="model"}, and the next pass applies the full recompute.
    */
-  private checkModel(): 'deferred' | 'equal' | 'differs' {
+  private async checkModel(): Promise<CheckResult> {
     const last = this.lastDesired;
-    const addrs = this.o.nodeAddrs();
-    if (last === undefined || last.gen !== this.modelGen || last.addrs !== addrs.join(',')) return 'deferred';
-    const t0 = performance.now();
-    const full = desiredPolicy(this.model.world(addrs, this.o.isLocal), this.compiled);
-    const same = desiredDigest(full) === desiredDigest(last.d);
-    this.o.log.debug('network policy model checked', { same, ms: round1(performance.now() - t0) });
-    if (same) return 'equal';
+    const addrs = this.o.nodeAddrs().join(',');
+    const current = (): boolean => this.lastDesired === last && last !== undefined && last.gen === this.modelGen && last.addrs === addrs;
+    if (last === undefined || !current()) return 'deferred';
+    let run: SlicedRun<string | undefined> | undefined;
+    try {
+      run = await runSliced(modelCheckSteps(this.model, last.d, this.compiled), CHECK_SLICE_MS, current);
+    } catch (e) {
+      this.o.log.warn('network policy model check failed', { error: e });
+      return 'equal';
+    }
+    if (run === undefined) return 'deferred';
+    const diff = run.value;
+    this.o.log.debug('network policy model checked', { same: diff === undefined, ms: round1(run.ms), slices: run.slices, longestSliceMs: round1(run.longestMs) });
+    if (diff === undefined) return 'equal';
     this.o.metrics.inc(PM.errors, { source: 'model' });
-    this.o.log.warn('network policy: the incremental model differs from the full recompute; applying the full one');
+    this.o.log.warn('network policy: the incremental model differs from a fresh match; applying the full recompute', { diff });
     this.fullNext = true;
     this.loop.trigger('model-check', 0);
     return 'differs';
@@ -236,6 +263,9 @@ export class PolicyController {
     for (const u of this.unsubscribe) u();
   }
 }
+
+/** The model check's slice (ms): the longest an event waits behind it. */
+const CHECK_SLICE_MS = 4;
 
 /** Passes that changed nothing are logged (debug) from this duration on. */
 const SLOW_PASS_MS = 10;

@@ -123,20 +123,7 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
     if (src !== undefined && made !== undefined) src.keepSet(name, r, made);
   };
   const fillNew = (name: string, r: SetRequest): void => {
-    const addrType = r.family === 4 ? 'ipv4_addr' : 'ipv6_addr';
-    // Pod addresses are canonical texts checked by trimPod: they are their own element keys.
-    const ipsOf = (p: PodInfo): string[] => p.ips.filter((ip) => familyOfText(ip) === r.family);
-    if (r.kind === 'pods') {
-      sets.set(name, { spec: { type: addrType, comment: commentOf(`${scopeKey(r.scope)}${r.family === 6 ? ' ipv6' : ''}`) }, elements: new Set(podsOf(r.scope).flatMap(ipsOf)) });
-    } else if (r.kind === 'named') {
-      const els = new Set<string>();
-      // Resolved per pod: the same name may mean a different number on each pod.
-      for (const p of podsOf(r.scope)) for (const np of p.ports) if (np.name === r.port && PROTOCOLS[np.protocol] === r.proto) for (const ip of ipsOf(p)) els.add(`${ip} . ${r.proto} . ${np.port}`);
-      sets.set(name, { spec: { type: [addrType, 'inet_proto', 'inet_service'], comment: commentOf(`${scopeKey(r.scope)} port=${r.port}/${r.proto}${r.family === 6 ? ' ipv6' : ''}`) }, elements: els });
-    } else {
-      const norm = blockElements(r.cidrs);
-      sets.set(name, { spec: { type: addrType, flags: ['interval'], comment: commentOf(`ipBlock ${norm.join(',')}`) }, elements: new Set(norm.map((c) => elementKey(c))) });
-    }
+    sets.set(name, requestSet(r, r.kind === 'block' ? [] : podsOf(r.scope)));
   };
 
   const chains = new Map<string, TableChain>();
@@ -223,6 +210,22 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   const rules = [...chains.values()].reduce((n, c) => n + c.rules.length, 0);
   return { content: { sets, chains, counters }, plans, isolated: { ingress: dirs.ingress.pods.size, egress: dirs.egress.pods.size }, rules,
     local: [...localPods.values()].sort((a, b) => (a.pod < b.pod ? -1 : 1)) };
+}
+
+/** A requested set filled from the pods of its scope (none for an ipBlock); the model check refills sets with it too. */
+export function requestSet(r: SetRequest, pods: readonly PodInfo[]): TableSet {
+  const addrType = r.family === 4 ? 'ipv4_addr' : 'ipv6_addr';
+  // Pod addresses are canonical texts checked by trimPod: they are their own element keys.
+  const ipsOf = (p: PodInfo): string[] => p.ips.filter((ip) => familyOfText(ip) === r.family);
+  if (r.kind === 'pods') return { spec: { type: addrType, comment: commentOf(`${scopeKey(r.scope)}${r.family === 6 ? ' ipv6' : ''}`) }, elements: new Set(pods.flatMap(ipsOf)) };
+  if (r.kind === 'named') {
+    const els = new Set<string>();
+    // Resolved per pod: the same name may mean a different number on each pod.
+    for (const p of pods) for (const np of p.ports) if (np.name === r.port && PROTOCOLS[np.protocol] === r.proto) for (const ip of ipsOf(p)) els.add(`${ip} . ${r.proto} . ${np.port}`);
+    return { spec: { type: [addrType, 'inet_proto', 'inet_service'], comment: commentOf(`${scopeKey(r.scope)} port=${r.port}/${r.proto}${r.family === 6 ? ' ipv6' : ''}`) }, elements: els };
+  }
+  const norm = blockElements(r.cidrs);
+  return { spec: { type: addrType, flags: ['interval'], comment: commentOf(`ipBlock ${norm.join(',')}`) }, elements: new Set(norm.map((c) => elementKey(c))) };
 }
 
 function commentOf(s: string): string {

@@ -70,6 +70,16 @@ export class IncrementalPolicy {
     return true;
   }
 
+  /** The scopes in use with their indexed pods (model-check.ts). */
+  scopes(): IterableIterator<{ key: string; scope: Scope; members: ReadonlyMap<string, PodInfo> }> {
+    return this.index.scopes();
+  }
+
+  /** The pods of a scope matched afresh against every pod (model-check.ts). */
+  match(s: Scope): Map<string, PodInfo> {
+    return this.index.match(s);
+  }
+
   /** The cluster as the full recompute reads it. */
   world(nodeAddrs: readonly string[], isLocal: (p: PodInfo) => boolean): PolicyWorld {
     return { policies: [...this.policies.values()].map((x) => x.pol), pods: [...this.index.allPods()], namespaces: this.index.namespaceLabels(), isLocal, nodeAddrs };
@@ -94,11 +104,4 @@ export class IncrementalPolicy {
   full(nodeAddrs: readonly string[], isLocal: (p: PodInfo) => boolean, cache: PolicyCompileCache = new Map()): DesiredPolicy {
     return desiredPolicy(this.world(nodeAddrs, isLocal), cache);
   }
-}
-
-/** A canonical text of a desired table and its figures (element order left out), to compare the two paths. */
-export function desiredDigest(d: DesiredPolicy): string {
-  const sets = [...d.content.sets].map(([n, s]) => [n, s.spec, [...s.elements].sort()]).sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1));
-  const chains = [...d.content.chains].map(([n, c]) => [n, c.base ?? null, c.rules.map((r) => r.text)]).sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1));
-  return JSON.stringify({ sets, chains, counters: [...(d.content.counters ?? [])].sort(), plans: d.plans, isolated: d.isolated, rules: d.rules, local: d.local });
 }

@@ -1,8 +1,8 @@
 // The policy controller's safety net, kept off the event path (weftd's netns, the node's). Each
 // periodic pass starts two jobs: the kernel's table is listed in a child process and taken as what
 // the kernel holds (the next pass then repairs drift), and the incremental model is checked against
-// the full recompute once no event arrived for a while, since that recompute holds the thread for
-// tens of ms and an event arriving during it would wait.
+// a fresh match once no event arrived for a while: it takes tens of ms in all, run in slices
+// (model-check.ts), and a check that an event made stale is given up and run again when quiet.
 
 /** What the jobs need from the controller. */
 export interface ResyncHooks {
@@ -12,11 +12,14 @@ export interface ResyncHooks {
   relisted(ms: number): void;
   /** The listing failed or kept racing writes: the next pass lists synchronously. */
   fallBack(why: string, error?: unknown): void;
-  /** Runs the model check now; 'deferred' when a pass is due first (its table is not the model's yet). */
-  check(): 'deferred' | 'equal' | 'differs';
+  /** Runs the model check now; 'deferred' when a pass is due first (its table is not the model's yet) or an event came during it. */
+  check(): CheckResult | Promise<CheckResult>;
   /** ms since the last event that changed the model. */
   quietFor(): number;
 }
+
+/** What a model check found. */
+export type CheckResult = 'deferred' | 'equal' | 'differs';
 
 /** Timing of the jobs (ms). */
 export interface ResyncTiming {
@@ -38,6 +41,7 @@ export class PolicyResync {
   private listing = false;
   private races = 0;
   private checkSince: number | undefined;
+  private checking = false;
   private checkTimer: NodeJS.Timeout | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -54,7 +58,7 @@ export class PolicyResync {
 
   /** True while a listing or the model check is outstanding (tests). */
   get busy(): boolean {
-    return this.listing || this.retryTimer !== undefined || this.checkSince !== undefined;
+    return this.listing || this.retryTimer !== undefined || this.checkSince !== undefined || this.checking;
   }
 
   private startListing(): void {
@@ -95,12 +99,21 @@ export class PolicyResync {
   }
 
   private tryCheck(): void {
-    if (this.checkSince === undefined || this.stopped) return;
+    if (this.checkSince === undefined || this.stopped || this.checking) return;
     const waited = performance.now() - this.checkSince;
     const quiet = this.h.quietFor();
     if (quiet < this.t.quietMs && waited < this.t.maxDeferMs) return this.armCheck(this.t.quietMs - quiet);
-    if (this.h.check() === 'deferred') return this.armCheck(this.t.quietMs);
-    this.checkSince = undefined;
+    this.checking = true;
+    const done = (r: CheckResult): void => {
+      this.checking = false;
+      if (this.stopped) return;
+      if (r === 'deferred') this.armCheck(this.t.quietMs);
+      else this.checkSince = undefined;
+    };
+    const r = this.h.check();
+    // A check that failed ran to its end as far as timing goes (the controller logs why).
+    if (typeof r === 'string') done(r);
+    else r.then(done, () => done('equal'));
   }
 
   /** Stops the timers; a listing in flight is ignored when it ends. */

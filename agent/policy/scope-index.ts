@@ -44,15 +44,25 @@ export class ScopeIndex {
       e.refs++;
       return k;
     }
+    this.entries.set(k, { scope: s, refs: 1, members: this.match(s), list: undefined });
+    // Its sets may be cached from before it was dropped: fill them again.
+    this.dirty.add(k);
+    return k;
+  }
+
+  /** The pods of scope `s` matched afresh against every pod (a new scope; the model check). */
+  match(s: Scope): Map<string, PodInfo> {
     const members = new Map<string, PodInfo>();
     for (const [ns, pods] of this.byNs) {
       if (!this.nsIn(s, ns)) continue;
       for (const [pk, p] of pods) if (s.podSel === undefined || matchesSelector(s.podSel, p.labels)) members.set(pk, p);
     }
-    this.entries.set(k, { scope: s, refs: 1, members, list: undefined });
-    // Its sets may be cached from before it was dropped: fill them again.
-    this.dirty.add(k);
-    return k;
+    return members;
+  }
+
+  /** The scopes in use with their indexed pods (the model check compares them with match()). */
+  *scopes(): IterableIterator<{ key: string; scope: Scope; members: ReadonlyMap<string, PodInfo> }> {
+    for (const [key, e] of this.entries) yield { key, scope: e.scope, members: e.members };
   }
 
   /** Ends one use of a scope; the last one drops its index. */

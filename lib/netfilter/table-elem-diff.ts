@@ -48,6 +48,8 @@ export function setElementDeltas(held: TableContent, want: TableContent): SetEle
   for (const [name, s] of want.sets) {
     const h = held.sets.get(name);
     if (h === undefined) return null;
+    // Element sets are read-only: the same set object on both sides (a set kept from the last pass) has not changed.
+    if (h.elements === s.elements) continue;
     const add = [...s.elements].filter((e) => !h.elements.has(e));
     const del = [...h.elements].filter((e) => !s.elements.has(e));
     if (add.length === 0 && del.length === 0) continue;

@@ -14,13 +14,22 @@ import { peerSetName } from '../../agent/policy/desired.ts';
 import { hash } from '../../agent/policy/compile.ts';
 import { benchNetpolThroughput, nfnlIn, patientKube } from './netpol-throughput.ts';
 import { kubeRouterDstSet, kubeRouterSrcSet } from './netpol-kube-router.ts';
+import { BenchWatch, type SeenEvent } from './netpol-watch.ts';
 import { loadAverage, median, quantile, round, type BenchResult } from './util.ts';
 
 const PODS = 1000;
 const POLICIES = 200;
 const NAMESPACES = 10;
-const CHANGES = 20;
-const CHANGES_SMALL = 10;
+// Timed changes per kind: weft's n is large enough for a p99 to mean something; kube-router's is
+// smaller, since each of its changes costs a full sync of several seconds.
+const N_WEFT = Number(process.env['WEFT_BENCH_NETPOL_N'] ?? 50);
+const N_KR = Number(process.env['WEFT_BENCH_NETPOL_KR_N'] ?? 6);
+
+/** Which side each timed change of a kind is timed on: kube-router's spread evenly among weft's. */
+function schedule(): ('weft' | 'kr')[] {
+  const n = N_WEFT + N_KR;
+  return Array.from({ length: n }, (_, i) => (Math.floor(((i + 1) * N_KR) / n) > Math.floor((i * N_KR) / n) ? 'kr' : 'weft'));
+}
 
 async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>): Promise<void> {
   let i = 0;
@@ -100,57 +109,71 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
     const coldKr = (await pollUntil(n2.netns, `[ "$(iptables-save -t filter 2>/dev/null | grep -c '^:KUBE-NWPLCY-')" -ge ${nPol} ]`, 300)) - t0k;
     const kr = await krProc;
 
-    // Changes, interleaved: even ones timed on weft (node 1), odd ones on kube-router (node 2); both
+    // Changes, interleaved (schedule()): each timed on weft (node 1) or kube-router (node 2); both
     // enforce every change. Each is timed from just before its API call to the first poll that sees it
     // in the kernel: for weft an nf_tables netlink dump from this process (no spawn, ~1 ms resolution),
     // for kube-router an `ipset test` loop in the node's netns (a few ms per check).
     const nl = nfnlIn(n1.netns);
-    const lat = { label: { weft: [] as number[], kr: [] as number[] }, add: { weft: [] as number[], kr: [] as number[] }, del: { weft: [] as number[], kr: [] as number[] } };
+    const sides = () => ({ weft: [] as number[], kr: [] as number[] });
+    const lat = { label: sides(), add: sides(), del: sides() };
     // The same changes timed from the API call's response (the write is committed, so its watch event
     // is out): the API server's and etcd's own time left out.
-    const fromResp = { label: { weft: [] as number[], kr: [] as number[] }, add: { weft: [] as number[], kr: [] as number[] }, del: { weft: [] as number[], kr: [] as number[] } };
+    const fromResp = { label: sides(), add: sides(), del: sides() };
+    // And from the change's watch event reaching the bench's own watcher (BenchWatch, a list+watch
+    // started before the changes): what an informer of either enforcer can react to at the earliest.
+    const fromEvent = { label: sides(), add: sides(), del: sides() };
+    const podWatch = await BenchWatch.start(c.kube as NonNullable<typeof c.kube>, '/api/v1/namespaces/ns-0/pods');
+    const polWatch = await BenchWatch.start(c.kube as NonNullable<typeof c.kube>, '/apis/networking.k8s.io/v1/networkpolicies');
+    const order = schedule();
     const windows: Partial<Record<'label' | 'add' | 'del', [number, number]>> = {};
     try {
       const weftSet = peerSetName('ns-0', { matchLabels: { role: 'in' } });
       const krSet = kubeRouterSrcSet('ns-0', 'probe', 0);
       const inWeft = (ip: string) => (): boolean => nl.has(weftSet, ip);
       const inKr = (ip: string): string => `ipset test ${krSet} ${ip} 2>/dev/null`;
-      const timed = async (k: number, act: () => Promise<void>, weft: () => boolean, krCheck: string, into: { weft: number[]; kr: number[] }, resp: { weft: number[]; kr: number[] }): Promise<void> => {
+      type Kind = 'label' | 'add' | 'del';
+      const timed = async (k: number, kind: Kind, act: () => Promise<void>, weft: () => boolean, krCheck: string, watch: BenchWatch, isEvent: (e: SeenEvent) => boolean): Promise<void> => {
+        const side = order[k] ?? 'weft';
         // The other enforcer is paused while one side's change is timed (each measured alone, as on a
         // node that runs one of them): kube-router's full syncs would otherwise take the cores weftd needs.
-        const other = k % 2 === 0 ? kr : n1.weftd;
+        const other = side === 'weft' ? kr : n1.weftd;
         other?.kill('SIGSTOP');
-        const { t, tr, got } = await (async () => {
+        const { t, tr, te, got } = await (async () => {
           try {
-            const wait = (k % 2 === 0 ? pollHere(weft, 20) : pollUntil(n2.netns, krCheck, 20)).catch(() => NaN);
+            const wait = (side === 'weft' ? pollHere(weft, 20) : pollUntil(n2.netns, krCheck, 20)).catch(() => NaN);
+            const seen = watch.when(isEvent, 20_000);
             await new Promise((r) => setTimeout(r, 100));
             const t0 = Date.now();
             await act();
-            return { t: t0, tr: Date.now(), got: await wait };
+            return { t: t0, tr: Date.now(), got: await wait, te: await seen };
           } finally {
             other?.kill('SIGCONT');
           }
         })();
-        (k % 2 === 0 ? resp.weft : resp.kr).push(got - tr);
         // A change never seen within 20 s is counted apart (NaN), not as a figure.
-        if (Number.isNaN(got)) process.stderr.write(`  change ${k} not seen on ${k % 2 === 0 ? 'weft' : `kube-router (ipsets: ${(await nsExec(n2.netns, ['sh', '-c', 'ipset list -n | grep KUBE-SRC | head -5'])).stdout.trim().replace(/\n/g, ' ')})`} within 20 s\n`);
-        (k % 2 === 0 ? into.weft : into.kr).push(got - t);
+        if (Number.isNaN(got)) process.stderr.write(`  change ${k} not seen on ${side === 'weft' ? 'weft' : `kube-router (ipsets: ${(await nsExec(n2.netns, ['sh', '-c', 'ipset list -n | grep KUBE-SRC | head -5'])).stdout.trim().replace(/\n/g, ' ')})`} within 20 s\n`);
+        if (Number.isNaN(te)) process.stderr.write(`  change ${k} (${kind}): no watch event at the bench's watcher\n`);
+        lat[kind][side].push(got - t);
+        fromResp[kind][side].push(got - tr);
+        fromEvent[kind][side].push(got - te);
       };
       // Label change: a pod of ns-0 that no policy targets (app=none) gets role=in, joining the probe policy's peer set.
       const wlabel = Date.now();
-      for (let k = 0; k < 2 * CHANGES; k++) {
-        const target = pods.filter((p) => p.ns === 'ns-0')[k] ?? pods[0];
+      const ns0 = pods.filter((p) => p.ns === 'ns-0');
+      for (let k = 0; k < order.length && k < ns0.length; k++) {
+        const target = ns0[k];
         if (target === undefined) break;
         await kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { app: 'none' } } }, 'application/merge-patch+json');
         await new Promise((r) => setTimeout(r, 1000));
-        await timed(k, () => kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { role: 'in' } } }, 'application/merge-patch+json').then(() => undefined), inWeft(target.ip), inKr(target.ip), lat.label, fromResp.label);
+        await timed(k, 'label', () => kube.call('PATCH', `/api/v1/namespaces/${target.ns}/pods/${target.name}`, { metadata: { labels: { role: 'in' } } }, 'application/merge-patch+json').then(() => undefined), inWeft(target.ip), inKr(target.ip),
+          podWatch, (e) => e.obj.metadata?.name === target.name && e.obj.metadata.labels?.['role'] === 'in');
       }
       windows.label = [wlabel, Date.now()];
       // kube-router creates a rule's source ipset only once a pod matches (processIngressRules): now one must exist, by the name we poll.
       if ((await nsExec(n2.netns, ['ipset', 'list', '-n'])).stdout.split('\n').includes(krSet) !== true) throw new Error(`kube-router has no ipset ${krSet} for ns-0/probe: its naming changed`);
       // Pod added: a new role=in pod of ns-0 gets its address (the status update is the event that matters).
       const wadd = Date.now();
-      for (let k = 0; k < 2 * CHANGES_SMALL; k++) {
+      for (let k = 0; k < order.length && k < 250; k++) {
         const name = `new-${k}`;
         const ip = `10.244.120.${k + 1}`;
         const node = k % 2 === 0 ? n1 : n2;
@@ -159,30 +182,33 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
           spec: { nodeName: node.netns, automountServiceAccountToken: false, containers: [{ name: 'c', image: 'weft.invalid/none' }] },
         });
         await new Promise((r) => setTimeout(r, 1000));
-        await timed(k, () => kube.call('PATCH', `/api/v1/namespaces/ns-0/pods/${name}/status`, { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: node.ip } }, 'application/merge-patch+json').then(() => undefined), inWeft(ip), inKr(ip), lat.add, fromResp.add);
+        await timed(k, 'add', () => kube.call('PATCH', `/api/v1/namespaces/ns-0/pods/${name}/status`, { status: { phase: 'Running', podIP: ip, podIPs: [{ ip }], hostIP: node.ip } }, 'application/merge-patch+json').then(() => undefined), inWeft(ip), inKr(ip),
+          podWatch, (e) => e.obj.metadata?.name === name && e.obj.status?.podIP === ip);
       }
       windows.add = [wadd, Date.now()];
       // Policy deleted: weft's chain of the policy is gone; kube-router's destination ipset of it is gone
       // (kube-router removes a policy's ipsets after it has restored the chains without it).
       const wdel = Date.now();
-      for (let k = 0; k < 2 * CHANGES_SMALL; k++) {
+      for (let k = 0; k < order.length && k < POLICIES; k++) {
         const pol = policies[k];
         if (pol === undefined) break;
         const chain = `pi-${hash(`${pol.ns}/${pol.name}`)}`;
         const krDst = kubeRouterDstSet(pol.ns, pol.name);
         await new Promise((r) => setTimeout(r, 1000));
         // Both must hold the policy first, or a poll for "gone" would time nothing.
-        const holds = k % 2 === 0 ? nl.hasChain(chain) : (await nsExec(n2.netns, ['ipset', 'list', '-n'])).stdout.split('\n').includes(krDst);
+        const holds = order[k] === 'weft' ? nl.hasChain(chain) : (await nsExec(n2.netns, ['ipset', 'list', '-n'])).stdout.split('\n').includes(krDst);
         if (!holds) {
-          process.stderr.write(`  ${k % 2 === 0 ? `weft has no chain ${chain}` : `kube-router has no ipset ${krDst}`} for ${pol.ns}/${pol.name}: not timed\n`);
+          process.stderr.write(`  ${order[k] === 'weft' ? `weft has no chain ${chain}` : `kube-router has no ipset ${krDst}`} for ${pol.ns}/${pol.name}: not timed\n`);
           continue;
         }
-        await timed(k, () => kube.call('DELETE', `/apis/networking.k8s.io/v1/namespaces/${pol.ns}/networkpolicies/${pol.name}`).then(() => undefined),
-          () => !nl.hasChain(chain), `! ipset list -n 2>/dev/null | grep -qx ${krDst}`, lat.del, fromResp.del);
+        await timed(k, 'del', () => kube.call('DELETE', `/apis/networking.k8s.io/v1/namespaces/${pol.ns}/networkpolicies/${pol.name}`).then(() => undefined),
+          () => !nl.hasChain(chain), `! ipset list -n 2>/dev/null | grep -qx ${krDst}`, polWatch, (e) => e.type === 'DELETED' && e.obj.metadata?.name === pol.name && e.obj.metadata.namespace === pol.ns);
       }
       windows.del = [wdel, Date.now()];
     } finally {
       nl.close();
+      podWatch.close();
+      polWatch.close();
     }
     const listing = JSON.parse((await nsExec(n1.netns, ['nft', '-j', 'list', 'table', 'inet', 'weft-policy'])).stdout) as { nftables: Record<string, unknown>[] };
     const weftRules = listing.nftables.filter((x) => 'rule' in x).length;
@@ -223,6 +249,8 @@ async function benchNetpolChanges(): Promise<BenchResult[]> {
         const ev = w.map((x) => x.eventMs);
         return [
           { name: `${kind}: from the API response, weft p50`, value: round(median(seen(fromResp[kind].weft))), unit: `ms (p99 ${p(seen(fromResp[kind].weft), 0.99)}); kube-router p50 ${round(median(seen(fromResp[kind].kr)))} ms` },
+          { name: `${kind}: from the watch event at the bench's watcher, weft p50`, value: round(median(seen(fromEvent[kind].weft))), unit: `ms (p99 ${p(seen(fromEvent[kind].weft), 0.99)}, n=${seen(fromEvent[kind].weft).length}); kube-router p50 ${round(median(seen(fromEvent[kind].kr)))} ms (p99 ${p(seen(fromEvent[kind].kr), 0.99)}, n=${seen(fromEvent[kind].kr).length})`,
+            target: 'p99 <= 100 ms', ok: quantile(seen(fromEvent[kind].weft), 0.99) <= 100 },
           { name: `${kind}: weftd watch event -> kernel (its log), p50`, value: round(median(ev)), unit: `ms (p99 ${p(ev, 0.99)}, n=${ev.length}; model+diff p50 ${round(median(w.map((x) => x.modelMs)))} ms, transaction p50 ${round(median(w.map((x) => x.applyMs)))} ms)` },
         ];
       }),
