@@ -21,8 +21,9 @@ import { describeOp } from './reconcile/apply.ts';
 import { RTPROT_WEFT } from './reconcile/desired.ts';
 import type { DevIndexes, Op } from './reconcile/diff.ts';
 import { LeaseChanges } from './reconcile/changes.ts';
-import { familyTargets, reconcileFamily, reconcileJoined } from './reconcile/family.ts';
-import { ReconcileLoop } from './reconcile/loop.ts';
+import { familyTargets, reconcileFamilySlices, reconcileJoined } from './reconcile/family.ts';
+import { ReconcileLoop, runToEnd, type PassSlices } from './reconcile/loop.ts';
+import { TouchedPeers } from './reconcile/touched.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 import { checkSubnetFileWritable } from './preflight.ts';
@@ -76,6 +77,8 @@ export class Weftd {
   /** The programmed-entry gauges of the last full pass plus what joins added since. */
   private readonly programmed = { route: 0, neigh: 0, fdb: 0 };
   private loop: ReconcileLoop | undefined;
+  /** While a full pass is suspended between slices: the peers it must leave alone. */
+  private touched: TouchedPeers | undefined;
   private events: RtnlEvents | undefined;
   private watch: Watch | undefined;
   private services: RunningServiceProxy | undefined;
@@ -189,6 +192,8 @@ export class Weftd {
     if (o.forwardRules) this.forwardTimer = setInterval(() => this.ensureForward(), FORWARD_RESYNC_MS).unref();
     this.store.onLost(({ lost, current }) => {
       o.log.warn('own lease was lost and taken again', { lost: lost.subnet, current: current.subnet });
+      this.touched?.add(lost);
+      this.touched?.add(current);
       this.own = current;
       if (lost.subnet !== current.subnet || lost.ipv6Subnet !== current.ipv6Subnet) this.writeSubnetFile();
       this.loop?.trigger('own-lease');
@@ -196,11 +201,15 @@ export class Weftd {
     this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs, maxDuty: RESYNC_MAX_DUTY });
     const { leases, revision } = await this.store.list();
     for (const l of leases) this.leases.set(leaseKey(l), l);
-    this.pass('start');
+    const first = this.pass('start');
+    if (first !== undefined) runToEnd(first);
     this.loop.start();
     this.watch = this.store.watch(revision, (ev) => {
       this.metrics.inc(M.leaseEvents, { type: ev.type });
       const key = leaseKey(ev.lease);
+      const old = this.leases.get(key);
+      if (old !== undefined) this.touched?.add(old);
+      this.touched?.add(ev.lease);
       this.changes.note(key, ev.type === 'added' && !this.leases.has(key) ? 'new' : 'other');
       if (ev.type === 'added') this.leases.set(key, ev.lease);
       else this.leases.delete(key);
@@ -239,24 +248,36 @@ export class Weftd {
   }
 
   /**
-   * One reconcile pass (synchronous): a full one (kernel state read and diffed against every lease),
-   * or, when only new peers joined since the last pass, one that adds just their entries.
+   * One reconcile pass: when only new peers joined since the last pass, one that adds just their
+   * entries, at once; otherwise a full one (kernel state read and diffed against every lease),
+   * returned as slices that the loop runs one per turn of the event loop, so joins arriving
+   * meanwhile are programmed between them (reconcile/loop.ts, touched.ts).
    */
-  private pass(why: string): void {
-    const t0 = performance.now();
+  private pass(why: string): PassSlices | undefined {
     const scope = this.changes.take(why);
+    if (scope.full) return this.passSlices(why, undefined);
+    runToEnd(this.passSlices(why, scope.joined.map((s) => this.leases.get(s)).filter((l): l is Lease => l !== undefined)));
+    return undefined;
+  }
+
+  /** A pass over `joined` only (it never yields), or with undefined a full pass in slices. */
+  private *passSlices(why: string, joined: Lease[] | undefined): Generator<void, void, undefined> {
+    const t0 = performance.now();
     this.metrics.inc(M.runs, { trigger: why.split(',')[0] ?? why });
+    // What a full pass leaves alone: peers whose leases change, or that joins program, while it is suspended.
+    const touched = new TouchedPeers();
+    if (joined === undefined) this.touched = touched;
+    else for (const l of joined) this.touched?.add(l);
     try {
       const dev = this.backend.ensureLocal(this.rtnl, this.own);
       this.dev = dev;
       this.backend.syncLeases?.([...this.leases.values()], this.own);
       const conf = this.store.netConf;
       const sums = { route: 0, neigh: 0, fdb: 0, conflicts: 0, failed: [] as Error[] };
-      const joined = scope.full ? undefined : scope.joined.map((s) => this.leases.get(s)).filter((l): l is Lease => l !== undefined);
       const leases = joined ?? [...this.leases.values()];
       for (const t of familyTargets(conf, this.own, this.uplink, this.uplink6)) {
         const base = { backend: this.backend.type, directRouting: conf.backend.directRouting, vni: conf.backend.vni };
-        const { desired, plan, out } = joined ? reconcileJoined(this.rtnl, t, base, joined, dev) : reconcileFamily(this.rtnl, t, base, leases, dev);
+        const { desired, plan, out } = joined ? reconcileJoined(this.rtnl, t, base, joined, dev) : yield* reconcileFamilySlices(this.rtnl, t, base, leases, dev, touched);
         for (const op of out.applied) {
           this.metrics.inc(M.changes, { op: op.kind });
           this.o.log.info('programmed', { change: describeOp(op), trigger: why });
@@ -302,6 +323,8 @@ export class Weftd {
       this.metrics.inc(M.errors, { source: 'reconcile' });
       this.lastError = (e as Error).message;
       this.o.log.error('reconcile failed', { trigger: why, error: e });
+    } finally {
+      if (joined === undefined) this.touched = undefined;
     }
     this.metrics.set(M.lastReconcile, Date.now() / 1000);
     this.metrics.set(M.reconcileSeconds, (performance.now() - t0) / 1000);

@@ -4,9 +4,11 @@
 import type { Rtnl } from '../../lib/netlink/index.ts';
 import type { Lease } from '../lease/store.ts';
 import { planAdditions } from './additions.ts';
-import { applyPlan, readActual, type ApplyOutcome } from './apply.ts';
+import { applyPlan, readActualSlices, type ApplyOutcome } from './apply.ts';
 import { desiredState, type DesiredInput, type DesiredState } from './desired.ts';
 import { familyDev, planReconcile, type DevIndexes, type Plan } from './diff.ts';
+import { runToEnd } from './loop.ts';
+import { TouchedPeers } from './touched.ts';
 
 /** One family's side of this node: its cluster network, own subnet, public address and uplink prefix. */
 export interface FamilyTarget {
@@ -52,9 +54,29 @@ export function reconcileFamily(
   leases: readonly Lease[],
   dev: DevIndexes,
 ): FamilyOutcome {
+  return runToEnd(reconcileFamilySlices(rtnl, t, base, leases, dev, new TouchedPeers()));
+}
+
+/**
+ * reconcileFamily in slices (a generator; the caller hands the event loop back at each yield): the
+ * desired state, then each kernel dump, then the diff and its application. Peers in `touched` (filled
+ * by the caller while the pass is suspended) are left out of the plan: their entries were read at
+ * other moments than their leases (touched.ts).
+ */
+export function* reconcileFamilySlices(
+  rtnl: Rtnl,
+  t: FamilyTarget,
+  base: Pick<DesiredInput, 'backend' | 'directRouting' | 'vni'>,
+  leases: readonly Lease[],
+  dev: DevIndexes,
+  touched: TouchedPeers,
+): Generator<void, FamilyOutcome, undefined> {
   const fdev = familyDev(dev, t.family);
   const desired = familyDesired(t, base, leases);
-  const plan = planReconcile(desired, readActual(rtnl, fdev, t.family), fdev, t.network);
+  yield;
+  const actual = yield* readActualSlices(rtnl, fdev, t.family);
+  yield;
+  const plan = touched.filter(planReconcile(desired, actual, fdev, t.network));
   return { desired, plan, out: applyPlan(rtnl, plan, fdev) };
 }
 

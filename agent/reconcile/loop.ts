@@ -1,8 +1,12 @@
 // When reconciles run: on demand (lease events, netlink events), coalesced by a short debounce so a
 // burst of notifications costs one pass, and periodically as a safety net for anything the events
-// missed. One pass at a time; a trigger during a pass schedules exactly one more. With maxDuty the
-// safety net stretches as passes grow (a full pass over 5,000 peers every second would keep a core
-// busy and hold every join behind it): the next periodic pass waits at least passMs / maxDuty.
+// missed. A pass either runs to its end at once or returns its remaining slices (a full pass over
+// 5,000 peers takes 200-300 ms: desired state, three kernel dumps, the diff), which run one per turn
+// of the event loop; a trigger arriving meanwhile runs its pass between two slices, so a join is
+// programmed without waiting for the whole full pass. One sliced pass at a time: one returned while
+// another runs waits for it (at most one waits; a later one is dropped unstarted, as it would do the
+// same). With maxDuty the safety net stretches as passes grow: the next periodic pass waits at least
+// busyMs / maxDuty after any pass that held the loop busyMs in all, periodic or not.
 
 /** Timing knobs. */
 export interface LoopOptions {
@@ -14,20 +18,43 @@ export interface LoopOptions {
   maxDuty?: number;
 }
 
+/** The rest of a pass, one slice per next(); each slice is synchronous. */
+export type PassSlices = Iterator<unknown, unknown, undefined>;
+
+/** Runs every slice of `g` at once and returns its result (a pass that must finish before anything else, e.g. the first). */
+export function runToEnd<T>(g: Iterator<unknown, T, undefined>): T {
+  for (;;) {
+    const r = g.next();
+    if (r.done === true) return r.value;
+  }
+}
+
 /** The wait before the next periodic pass after one that took `passMs` (pure). */
 export function nextPeriodMs(periodMs: number, passMs: number, maxDuty: number | undefined): number {
   if (maxDuty === undefined || !(passMs > 0)) return periodMs;
   return Math.max(periodMs, Math.ceil(passMs / maxDuty));
 }
 
-/** Runs `pass(reason)` on triggers and on a timer; pass is synchronous (netlink calls are). */
+interface Sliced {
+  it: PassSlices;
+  periodic: boolean;
+  busyMs: number;
+}
+
+/** Runs `pass(reason)` on triggers and on a timer; a pass is synchronous or returns its slices. */
 export class ReconcileLoop {
   private timer: NodeJS.Timeout | undefined;
+  private timerDue = 0;
   private pending: NodeJS.Timeout | undefined;
   private reasons = new Set<string>();
   private stopped = true;
+  private running: Sliced | undefined;
+  private waiting: Sliced | undefined;
+  private next: NodeJS.Immediate | undefined;
+  /** A slice found a trigger pending and left the turn to it; the trigger's pass resumes the slices. */
+  private yielded = false;
 
-  constructor(private readonly pass: (reason: string) => void, private readonly o: LoopOptions) {}
+  constructor(private readonly pass: (reason: string) => void | PassSlices, private readonly o: LoopOptions) {}
 
   /** Starts the periodic pass (idempotent). */
   start(): void {
@@ -38,6 +65,7 @@ export class ReconcileLoop {
 
   private schedule(ms: number): void {
     clearTimeout(this.timer);
+    this.timerDue = performance.now() + ms;
     this.timer = setTimeout(() => { this.timer = undefined; this.trigger('periodic', 0); }, ms);
   }
 
@@ -48,25 +76,85 @@ export class ReconcileLoop {
     if (this.pending !== undefined) return;
     this.pending = setTimeout(() => {
       this.pending = undefined;
-      const periodic = this.reasons.has('periodic');
-      const why = [...this.reasons].sort().join(',');
-      this.reasons.clear();
-      const t0 = performance.now();
       try {
-        this.pass(why);
+        this.runTriggered();
       } finally {
-        // The next safety-net pass counts from the end of this one, whatever else triggered it.
-        if (periodic && !this.stopped) this.schedule(nextPeriodMs(this.o.periodMs, performance.now() - t0, this.o.maxDuty));
+        if (this.yielded && !this.stopped) { this.yielded = false; this.stepSoon(); }
       }
     }, delayMs);
   }
 
-  /** Stops timers; a pass in progress finishes (passes are synchronous). Idempotent. */
+  private runTriggered(): void {
+    const periodic = this.reasons.has('periodic');
+    const why = [...this.reasons].sort().join(',');
+    this.reasons.clear();
+    const t0 = performance.now();
+    let it: void | PassSlices = undefined;
+    try {
+      it = this.pass(why);
+    } finally {
+      if (it === undefined) this.finished(periodic, performance.now() - t0);
+    }
+    if (it === undefined) return;
+    const s: Sliced = { it, periodic, busyMs: performance.now() - t0 };
+    if (this.running === undefined) {
+      this.running = s;
+      this.step();
+    } else if (this.waiting === undefined) {
+      this.waiting = s;
+    } else {
+      this.waiting.periodic ||= periodic;
+      it.return?.();
+    }
+  }
+
+  private stepSoon(): void {
+    if (this.next === undefined && this.running !== undefined) this.next = setImmediate(() => { this.next = undefined; this.step(); });
+  }
+
+  /** Runs one slice of the running pass, unless a trigger is pending: its pass goes first and resumes the slices. */
+  private step(): void {
+    const s = this.running;
+    if (s === undefined || this.stopped) return;
+    if (this.pending !== undefined) {
+      this.yielded = true;
+      return;
+    }
+    const t0 = performance.now();
+    let done = true;
+    try {
+      done = s.it.next().done === true;
+    } finally {
+      s.busyMs += performance.now() - t0;
+      if (done) {
+        this.running = this.waiting;
+        this.waiting = undefined;
+        this.finished(s.periodic, s.busyMs);
+      }
+      this.stepSoon();
+    }
+  }
+
+  /** After a pass that held the loop `busyMs`: the next safety-net pass counts from its end. */
+  private finished(periodic: boolean, busyMs: number): void {
+    if (this.stopped) return;
+    const wait = nextPeriodMs(this.o.periodMs, busyMs, this.o.maxDuty);
+    if (periodic) this.schedule(wait);
+    else if (wait > this.o.periodMs && this.timer !== undefined && performance.now() + wait > this.timerDue) this.schedule(wait);
+  }
+
+  /** Stops timers and drops slices not yet run (a slice in progress finishes). Idempotent. */
   stop(): void {
     this.stopped = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    if (this.pending !== undefined) clearTimeout(this.pending);
+    clearTimeout(this.timer);
+    clearTimeout(this.pending);
+    if (this.next !== undefined) clearImmediate(this.next);
     this.timer = undefined;
     this.pending = undefined;
+    this.next = undefined;
+    const left = [this.running, this.waiting];
+    this.running = undefined;
+    this.waiting = undefined;
+    for (const s of left) s?.it.return?.();
   }
 }
