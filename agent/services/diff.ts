@@ -126,11 +126,20 @@ export function nodePortKey(groupKey: string): string {
   return groupKey.split(' . ').slice(1).join(' . ');
 }
 
-/** Records a plan's slot assignments in the endpoint maps of `want` (the next diff starts from them). */
+/** Whether `slots` hold `endpoints` in their order in slots 0..n-1 (what appliedSlots gives without a recorded assignment). */
+function inOrder(slots: ReadonlyMap<number, string>, endpoints: readonly string[]): boolean {
+  if (slots.size !== endpoints.length) return false;
+  for (let i = 0; i < endpoints.length; i++) if (slots.get(i) !== endpoints[i]) return false;
+  return true;
+}
+
+/** Records a plan's slot assignments in the endpoint maps of `want` (the next diff starts from them); one in endpoint order is not kept (most are, after a cold start). */
 export function recordSlots(want: SvcContent, plan: SvcPlan): void {
   for (const [name, m] of want.epMaps) {
     const s = plan.epSlots.get(name);
-    if (s !== undefined) m.slots = s;
+    if (s === undefined) continue;
+    if (inOrder(s, m.endpoints)) delete m.slots;
+    else m.slots = s;
   }
 }
 

@@ -39,54 +39,70 @@ export function withoutHairpin(c: SvcContent): SvcContent {
   return { ...c, elements };
 }
 
-/** The hairpin pairs of one Service's units by map, as renderUnit adds them (every endpoint . itself); a stored fragment keeps none. */
-export function unitHairpins(units: readonly ServicePortUnit[] | undefined): Pick<SvcContent, 'elements'> {
-  const elements: SvcContent['elements'] = new Map();
+/** One Service's hairpin endpoints by set: each address `a` stands for the element `a . a`. */
+export type HairpinIps = Map<FixedMapName, Set<string>>;
+
+/** The hairpin endpoints of one Service's units by set, as renderUnit adds their pairs (every endpoint . itself); a stored fragment keeps none. */
+export function unitHairpins(units: readonly ServicePortUnit[] | undefined): HairpinIps {
+  const out: HairpinIps = new Map();
   for (const u of units ?? []) {
     const h: FixedMapName = u.family === 4 ? 'hairpin4' : 'hairpin6';
-    let m = elements.get(h);
-    if (m === undefined) elements.set(h, (m = new Map()));
-    for (const b of [...u.cluster, ...u.internal, ...u.external]) m.set(`${b.ip} . ${b.ip}`, '');
+    let m = out.get(h);
+    if (m === undefined) out.set(h, (m = new Set()));
+    for (const b of [...u.cluster, ...u.internal, ...u.external]) m.add(b.ip);
   }
-  return { elements };
+  return out;
 }
 
-/** Drops `c`'s hairpin maps (counted apart, rebuilt from the units when needed). Returns `c`. */
-export function dropHairpin(c: SvcContent): SvcContent {
+/** A fragment as the proxy keeps it: no hairpin maps (counted apart, rebuilt from the units when needed), empty chain and affinity maps shared. Returns `c`. */
+export function storedFragment(c: SvcContent): SvcContent {
   for (const h of HAIRPIN_MAPS) c.elements.delete(h);
+  // Most Services have neither: one empty map each would cost ~0.4 KiB per Service kept.
+  if (c.chains.size === 0) c.chains = NO_CHAINS;
+  if (c.affinity.size === 0) c.affinity = NO_AFFINITY;
   return c;
 }
 
-/** Reference counts of hairpin pairs over all Services; `update` returns the element changes. */
+/** An empty map shared by stored fragments: nothing may add to it. */
+class SharedEmpty<K, V> extends Map<K, V> {
+  override set(): this {
+    throw new Error('service proxy: a stored fragment\'s shared empty map was written to');
+  }
+}
+const NO_CHAINS: SvcContent['chains'] = new SharedEmpty();
+const NO_AFFINITY: SvcContent['affinity'] = new SharedEmpty();
+
+/** Reference counts of hairpin endpoints over all Services, keyed by the address itself (the endpoint's string, shared with the informer's object); `update` returns the element changes. */
 export class HairpinCounts {
   private readonly counts = new Map<FixedMapName, Map<string, number>>(HAIRPIN_MAPS.map((h) => [h, new Map()]));
 
-  /** Counts every fragment from scratch (after a full sync). */
-  reset(parts: Iterable<Pick<SvcContent, 'elements'>>): void {
+  /** Counts every Service from scratch (after a full sync). */
+  reset(parts: Iterable<HairpinIps>): void {
     for (const m of this.counts.values()) m.clear();
     for (const p of parts) this.update(undefined, p);
   }
 
   /** Moves one Service from `before` to `after`; returns the element changes. */
-  update(before: Pick<SvcContent, 'elements'> | undefined, after: Pick<SvcContent, 'elements'> | undefined): ElemOp[] {
+  update(before: HairpinIps | undefined, after: HairpinIps | undefined): ElemOp[] {
     const out: ElemOp[] = [];
+    const none = new Set<string>();
     for (const h of HAIRPIN_MAPS) {
       const counts = this.counts.get(h) ?? new Map<string, number>();
-      const old = before?.elements.get(h) ?? new Map<string, string>();
-      const neu = after?.elements.get(h) ?? new Map<string, string>();
-      for (const k of neu.keys()) {
-        if (old.has(k)) continue;
-        const n = counts.get(k) ?? 0;
-        counts.set(k, n + 1);
-        if (n === 0) out.push({ verb: 'add', map: h, key: k, value: '' });
+      const old = before?.get(h) ?? none;
+      const neu = after?.get(h) ?? none;
+      for (const ip of neu) {
+        if (old.has(ip)) continue;
+        const n = counts.get(ip) ?? 0;
+        counts.set(ip, n + 1);
+        if (n === 0) out.push({ verb: 'add', map: h, key: `${ip} . ${ip}`, value: '' });
       }
-      for (const k of old.keys()) {
-        if (neu.has(k)) continue;
-        const n = (counts.get(k) ?? 1) - 1;
+      for (const ip of old) {
+        if (neu.has(ip)) continue;
+        const n = (counts.get(ip) ?? 1) - 1;
         if (n <= 0) {
-          counts.delete(k);
-          out.push({ verb: 'delete', map: h, key: k, value: '' });
-        } else counts.set(k, n);
+          counts.delete(ip);
+          out.push({ verb: 'delete', map: h, key: `${ip} . ${ip}`, value: '' });
+        } else counts.set(ip, n);
       }
     }
     return out;

@@ -15,7 +15,8 @@ import { applyFullPlan, nothingHeld, syncScript } from './apply.ts';
 import { commitElemCommands, elemOpCommands } from './nfnl-apply.ts';
 import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
-import { HairpinCounts, compactContent, dropHairpin, mergeAll, unitHairpins, withoutHairpin } from './fragments.ts';
+import { EndpointRefs } from './endpoint-refs.ts';
+import { HairpinCounts, compactContent, mergeAll, storedFragment, unitHairpins, withoutHairpin } from './fragments.ts';
 import type { Informer } from './informer.ts';
 import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
@@ -75,8 +76,8 @@ export class ServiceProxy {
   /** How the last sync that changed something reached the kernel. */
   lastPath: 'nft' | 'netlink' | 'none' = 'none';
   private sock: NfnlSocket | undefined;
-  /** Programmed endpoints (ip|port|proto) -> how many units hold them, and the number of units. */
-  private readonly epRefs = new Map<string, number>();
+  /** Programmed endpoints -> how many units hold them, and the number of units. */
+  private readonly epRefs = new EndpointRefs();
   private unitCount = 0;
   /** Chains the table holds (the skeleton's and the affinity recorders made so far); unused recorders go at the next full sync. */
   private readonly kernelChains = new Set<string>(FIXED_CHAINS);
@@ -219,7 +220,7 @@ export class ServiceProxy {
         this.epRefs.clear();
         this.unitCount = 0;
         // Stored without hairpin pairs: they are counted from the units (the merged content above had them).
-        for (const [k, f] of frags) this.fragments.set(k, dropHairpin(f));
+        for (const [k, f] of frags) this.fragments.set(k, storedFragment(f));
         for (const [k, u] of touched) this.setUnits(k, u);
         this.hairpin.reset([...touched.values()].map(unitHairpins));
         this.kernelChains.clear();
@@ -266,7 +267,7 @@ export class ServiceProxy {
         for (const n of newChains) this.kernelChains.add(n);
         for (const [k, f] of next) {
           if (f === undefined) this.fragments.delete(k);
-          else this.fragments.set(k, dropHairpin(f));
+          else this.fragments.set(k, storedFragment(f));
           stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
           this.setUnits(k, touched.get(k) ?? []);
         }
@@ -304,11 +305,8 @@ export class ServiceProxy {
     const count = (us: readonly ServicePortUnit[] | undefined, d: 1 | -1) => {
       for (const u of us ?? []) {
         this.unitCount += d;
-        for (const e of new Set([...u.cluster, ...u.internal, ...u.external].map((b) => `${b.ip}|${b.port}|${u.proto}`))) {
-          const n = (this.epRefs.get(e) ?? 0) + d;
-          if (n <= 0) this.epRefs.delete(e);
-          else this.epRefs.set(e, n);
-        }
+        const eps = new Map([...u.cluster, ...u.internal, ...u.external].map((b) => [`${b.ip}|${b.port}`, b]));
+        for (const b of eps.values()) this.epRefs.move(b.ip, b.port, u.proto, d);
       }
     };
     count(this.units.get(key), -1);

@@ -19,6 +19,7 @@ import { benchStandalone } from './standalone.ts';
 import { benchBulk } from './bulk.ts';
 import { benchServices } from './services.ts';
 import { benchServicePeers } from './services-peers.ts';
+import { benchServicesPod } from './services-pod.ts';
 import { benchSizes } from './sizes.ts';
 import { benchNetpol } from './netpol.ts';
 import { ROOT, type BenchResult } from './util.ts';
@@ -45,6 +46,8 @@ const BENCHES: Record<string, Bench> = {
   services: () => benchServices(),
   // weftd --service-proxy beside kube-proxy nftables and iptables mode, from a real kube-apiserver (issue 30).
   'services-peers': () => benchServicePeers(),
+  // ClusterIP against the direct pod path from a pod namespace, 1 and 10,000 Services interleaved (issue 30).
+  'services-pod': () => benchServicesPod(),
   // Bytes of each bundle in dist/bin (no timing; loopback has a ceiling).
   sizes: () => benchSizes(),
   netpol: () => benchNetpol(),

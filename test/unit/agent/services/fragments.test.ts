@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { serviceUnits } from '../../../../agent/services/model.ts';
 import { renderAll } from '../../../../agent/services/render.ts';
-import { assumeApplied, diffContent } from '../../../../agent/services/diff.ts';
-import { compactContent, unitHairpins } from '../../../../agent/services/fragments.ts';
+import { assumeApplied, diffContent, recordSlots } from '../../../../agent/services/diff.ts';
+import { compactContent, storedFragment, unitHairpins } from '../../../../agent/services/fragments.ts';
 import { NODE, ep, port, slice, svc } from './fixtures.ts';
 
 const WEB = svc('web', { clusterIP: '10.96.0.21', ports: [port('http', 80)] });
@@ -40,10 +40,39 @@ void describe('services fragments', () => {
       slice('b', 'two', [ep('fd00:244::6')], [{ name: 'http', port: 8080 }], 'IPv6'),
     ], NODE);
     const rendered = renderAll(units, NODE);
-    const counted = unitHairpins(units).elements;
+    const counted = unitHairpins(units);
     assert.deepEqual([...counted.keys()].sort(), ['hairpin4', 'hairpin6']);
-    for (const h of ['hairpin4', 'hairpin6'] as const) assert.deepEqual([...(counted.get(h)?.keys() ?? [])].sort(), [...(rendered.elements.get(h)?.keys() ?? [])].sort());
+    for (const h of ['hairpin4', 'hairpin6'] as const) assert.deepEqual([...(counted.get(h) ?? [])].map((a) => `${a} . ${a}`).sort(), [...(rendered.elements.get(h)?.keys() ?? [])].sort());
     assert.equal(counted.get('hairpin4')?.size, 2);
-    assert.equal(unitHairpins(undefined).elements.size, 0);
+    assert.equal(unitHairpins(undefined).size, 0);
+  });
+});
+
+void describe('services stored fragments', () => {
+  it('keep no hairpin maps, share their empty chain and affinity maps, and refuse writes to them', () => {
+    const a = storedFragment(render(['10.244.1.6']));
+    const b = storedFragment(render(['10.244.1.7']));
+    assert.equal(a.elements.has('hairpin4'), false);
+    assert.equal(a.chains, b.chains);
+    assert.equal(a.affinity, b.affinity);
+    assert.throws(() => a.chains.set('x', { comment: '', rules: [] }), /shared empty map/);
+  });
+
+  it('a slot assignment in endpoint order is not kept; another one is, and the next diff starts from it', () => {
+    const c = render(['10.244.1.6', '10.244.2.6']);
+    const plan = diffContent(c, assumeApplied(render([])));
+    recordSlots(c, plan);
+    const m = [...c.epMaps.values()][0];
+    assert.equal(m?.slots, undefined);
+    // The kernel holds the two endpoints the other way round: that assignment is recorded.
+    const have = assumeApplied(c);
+    have.epMaps.set([...c.epMaps.keys()][0] as string, new Map([[0, '10.244.2.6 . 8080'], [1, '10.244.1.6 . 8080']]));
+    const again = render(['10.244.1.6', '10.244.2.6']);
+    const p2 = diffContent(again, have);
+    assert.equal(p2.elems.length, 0);
+    recordSlots(again, p2);
+    const m2 = [...again.epMaps.values()][0];
+    assert.deepEqual([...(m2?.slots ?? [])], [[0, '10.244.2.6 . 8080'], [1, '10.244.1.6 . 8080']]);
+    assert.deepEqual(diffContent(render(['10.244.1.6', '10.244.2.6']), assumeApplied(again)).elems.length, 0);
   });
 });
