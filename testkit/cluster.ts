@@ -10,6 +10,10 @@ import { formatCidr, parseCidr } from '../lib/ip/index.ts';
 import { EtcdServer } from './etcd.ts';
 import { KubeApiServer } from './kube-apiserver.ts';
 import { Topology, nsExec, type SimNode, type SimPod } from './topology.ts';
+import { waitFor } from './wait.ts';
+
+/** The poll helper, also reached through this module by the tests and benches that use the cluster. */
+export { waitFor };
 
 const ROOT = join(import.meta.dirname, '..');
 /** The flannel plugin executable of each backend. */
@@ -81,15 +85,6 @@ export interface ClusterPod extends SimPod {
   node: ClusterNode;
 }
 
-/** Polls `pred` every `everyMs` until it is true; returns the elapsed ms, throws after `timeoutMs`. */
-export async function waitFor(what: string, pred: () => boolean | Promise<boolean>, timeoutMs = 10_000, everyMs = 50): Promise<number> {
-  const t0 = performance.now();
-  for (;;) {
-    if (await pred()) return performance.now() - t0;
-    if (performance.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 /** The /24 of `network` a kube node gets (what kube-controller-manager's --cluster-cidr would assign): index id. */
 export function kubePodCidr(network: string, id: number): string {

@@ -11,6 +11,7 @@ import type { WatchCache } from '../../../../agent/kube/watch-cache.ts';
 import { createAgentLog } from '../../../../agent/log.ts';
 import { Metrics } from '../../../../agent/metrics.ts';
 import { FakeInformer } from '../../../../testkit/fake-informer.ts';
+import { waitFor } from '../../../../testkit/wait.ts';
 import type { KubeObject } from '../../../../agent/services/informer.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'weft-policy-ctl-'));
@@ -28,14 +29,6 @@ esac
 chmodSync(nft, 0o755);
 
 const pod = (name: string, labels: Record<string, string>, ip: string): KubeObject => ({ metadata: { namespace: 'a', name, labels }, spec: {}, status: { phase: 'Running', podIP: ip, hostIP: '192.0.2.1' } } as unknown as KubeObject);
-
-async function until(cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 void describe('PolicyController', () => {
   it('reuses the last table on a pass with no event, and takes the new one after an event', async () => {
@@ -63,7 +56,7 @@ void describe('PolicyController', () => {
 
       // An event that changes a peer set: the next pass builds the table from the model and writes the client's address.
       pods.modify(pod('client', { role: 'in' }, '10.244.1.3'));
-      await until(() => c.modelRuns.incremental === 1);
+      await waitFor('the incremental pass after the event', () => c.modelRuns.incremental === 1, 5000, 2);
       assert.equal(c.modelRuns.reused, 2);
       assert.match(written().slice(before.length), /10\.244\.1\.3/);
 
