@@ -7,12 +7,14 @@ import { nftExpr } from '../../lib/netfilter/expr.ts';
 import { elementKey, taggedRule, type TableChain, type TableContent, type TableRule, type TableSet } from '../../lib/netfilter/table-diff.ts';
 import type { NftTableRef } from '../../lib/netfilter/types.ts';
 import { familyOfText } from '../../lib/ip/addr.ts';
-import { blockElements, compilePolicy, hash, parseBlockCidr, PROTOCOLS, scopeKey, type CompiledPolicy, type Families, type Scope, type SetRequest } from './compile.ts';
+import { compilePolicy, parseBlockCidr, scopeKey, type CompiledPolicy, type Families, type Scope, type SetRequest } from './compile.ts';
 import { groupTable, noteSelecting, type AddrPolicies } from './groups.ts';
+import { requestSet } from './request-set.ts';
 import { matchesSelector } from './selector.ts';
 import type { NamespaceLabels, PodInfo, Policy } from './types.ts';
 
 export { peerSetName } from './compile.ts';
+export { requestSet } from './request-set.ts';
 
 /** weft's policy table (runs in the node's netns). */
 export const POLICY_TABLE: NftTableRef = { family: 'inet', name: 'weft-policy' };
@@ -222,27 +224,6 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   const rules = [...chains.values()].reduce((n, c) => n + c.rules.length, 0);
   return { content: { sets, chains, counters }, plans, isolated: { ingress: dirs.ingress.pods.size, egress: dirs.egress.pods.size }, rules,
     local: [...localPods.values()].sort((a, b) => (a.pod < b.pod ? -1 : 1)) };
-}
-
-/** A requested set filled from the pods of its scope (none for an ipBlock); the model check refills sets with it too. */
-export function requestSet(r: SetRequest, pods: readonly PodInfo[]): TableSet {
-  const addrType = r.family === 4 ? 'ipv4_addr' : 'ipv6_addr';
-  // Pod addresses are canonical texts checked by trimPod: they are their own element keys.
-  const ipsOf = (p: PodInfo): string[] => p.ips.filter((ip) => familyOfText(ip) === r.family);
-  if (r.kind === 'pods') return { spec: { type: addrType, comment: commentOf(`${scopeKey(r.scope)}${r.family === 6 ? ' ipv6' : ''}`) }, elements: new Set(pods.flatMap(ipsOf)) };
-  if (r.kind === 'named') {
-    const els = new Set<string>();
-    // Resolved per pod: the same name may mean a different number on each pod.
-    for (const p of pods) for (const np of p.ports) if (np.name === r.port && PROTOCOLS[np.protocol] === r.proto) for (const ip of ipsOf(p)) els.add(`${ip} . ${r.proto} . ${np.port}`);
-    return { spec: { type: [addrType, 'inet_proto', 'inet_service'], comment: commentOf(`${scopeKey(r.scope)} port=${r.port}/${r.proto}${r.family === 6 ? ' ipv6' : ''}`) }, elements: els };
-  }
-  const norm = blockElements(r.cidrs);
-  return { spec: { type: addrType, flags: ['interval'], comment: commentOf(`ipBlock ${norm.join(',')}`) }, elements: new Set(norm.map((c) => elementKey(c))) };
-}
-
-function commentOf(s: string): string {
-  const clean = s.replace(/[^A-Za-z0-9_.:/@=+,-]+/g, ' ').trim().replace(/\s+/g, ' ');
-  return clean.length > 120 ? `${clean.slice(0, 107)} ${hash(s, 12)}` : clean || 'weft';
 }
 
 /** A direction's accumulator for desiredPolicy. */
