@@ -40,6 +40,7 @@ export { udpPeerLeases, type PeerRow } from './udp/peer-table.ts';
 export { FORWARD_TAG, isForeignForwardChain, listForwardChainRules, wantedForwardRules, type ForwardChainRules, type ForwardNets } from './forward-rules.ts';
 // NetworkPolicy (weftd --network-policy): its table's names and the view of this node it leaves beside subnet.env.
 export { CHAIN_EG, CHAIN_IN, POLICY_TABLE, SET_ISO_EG, SET_ISO_EG6, SET_ISO_IN, SET_ISO_IN6 } from './policy/desired.ts';
+export { MAP_EG, MAP_EG6, MAP_IN, MAP_IN6 } from './policy/groups.ts';
 export { parsePolicyView, policyViewPath, type PolicyView } from './policy/state.ts';
 // Services (weftd's kube-proxy replacement): the desired ruleset rendered from Services and EndpointSlices (pure)
 // and the kernel's table read back, to compare.

@@ -1,16 +1,20 @@
 // NetworkPolicies + Pods + Namespaces -> the whole content of weft's `inet weft-policy` table (pure).
 // Packet path O(1) in pods: pods are elements of sets (one set per distinct selector, one per named
 // port), a policy is one chain of rules per peer x port clause (compile.ts), isolation is set
-// membership. Two forward-hook base chains (ingress, egress) so that an accept by one never skips the other.
+// membership, and a base chain reaches the policies of an address through one verdict-map lookup
+// (groups.ts). Two forward-hook base chains (ingress, egress) so that an accept by one never skips the other.
 import { nftExpr } from '../../lib/netfilter/expr.ts';
 import { elementKey, taggedRule, type TableChain, type TableContent, type TableRule, type TableSet } from '../../lib/netfilter/table-diff.ts';
 import type { NftTableRef } from '../../lib/netfilter/types.ts';
 import { familyOfText } from '../../lib/ip/addr.ts';
-import { blockElements, compilePolicy, hash, parseBlockCidr, PROTOCOLS, scopeKey, type CompiledPolicy, type Families, type Scope, type SetRequest } from './compile.ts';
+import { compilePolicy, parseBlockCidr, scopeKey, type CompiledPolicy, type Families, type Scope, type SetRequest } from './compile.ts';
+import { groupTable, noteSelecting, type AddrPolicies } from './groups.ts';
+import { requestSet } from './request-set.ts';
 import { matchesSelector } from './selector.ts';
 import type { NamespaceLabels, PodInfo, Policy } from './types.ts';
 
 export { peerSetName } from './compile.ts';
+export { requestSet } from './request-set.ts';
 
 /** weft's policy table (runs in the node's netns). */
 export const POLICY_TABLE: NftTableRef = { family: 'inet', name: 'weft-policy' };
@@ -129,10 +133,10 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   const chains = new Map<string, TableChain>();
   const counters = new Set<string>();
   const plans: PolicyPlan[] = [];
-  // One accumulator per direction: local pods isolated that way, the jumps into policy chains, their drops.
+  // One accumulator per direction: local pods isolated that way, the policies selecting each address, their drops.
   const dirs = { ingress: newDirection(), egress: newDirection() };
-  const { iso: isoIn, iso6: isoIn6, jumps: jumpsIn, drops: dropIn } = dirs.ingress;
-  const { iso: isoEg, iso6: isoEg6, jumps: jumpsEg, drops: dropEg } = dirs.egress;
+  const { iso: isoIn, iso6: isoIn6, drops: dropIn } = dirs.ingress;
+  const { iso: isoEg, iso6: isoEg6, drops: dropEg } = dirs.egress;
   const policies = [...w.policies].sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
   const used = new Set<string>();
   const localPods = new Map<string, LocalPod>();
@@ -165,13 +169,15 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
       for (const p of local) {
         acc.pods.add(`${p.namespace}/${p.name}`);
         localView(p)[d].push(key);
-        for (const ip of p.ips) (familyOfText(ip) === 4 ? acc.iso : acc.iso6).add(ip);
+        for (const ip of p.ips) {
+          (familyOfText(ip) === 4 ? acc.iso : acc.iso6).add(ip);
+          noteSelecting(acc.byIp, ip, key, c.jump);
+        }
       }
       plan[d === 'ingress' ? 'ingressChain' : 'egressChain'] = c.chain;
       plan[d === 'ingress' ? 'ingressCounter' : 'egressCounter'] = c.counter;
       counters.add(c.counter);
       chains.set(c.chain, { rules: c.rules });
-      acc.jumps.push(c.jump);
       acc.drops.push(...c.drops);
     }
     plans.push(plan);
@@ -199,43 +205,30 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   counters.add(COUNTER_DROP_EG);
   chains.set(CHAIN_DROP_IN, { rules: [...dropIn, taggedRule(nftExpr`counter name ${COUNTER_DROP_IN} drop`, 'drop')] });
   chains.set(CHAIN_DROP_EG, { rules: [...dropEg, taggedRule(nftExpr`counter name ${COUNTER_DROP_EG} drop`, 'drop')] });
+  // The lookup jumps to the group chain of the policies selecting the address; when it returns (no
+  // policy accepted), the drop chain follows.
+  const gIn = groupTable('ingress', dirs.ingress.byIp, v6);
+  const gEg = groupTable('egress', dirs.egress.byIp, v6);
+  for (const g of [gIn, gEg]) {
+    for (const [name, c] of g.chains) chains.set(name, c);
+    for (const [name, m] of g.maps) sets.set(name, m);
+  }
   chains.set(CHAIN_IN, {
     base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' },
-    rules: [...head('daddr'), ...nodeRules, ...jumpsIn, taggedRule(nftExpr`jump ${CHAIN_DROP_IN}`, 'deny')],
+    rules: [...head('daddr'), ...nodeRules, ...gIn.lookups, taggedRule(nftExpr`jump ${CHAIN_DROP_IN}`, 'deny')],
   });
   chains.set(CHAIN_EG, {
     base: { type: 'filter', hook: 'forward', priority: -1, policy: 'accept' },
-    rules: [...head('saddr'), ...jumpsEg, taggedRule(nftExpr`jump ${CHAIN_DROP_EG}`, 'deny')],
+    rules: [...head('saddr'), ...gEg.lookups, taggedRule(nftExpr`jump ${CHAIN_DROP_EG}`, 'deny')],
   });
   const rules = [...chains.values()].reduce((n, c) => n + c.rules.length, 0);
   return { content: { sets, chains, counters }, plans, isolated: { ingress: dirs.ingress.pods.size, egress: dirs.egress.pods.size }, rules,
     local: [...localPods.values()].sort((a, b) => (a.pod < b.pod ? -1 : 1)) };
 }
 
-/** A requested set filled from the pods of its scope (none for an ipBlock); the model check refills sets with it too. */
-export function requestSet(r: SetRequest, pods: readonly PodInfo[]): TableSet {
-  const addrType = r.family === 4 ? 'ipv4_addr' : 'ipv6_addr';
-  // Pod addresses are canonical texts checked by trimPod: they are their own element keys.
-  const ipsOf = (p: PodInfo): string[] => p.ips.filter((ip) => familyOfText(ip) === r.family);
-  if (r.kind === 'pods') return { spec: { type: addrType, comment: commentOf(`${scopeKey(r.scope)}${r.family === 6 ? ' ipv6' : ''}`) }, elements: new Set(pods.flatMap(ipsOf)) };
-  if (r.kind === 'named') {
-    const els = new Set<string>();
-    // Resolved per pod: the same name may mean a different number on each pod.
-    for (const p of pods) for (const np of p.ports) if (np.name === r.port && PROTOCOLS[np.protocol] === r.proto) for (const ip of ipsOf(p)) els.add(`${ip} . ${r.proto} . ${np.port}`);
-    return { spec: { type: [addrType, 'inet_proto', 'inet_service'], comment: commentOf(`${scopeKey(r.scope)} port=${r.port}/${r.proto}${r.family === 6 ? ' ipv6' : ''}`) }, elements: els };
-  }
-  const norm = blockElements(r.cidrs);
-  return { spec: { type: addrType, flags: ['interval'], comment: commentOf(`ipBlock ${norm.join(',')}`) }, elements: new Set(norm.map((c) => elementKey(c))) };
-}
-
-function commentOf(s: string): string {
-  const clean = s.replace(/[^A-Za-z0-9_.:/@=+,-]+/g, ' ').trim().replace(/\s+/g, ' ');
-  return clean.length > 120 ? `${clean.slice(0, 107)} ${hash(s, 12)}` : clean || 'weft';
-}
-
 /** A direction's accumulator for desiredPolicy. */
-function newDirection(): { pods: Set<string>; iso: Set<string>; iso6: Set<string>; jumps: TableRule[]; drops: TableRule[] } {
-  return { pods: new Set<string>(), iso: new Set<string>(), iso6: new Set<string>(), jumps: [], drops: [] };
+function newDirection(): { pods: Set<string>; iso: Set<string>; iso6: Set<string>; byIp: Map<string, AddrPolicies>; drops: TableRule[] } {
+  return { pods: new Set<string>(), iso: new Set<string>(), iso6: new Set<string>(), byIp: new Map(), drops: [] };
 }
 
 const policyTexts = new WeakMap<Policy, string>();

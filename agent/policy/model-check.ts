@@ -6,11 +6,12 @@
 import type { TableSet } from '../../lib/netfilter/table-diff.ts';
 import { scopeKey, type SetRequest } from './compile.ts';
 import { requestSet, SET_ISO_EG, SET_ISO_EG6, SET_ISO_IN, SET_ISO_IN6, SET_NODE, SET_NODE6, type DesiredPolicy, type PolicyCompileCache } from './desired.ts';
+import { MAP_EG, MAP_EG6, MAP_IN, MAP_IN6 } from './groups.ts';
 import type { IncrementalPolicy } from './incremental.ts';
 import type { PodInfo } from './types.ts';
 
-/** Sets every table has, filled from this node's pods and addresses on every pass (not from a request). */
-const FIXED = new Set([SET_ISO_IN, SET_ISO_EG, SET_ISO_IN6, SET_ISO_EG6, SET_NODE, SET_NODE6]);
+/** Sets and maps every table has, filled from this node's pods and addresses on every pass (not from a request). */
+const FIXED = new Set([SET_ISO_IN, SET_ISO_EG, SET_ISO_IN6, SET_ISO_EG6, SET_NODE, SET_NODE6, MAP_IN, MAP_EG, MAP_IN6, MAP_EG6]);
 
 /**
  * The check's steps over `model` and `last` (its table of the current model; `cache` the compiled

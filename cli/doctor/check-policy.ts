@@ -1,7 +1,8 @@
 // Check "policy": weftd --network-policy's view of this node (agent/policy/state.ts: its pods, the
 // policies selecting them, their chains and sets) against the kernel's `inet weft-policy` table and
 // host-local's allocations. Names each pod a policy selects that no rule covers: an address missing
-// from its isolation or target set, a policy chain absent or not jumped to, or a pod whose address
+// from its isolation or target set, a policy chain absent or not jumped to from the address's group
+// chain (the verdict map's element), or a pod whose address
 // per the API is allocated to no container here. Reads the node's netns and files; changes nothing.
 import { readFileSync } from 'node:fs';
 import { familyOfText, parseIp } from '../../lib/ip/addr.ts';
@@ -9,7 +10,7 @@ import { cidrContains, parseCidr } from '../../lib/ip/cidr.ts';
 import { listTable } from '../../lib/netfilter/list.ts';
 import { contentFromListing } from '../../lib/netfilter/table-diff.ts';
 import type { NftTableState } from '../../lib/netfilter/types.ts';
-import { CHAIN_EG, CHAIN_IN, POLICY_TABLE, SET_ISO_EG, SET_ISO_EG6, SET_ISO_IN, SET_ISO_IN6, parsePolicyView, policyViewPath, type PolicyView } from '../../agent/inspect.ts';
+import { MAP_EG, MAP_EG6, MAP_IN, MAP_IN6, POLICY_TABLE, SET_ISO_EG, SET_ISO_EG6, SET_ISO_IN, SET_ISO_IN6, parsePolicyView, policyViewPath, type PolicyView } from '../../agent/inspect.ts';
 import type { Allocation } from './allocations.ts';
 import { WEFTD_FIXES, type CheckResult, type Problem } from './problem.ts';
 
@@ -42,7 +43,9 @@ export function checkPolicy(i: PolicyInputs): CheckResult {
   }
   const kernel = contentFromListing(i.table);
   const has = (set: string | undefined, ip: string): boolean => set !== undefined && kernel.sets.get(set)?.elements.has(ip) === true;
-  const jumped = (base: string, chain: string): boolean => (i.table?.chains.get(base)?.rules ?? []).some((r) => JSON.stringify(r.expr).includes(`"target":"${chain}"`));
+  const jumped = (from: string, chain: string): boolean => (i.table?.chains.get(from)?.rules ?? []).some((r) => JSON.stringify(r.expr).includes(`"target":"${chain}"`));
+  // The group chain an address's verdict-map element jumps to.
+  const groupOf = (map: string, ip: string): string | undefined => (i.table?.sets.get(map)?.elements ?? []).find((e) => e.key[0] === ip)?.data?.map(String).find((d) => d.startsWith('jump '))?.slice(5);
   const byPolicy = new Map(view.policies.map((p) => [p.policy, p]));
   const allocated = new Set(i.allocs.map((a) => a.ip));
   const subnets = i.subnets.map((s) => parseCidr(s)).filter((c) => c !== null);
@@ -66,7 +69,13 @@ export function checkPolicy(i: PolicyInputs): CheckResult {
       for (const key of policies) {
         const chain = dir === 'ingress' ? byPolicy.get(key)?.ingressChain : byPolicy.get(key)?.egressChain;
         if (chain === undefined || !kernel.chains.has(chain)) gaps.push(`${key}'s ${dir} chain ${chain ?? '(none)'} is missing`);
-        else if (!jumped(dir === 'ingress' ? CHAIN_IN : CHAIN_EG, chain)) gaps.push(`nothing jumps to ${key}'s ${dir} chain ${chain}`);
+        else {
+          for (const ip of p.ips) {
+            const v6 = familyOfText(ip) === 6;
+            const group = groupOf(dir === 'ingress' ? (v6 ? MAP_IN6 : MAP_IN) : v6 ? MAP_EG6 : MAP_EG, ip);
+            if (group === undefined || !jumped(group, chain)) gaps.push(`nothing jumps to ${key}'s ${dir} chain ${chain} for ${ip} (group ${group ?? 'none'})`);
+          }
+        }
       }
     }
     if (checkAllocs && !p.ips.some((ip) => allocated.has(ip))) gaps.push(`its address ${p.ips.join(', ')} (Pod status) is allocated to no container on this node, so its real address is in no set`);

@@ -4,8 +4,9 @@
 import { createHash } from 'node:crypto';
 import { formatBaseChain, formatSetBody } from './batch-state.ts';
 import type { NftExpr } from './expr.ts';
+import { isMapSpec, splitMapElement } from './map-elements.ts';
 import { formatComment, formatKey, validateFamily, validateName } from './validate.ts';
-import type { NftBaseChainSpec, NftKey, NftSetSpec, NftTableRef, NftTableState } from './types.ts';
+import type { NftBaseChainSpec, NftKey, NftMapSpec, NftSetSpec, NftTableRef, NftTableState } from './types.ts';
 
 /** One rule: its body and its tag (the rule comment), which names the body: same tag, same rule. */
 export interface TableRule {
@@ -19,9 +20,9 @@ export interface TableChain {
   readonly rules: readonly TableRule[];
 }
 
-/** A set's desired content: its spec and its elements as formatted keys (formatKey). */
+/** A set's (or map's) desired content: its spec and its elements as formatted keys (formatKey; a map's as mapElementKey). */
 export interface TableSet {
-  readonly spec: NftSetSpec;
+  readonly spec: NftSetSpec | NftMapSpec;
   readonly elements: ReadonlySet<string>;
 }
 
@@ -59,12 +60,13 @@ export function contentFromListing(state: NftTableState | null): TableContent {
     for (const e of s.elements) {
       const atoms = e.key.map((a) => (typeof a === 'string' && /^[0-9.]+\/32$|:.*\/128$/.test(a) ? a.slice(0, a.lastIndexOf('/')) : a));
       try {
-        elements.add(elementKey(atoms));
+        elements.add(s.kind === 'map' ? `${elementKey(atoms)} : ${formatKey('map data', e.data ?? [])}` : elementKey(atoms));
       } catch {
         elements.add(`?${atoms.join(' . ')}`);
       }
     }
-    sets.set(s.name, { spec: { type: s.type as NftSetSpec['type'], flags: s.flags as NonNullable<NftSetSpec['flags']> }, elements });
+    const spec = { type: s.type as NftSetSpec['type'], flags: s.flags as NonNullable<NftSetSpec['flags']> };
+    sets.set(s.name, { spec: s.kind === 'map' ? { ...spec, data: (s.dataType ?? '') as NftMapSpec['data'] } : spec, elements });
   }
   const counters = new Set(state?.counters?.keys() ?? []);
   for (const c of state?.chains.values() ?? []) {
@@ -87,7 +89,8 @@ export interface TableDiffStats {
 /**
  * The transaction turning `held` into `want` (empty script: nothing differs). Order matters inside
  * one transaction: sets and elements first, then chains (policy chains before the base chains that
- * jump to them), then the removal of chains and sets nothing refers to any more. A chain is rewritten
+ * jump to them), then the elements added to maps (their verdicts may jump to a chain just added), then
+ * the removal of chains, maps and sets nothing refers to any more (maps before the chains they jump to). A chain is rewritten
  * whole (flush + add) when its tag sequence differs: chains are per policy, so that stays small.
  * `held === null`: the table is absent.
  */
@@ -96,11 +99,15 @@ export function diffTable(ref: NftTableRef, held: TableContent | null, want: Tab
   const lines: string[] = [];
   const stats: TableDiffStats = { setsAdded: 0, setsDeleted: 0, elementsAdded: 0, elementsDeleted: 0, chainsRewritten: 0, chainsDeleted: 0 };
   if (held === null) lines.push(`add table ${p}`);
+  const mapAdds: string[] = [];
   for (const [name, s] of want.sets) {
     const have = held?.sets.get(validateName('set', name));
     const interval = s.spec.flags?.includes('interval') === true;
+    const map = isMapSpec(s.spec);
+    // A map element is deleted by its key alone.
+    const keyOf = (e: string): string => (map ? splitMapElement(e).key : e);
     if (have === undefined) {
-      lines.push(`add set ${p} ${name} ${formatSetBody(s.spec)}`);
+      lines.push(`add ${map ? 'map' : 'set'} ${p} ${name} ${formatSetBody(s.spec)}`);
       stats.setsAdded++;
     }
     const add = [...s.elements].filter((e) => have?.elements.has(e) !== true);
@@ -111,10 +118,10 @@ export function diffTable(ref: NftTableRef, held: TableContent | null, want: Tab
       stats.elementsDeleted += have.elements.size;
       add.splice(0, add.length, ...s.elements);
     } else if (del.length > 0) {
-      for (const chunk of chunks(del)) lines.push(`delete element ${p} ${name} { ${chunk.join(', ')} }`);
+      for (const chunk of chunks(del.map(keyOf))) lines.push(`delete element ${p} ${name} { ${chunk.join(', ')} }`);
       stats.elementsDeleted += del.length;
     }
-    for (const chunk of chunks(add)) lines.push(`add element ${p} ${name} { ${chunk.join(', ')} }`);
+    for (const chunk of chunks(add)) (map ? mapAdds : lines).push(`add element ${p} ${name} { ${chunk.join(', ')} }`);
     stats.elementsAdded += add.length;
   }
   for (const name of want.counters ?? []) if (held?.counters?.has(validateName('counter', name)) !== true) lines.push(`add counter ${p} ${name}`);
@@ -129,16 +136,17 @@ export function diffTable(ref: NftTableRef, held: TableContent | null, want: Tab
     for (const r of c.rules) lines.push(`add rule ${p} ${name} ${r.text} comment ${formatComment('rule tag', r.tag)}`);
     stats.chainsRewritten++;
   }
+  lines.push(...mapAdds);
   const gone = [...(held?.chains.keys() ?? [])].filter((n) => !want.chains.has(n));
+  const goneSets = [...(held?.sets ?? [])].filter(([n]) => !want.sets.has(n));
   for (const name of gone) lines.push(`flush chain ${p} ${name}`);
+  // A map's verdicts hold the chains they jump to: the map goes first.
+  for (const [name, s] of goneSets) if (isMapSpec(s.spec)) lines.push(`delete map ${p} ${name}`);
   for (const name of gone) lines.push(`delete chain ${p} ${name}`);
   stats.chainsDeleted = gone.length;
   for (const name of held?.counters ?? []) if (want.counters?.has(name) !== true) lines.push(`delete counter ${p} ${name}`);
-  for (const name of held?.sets.keys() ?? []) {
-    if (want.sets.has(name)) continue;
-    lines.push(`delete set ${p} ${name}`);
-    stats.setsDeleted++;
-  }
+  for (const [name, s] of goneSets) if (!isMapSpec(s.spec)) lines.push(`delete set ${p} ${name}`);
+  stats.setsDeleted = goneSets.length;
   return { script: lines.length === 0 ? '' : `${lines.join('\n')}\n`, stats };
 }
 

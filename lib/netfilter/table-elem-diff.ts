@@ -2,8 +2,10 @@
 // elements of existing non-interval sets, the change can go to the kernel as one nf_tables netlink
 // batch from this process (no `nft` spawned, no table read into nft's cache). Pure, except commit.
 import { NfnlElemBatch } from './nfnl/set-elements.ts';
+import type { NfnlElem, NfnlVerdict } from './nfnl/elem.ts';
 import { formatKeyBytes } from './nfnl/key-codec.ts';
 import type { NfnlSocket } from './nfnl/socket.ts';
+import { isMapSpec, splitMapElement } from './map-elements.ts';
 import type { TableChain, TableContent } from './table-diff.ts';
 import type { NftAtom, NftDataType, NftTableRef } from './types.ts';
 
@@ -12,10 +14,12 @@ const ADD_PER_MESSAGE = 200;
 /** Above this many element changes a delta goes to nft instead (one datagram must carry a netlink batch). */
 export const MAX_NETLINK_CHANGES = 2000;
 
-/** Elements to add to and delete from one set, as formatted keys (elementKey). */
+/** Elements to add to and delete from one set (or map: `data` given), as formatted keys (elementKey, mapElementKey). */
 export interface SetElementDelta {
   readonly set: string;
   readonly type: NftDataType | readonly NftDataType[];
+  /** A map's data type(s). */
+  readonly data?: NftDataType | readonly NftDataType[];
   readonly add: readonly string[];
   readonly del: readonly string[];
 }
@@ -54,7 +58,7 @@ export function setElementDeltas(held: TableContent, want: TableContent): SetEle
     const del = [...h.elements].filter((e) => !s.elements.has(e));
     if (add.length === 0 && del.length === 0) continue;
     if (s.spec.flags?.includes('interval') === true) return null;
-    out.push({ set: name, type: s.spec.type, add, del });
+    out.push({ set: name, type: s.spec.type, ...(isMapSpec(s.spec) ? { data: s.spec.data } : {}), add, del });
   }
   return out.reduce((n, d) => n + d.add.length + d.del.length, 0) > MAX_NETLINK_CHANGES ? null : out;
 }
@@ -70,19 +74,32 @@ export function parseElementKey(key: string): NftAtom[] {
   return key.split(' . ').map((a) => (a.length >= 2 && a.startsWith('"') && a.endsWith('"') ? a.slice(1, -1) : a));
 }
 
+type ValueTypes = Exclude<NftDataType, 'verdict'> | readonly Exclude<NftDataType, 'verdict'>[];
+
+/** One element of a delta on the wire: its key, and for an add to a map its data (a verdict, or values of the map's data type). */
+export function deltaElem(d: SetElementDelta, k: string, withData: boolean): NfnlElem {
+  if (d.type === 'verdict' || (Array.isArray(d.type) && d.type.includes('verdict'))) throw new TypeError(`set ${d.set}: a verdict is no set key`);
+  const { key, data } = d.data === undefined ? { key: k, data: undefined } : splitMapElement(k);
+  const bytes = formatKeyBytes(d.type as ValueTypes, parseElementKey(key));
+  if (!withData || d.data === undefined) return { key: bytes };
+  if (data === undefined) throw new TypeError(`map ${d.set}: element ${k} has no data`);
+  return { key: bytes, data: d.data === 'verdict' ? parseVerdict(d.set, data) : formatKeyBytes(d.data as ValueTypes, parseElementKey(data)) };
+}
+
+function parseVerdict(set: string, text: string): NfnlVerdict {
+  const m = /^(jump|goto) (\S+)$/.exec(text);
+  if (m?.[1] === 'jump' || m?.[1] === 'goto') return { verdict: m[1], chain: m[2] ?? '' };
+  if (text === 'accept' || text === 'drop' || text === 'return' || text === 'continue') return { verdict: text };
+  throw new TypeError(`map ${set}: ${text} is no verdict`);
+}
+
 /** The netlink batch of a delta (deletes before adds, one transaction). Throws NftError on a value the set's type refuses. */
 export function elementDeltaBatch(table: NftTableRef, deltas: readonly SetElementDelta[]): NfnlElemBatch {
   const b = new NfnlElemBatch(table);
+  for (const d of deltas) if (d.del.length > 0) b.delete(d.set, d.del.map((k) => deltaElem(d, k, false)));
   for (const d of deltas) {
-    if (d.type === 'verdict' || (Array.isArray(d.type) && d.type.includes('verdict'))) throw new TypeError(`set ${d.set}: a verdict is no set key`);
-    const types = d.type as Exclude<NftDataType, 'verdict'> | readonly Exclude<NftDataType, 'verdict'>[];
-    const enc = (k: string) => ({ key: formatKeyBytes(types, parseElementKey(k)) });
-    if (d.del.length > 0) b.delete(d.set, d.del.map(enc));
-  }
-  for (const d of deltas) {
-    const types = d.type as Exclude<NftDataType, 'verdict'> | readonly Exclude<NftDataType, 'verdict'>[];
     // A netlink attribute's length is 16 bits: a few hundred elements per message at most.
-    for (let i = 0; i < d.add.length; i += ADD_PER_MESSAGE) b.add(d.set, d.add.slice(i, i + ADD_PER_MESSAGE).map((k) => ({ key: formatKeyBytes(types, parseElementKey(k)) })));
+    for (let i = 0; i < d.add.length; i += ADD_PER_MESSAGE) b.add(d.set, d.add.slice(i, i + ADD_PER_MESSAGE).map((k) => deltaElem(d, k, true)));
   }
   return b;
 }

@@ -6,11 +6,10 @@ import { NftError } from './errors.ts';
 import { listRuleComments } from './nfnl/chains.ts';
 import { delChainCommand, delCounterCommand, delRuleCommand, delSetCommand } from './nfnl/deletes.ts';
 import { elemChangeCommands, type NfnlElemChange } from './nfnl/elem-changes.ts';
-import { formatKeyBytes } from './nfnl/key-codec.ts';
 import type { NfnlSocket } from './nfnl/socket.ts';
 import type { TableContent } from './table-diff.ts';
-import { parseElementKey, sameBaseChain, setElementDeltas, type SetElementDelta } from './table-elem-diff.ts';
-import type { NftDataType, NftTableRef } from './types.ts';
+import { deltaElem, sameBaseChain, setElementDeltas, type SetElementDelta } from './table-elem-diff.ts';
+import type { NftTableRef } from './types.ts';
 
 /** What a removal-only change removes (and which elements of the remaining sets change). */
 export interface ShrinkDelta {
@@ -46,9 +45,8 @@ export function shrinkOnlyDelta(held: TableContent, want: TableContent): ShrinkD
 /** Commits a removal-only delta over `sock` (in its netns) as one transaction. Throws NftError('failed') when the kernel's rules are not the ones held. */
 export function commitShrink(sock: NfnlSocket, table: NftTableRef, d: ShrinkDelta): void {
   const changes: NfnlElemChange[] = [];
-  const keyOf = (type: SetElementDelta['type'], k: string) => formatKeyBytes(type as Exclude<NftDataType, 'verdict'> | readonly Exclude<NftDataType, 'verdict'>[], parseElementKey(k));
-  for (const e of d.elements) for (const k of e.del) changes.push({ verb: 'delete', set: e.set, elem: { key: keyOf(e.type, k) } });
-  for (const e of d.elements) for (const k of e.add) changes.push({ verb: 'add', set: e.set, elem: { key: keyOf(e.type, k) } });
+  for (const e of d.elements) for (const k of e.del) changes.push({ verb: 'delete', set: e.set, elem: deltaElem(e, k, false) });
+  for (const e of d.elements) for (const k of e.add) changes.push({ verb: 'add', set: e.set, elem: deltaElem(e, k, true) });
   const cmds = elemChangeCommands(table, changes);
   for (const r of d.rules) {
     // Handles are the kernel's: read them now, and only trust them when the comments are the tags held.

@@ -4,6 +4,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TableApplier } from '../../../../agent/policy/apply.ts';
+import { desiredPolicy } from '../../../../agent/policy/desired.ts';
+import { MAP_IN } from '../../../../agent/policy/groups.ts';
+import { trimPod, trimPolicy } from '../../../../agent/policy/types.ts';
+import { mapElementKey } from '../../../../lib/netfilter/map-elements.ts';
 import { listTableAsync } from '../../../../agent/policy/list-async.ts';
 import { nftExpr } from '../../../../lib/netfilter/expr.ts';
 import { NfnlSocket } from '../../../../lib/netfilter/nfnl/index.ts';
@@ -44,6 +48,16 @@ function twoPolicies(withB: boolean): TableContent {
   const jumps = [taggedRule(nftExpr`ip daddr != @iso-in accept`, 'iso-in'), taggedRule(nftExpr`jump p-a`, 'ja'), ...(withB ? [taggedRule(nftExpr`jump p-b`, 'jb')] : []), taggedRule(nftExpr`drop`, 'd')];
   chains.set('base-1', { base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' }, rules: jumps });
   return { sets, chains, counters };
+}
+
+/** A verdict map m-1 whose elements jump to group chains g-<name>, looked up by one base-chain rule. */
+function groups(els: Record<string, string>): TableContent {
+  const names = [...new Set(Object.values(els))].sort();
+  const sets = new Map<string, TableSet>([['m-1', { spec: { type: 'ipv4_addr', data: 'verdict' }, elements: new Set(Object.entries(els).map(([ip, g]) => mapElementKey(ip, `jump g-${g}`))) }]]);
+  const chains = new Map<string, { base?: { type: 'filter'; hook: 'forward'; priority: number; policy: 'accept' }; rules: ReturnType<typeof taggedRule>[] }>(
+    names.map((g) => [`g-${g}`, { rules: [taggedRule(nftExpr`meta l4proto tcp accept`, `g ${g}`)] }]));
+  chains.set('base-1', { base: { type: 'filter', hook: 'forward', priority: 0, policy: 'accept' }, rules: [taggedRule(nftExpr`ip daddr vmap @m-1`, 'groups'), taggedRule(nftExpr`drop`, 'd')] });
+  return { sets, chains };
 }
 
 describe('policy TableApplier', rootOnly(), () => {
@@ -148,6 +162,45 @@ describe('policy TableApplier', rootOnly(), () => {
     assert.equal(await listing, false);
     // What it holds is still the last apply's content.
     assert.equal(inNs(() => fresh.apply(content(['10.0.0.3'], []))).via, 'none');
+  });
+
+  it('a verdict map: a move to an existing group over netlink, to a new group by nft, a group left empty removed over netlink', async () => {
+    const fresh = new TableApplier({ family: 'inet', name: 'weft-t-groups' }, {}, () => sock);
+    const listM = async (): Promise<string> => (await ns.exec(['nft', 'list', 'table', 'inet', 'weft-t-groups'])).stdout;
+    assert.equal(inNs(() => fresh.apply(groups({ '10.0.0.1': 'a', '10.0.0.2': 'b' }))).via, 'nft');
+    assert.match(await listM(), /10\.0\.0\.1 : jump g-a/);
+    assert.equal(inNs(() => fresh.apply(groups({ '10.0.0.1': 'b', '10.0.0.2': 'a' }))).via, 'netlink');
+    assert.match(await listM(), /10\.0\.0\.1 : jump g-b/);
+    assert.equal(inNs(() => fresh.apply(groups({ '10.0.0.1': 'c', '10.0.0.2': 'a' }))).via, 'nft');
+    assert.match(await listM(), /10\.0\.0\.1 : jump g-c/);
+    const r = inNs(() => fresh.apply(groups({ '10.0.0.1': 'c', '10.0.0.2': 'c' })));
+    assert.equal(r.via, 'netlink');
+    assert.equal(r.stats.chainsDeleted, 1);
+    const text = await listM();
+    assert.doesNotMatch(text, /g-a/);
+    assert.match(text, /10\.0\.0\.2 : jump g-c/);
+    // The kernel's listing reads back as the want.
+    fresh.invalidate();
+    assert.equal(inNs(() => fresh.apply(groups({ '10.0.0.1': 'c', '10.0.0.2': 'c' }))).via, 'none');
+  });
+
+  it('desiredPolicy\'s table: a pod\'s map element jumps to a group of its own namespace\'s policy only', async () => {
+    const fresh = new TableApplier({ family: 'inet', name: 'weft-t-desired' }, {}, () => sock);
+    const pod = (ns: string, name: string, ip: string) => trimPod({ metadata: { namespace: ns, name, labels: { app: 'web' } }, status: { podIP: ip, hostIP: '192.0.2.1' } })!;
+    const pol = (ns: string, name: string) => trimPolicy({ metadata: { namespace: ns, name }, spec: { podSelector: { matchLabels: { app: 'web' } }, ingress: [{ from: [{ podSelector: {} }] }] } });
+    const d = desiredPolicy({ policies: [pol('x', 'web'), ...Array.from({ length: 20 }, (_, i) => pol('y', `other-${i}`))], pods: [pod('x', 'a', '10.0.0.2'), pod('y', 'b', '10.0.0.3')], namespaces: new Map(), isLocal: () => true, nodeAddrs: ['10.0.0.1'] });
+    assert.equal(inNs(() => fresh.apply(d.content)).via, 'nft');
+    const map = (await ns.exec(['nft', 'list', 'map', 'inet', 'weft-t-desired', MAP_IN])).stdout;
+    const group = /10\.0\.0\.2 : jump (gi-[0-9a-f]+)/.exec(map)?.[1];
+    assert.ok(group, map);
+    const chain = (await ns.exec(['nft', 'list', 'chain', 'inet', 'weft-t-desired', group])).stdout;
+    const xChain = d.plans.find((p) => p.key === 'x/web')?.ingressChain ?? '';
+    assert.deepEqual([...chain.matchAll(/jump (pi-[0-9a-f]+)/g)].map((m) => m[1]), [xChain], chain);
+    assert.match(/10\.0\.0\.3 : jump (gi-[0-9a-f]+)/.exec(map)?.[1] ?? '', /^gi-/);
+    assert.notEqual(/10\.0\.0\.3 : jump (gi-[0-9a-f]+)/.exec(map)?.[1], group);
+    assert.doesNotMatch((await ns.exec(['nft', 'list', 'chain', 'inet', 'weft-t-desired', 'pol-ingress'])).stdout, /jump pi-/);
+    fresh.invalidate();
+    assert.equal(inNs(() => fresh.apply(d.content)).via, 'none');
   });
 
   it('lists counters and tables in a child process; an absent table is null', async () => {

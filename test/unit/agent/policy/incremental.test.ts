@@ -82,7 +82,8 @@ void describe('IncrementalPolicy', () => {
     const changed = [...d2.content.sets].filter(([n, s]) => d1.content.sets.get(n) !== s).map(([n]) => n);
     const web = [...d2.content.sets].find(([, s]) => s.elements.has('10.0.0.3'))?.[0];
     assert.ok(web);
-    assert.deepEqual(changed.filter((n) => !n.startsWith('iso-') && !n.startsWith('node-')), [web]);
+    // The fixed sets and the group maps are laid out on every pass.
+    assert.deepEqual(changed.filter((n) => !/^(iso-|node-|in-groups|eg-groups)/.test(n)), [web]);
     assert.deepEqual([...(d2.content.sets.get(web)?.elements ?? [])].sort(), ['10.0.0.1', '10.0.0.3']);
   });
 });

@@ -2,7 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkPolicy, type PolicyInputs } from '../../../../cli/doctor/check-policy.ts';
 import type { Allocation } from '../../../../cli/doctor/allocations.ts';
-import { CHAIN_IN, desiredPolicy, SET_ISO_IN } from '../../../../agent/policy/desired.ts';
+import { desiredPolicy, SET_ISO_IN } from '../../../../agent/policy/desired.ts';
+import { MAP_IN } from '../../../../agent/policy/groups.ts';
+import { splitMapElement } from '../../../../lib/netfilter/map-elements.ts';
 import { formatPolicyView, parsePolicyView } from '../../../../agent/policy/state.ts';
 import { trimPod, trimPolicy } from '../../../../agent/policy/types.ts';
 import type { TableContent } from '../../../../lib/netfilter/table-diff.ts';
@@ -22,8 +24,10 @@ const desired = desiredPolicy({
 function kernelOf(c: TableContent, drop: { set?: string; element?: string; chain?: string } = {}): NftTableState {
   const sets = new Map<string, NftSetState>();
   for (const [name, s] of c.sets) {
-    const elements = [...s.elements].filter((e) => !(name === drop.set && e === drop.element)).map((e) => ({ key: [e] }));
-    sets.set(name, { name, kind: 'set', handle: 1, type: [], flags: [], elements });
+    const map = 'data' in s.spec;
+    const elements = [...s.elements].filter((e) => !(name === drop.set && e === drop.element))
+      .map((e) => (map ? { key: [splitMapElement(e).key], data: [splitMapElement(e).data ?? ''] } : { key: [e] }));
+    sets.set(name, { name, kind: map ? 'map' : 'set', handle: 1, type: [], flags: [], elements });
   }
   const chains = new Map<string, NftChainState>();
   for (const [name, ch] of c.chains) {
@@ -61,13 +65,16 @@ void describe('doctor check policy', () => {
     assert.match(r.problems[0]?.detail ?? '', /^pod x\/a is selected by x\/web-only but no rule covers it: 10\.244\.1\.2 is not in iso-ingress/);
   });
 
-  it('names the pod when its policy chain is gone or not jumped to', () => {
+  it('names the pod when its policy chain is gone, or its address\'s group chain does not jump to it', () => {
     const chain = desired.plans[0]?.ingressChain ?? '';
     assert.match(checkPolicy(inputs({ table: kernelOf(desired.content, { chain }) })).problems[0]?.detail ?? '', new RegExp(`x/web-only's ingress chain ${chain} is missing`));
     const noJump = kernelOf(desired.content);
-    const base = noJump.chains.get(CHAIN_IN)!;
-    noJump.chains.set(CHAIN_IN, { ...base, rules: base.rules.filter((r) => !JSON.stringify(r.expr).includes(chain)) });
-    assert.match(checkPolicy(inputs({ table: noJump })).problems[0]?.detail ?? '', /nothing jumps to/);
+    const group = /jump (\S+)$/.exec([...(desired.content.sets.get(MAP_IN)?.elements ?? [])][0] ?? '')?.[1] ?? '';
+    const g = noJump.chains.get(group)!;
+    noJump.chains.set(group, { ...g, rules: g.rules.filter((r) => !JSON.stringify(r.expr).includes(chain)) });
+    assert.match(checkPolicy(inputs({ table: noJump })).problems[0]?.detail ?? '', new RegExp(`nothing jumps to x/web-only's ingress chain ${chain} for 10\\.244\\.1\\.2 \\(group ${group}\\)`));
+    const noElement = kernelOf(desired.content, { set: MAP_IN, element: [...(desired.content.sets.get(MAP_IN)?.elements ?? [])][0] ?? '' });
+    assert.match(checkPolicy(inputs({ table: noElement })).problems[0]?.detail ?? '', /\(group none\)/);
   });
 
   it('names a selected pod whose API address no container here holds, and an allocation no pod claims', () => {
