@@ -23,7 +23,7 @@ function step(label: string): void {
   gc?.();
   gc?.();
   const m = process.memoryUsage();
-  process.stdout.write(`${label.padEnd(34)} RSS ${mib(m.rss)} MiB, peak ${hwmMib()} MiB, heap ${mib(m.heapUsed)} MiB\n`);
+  process.stdout.write(`${label.padEnd(34)} RSS ${mib(m.rss)} MiB, peak ${hwmMib()} MiB, heap ${mib(m.heapUsed)} of ${mib(m.heapTotal)} MiB, external ${mib(m.external)} MiB\n`);
 }
 
 const ip = (i: number) => `10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
