@@ -1,10 +1,7 @@
 // Applies a plan in the caller's netns (or opts.netnsPath): an update as ONE `nft -f -` transaction
-// (the kernel takes all of it or none, so a failure leaves the previous state in place); a full sync
-// in bounded pieces (applyFullPlan), whose retry lists the table and diffs from what is there.
+// (the kernel takes all of it or none, so a failure leaves the previous state in place). A full sync
+// goes batch by batch instead (full-sync.ts).
 import { runNft } from '../../lib/netfilter/run.ts';
-import type { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
-import { commitElemCommands, elemOpBatches } from './nfnl-apply.ts';
-import { isSharedMap } from './slots.ts';
 import type { NftRunOptions } from '../../lib/netfilter/types.ts';
 import { diffContent, type SvcPlan } from './diff.ts';
 import type { KernelContent, SvcContent } from './content.ts';
@@ -17,23 +14,6 @@ import { FIXED_CHAINS } from './skeleton.ts';
 export function syncScript(plan: SvcPlan, node: ProxyNodeConfig, withSkeleton: boolean): string {
   const lines = [...(withSkeleton ? skeletonScript(node) : []), ...plan.commands];
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
-}
-
-/**
- * Applies a full sync's plan in bounded pieces (caller's netns or opts.netnsPath): structure (the
- * skeleton when asked, new and changed chains) in one `nft -f`, then the elements over `sock` in
- * batches of at most MAX_BATCH_BYTES, then the unused chains' removal. Not one transaction: a piece
- * refused leaves the earlier ones applied, and the retry (a full sync) lists the table and diffs
- * from what is there. Returns how the pieces went: 'nft' when any went through nft, else 'netlink'.
- */
-export function applyFullPlan(plan: SvcPlan, node: ProxyNodeConfig, withSkeleton: boolean, sock: () => NfnlSocket, opts: NftRunOptions = {}): 'nft' | 'netlink' {
-  const head = [...(withSkeleton ? skeletonScript(node) : []), ...plan.head];
-  if (head.length > 0) runNft(['-f', '-'], `${head.join('\n')}\n`, opts);
-  // Endpoint slots before the verdicts that lead to them: no batch boundary leaves a new Service's address pointing at empty slots.
-  const ordered = [...plan.elems.filter((e) => isSharedMap(e.map)), ...plan.elems.filter((e) => !isSharedMap(e.map))];
-  for (const batch of elemOpBatches(ordered)) commitElemCommands(sock(), batch);
-  if (plan.tail.length > 0) runNft(['-f', '-'], `${plan.tail.join('\n')}\n`, opts);
-  return head.length > 0 || plan.tail.length > 0 ? 'nft' : 'netlink';
 }
 
 /** What the kernel holds when the table is absent: nothing (the skeleton will create the fixed parts). */

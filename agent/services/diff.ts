@@ -127,7 +127,7 @@ export function nodePortKey(groupKey: string): string {
 }
 
 /** Whether `slots` hold `endpoints` in their order in slots 0..n-1 (what appliedSlots gives without a recorded assignment). */
-function inOrder(slots: ReadonlyMap<number, string>, endpoints: readonly string[]): boolean {
+export function inOrder(slots: ReadonlyMap<number, string>, endpoints: readonly string[]): boolean {
   if (slots.size !== endpoints.length) return false;
   for (let i = 0; i < endpoints.length; i++) if (slots.get(i) !== endpoints[i]) return false;
   return true;

@@ -1,7 +1,7 @@
 // weftd --service-proxy's controller (runs in weftd's netns, the node's): Services and EndpointSlices
 // from the shared watch cache -> desired content -> diff -> kernel. An incremental sync is one
 // transaction: over nf_tables netlink in-process when only elements change (endpoints, usually), else
-// one `nft -f`; a full sync goes in bounded pieces (apply.ts applyFullPlan). Changes are coalesced per
+// one `nft -f`; a full sync goes batch by batch of Services (full-sync.ts). Changes are coalesced per
 // event-loop turn and diffed per Service; the kernel is listed at start, after a failure and now and then.
 import type { AgentLog } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
@@ -10,13 +10,14 @@ import { listJsonOrNull } from '../../lib/netfilter/list-json.ts';
 import { runNft } from '../../lib/netfilter/run.ts';
 import { AFFINITY_MAP, emptyContent, SVC_TABLE, type KernelAffinity, type SvcContent } from './content.ts';
 import { assumeApplied, diffContent, formatElemOp, nodePortKey, recordSlots, type ElemOp, type SvcPlan } from './diff.ts';
-import { FIXED_CHAINS } from './skeleton.ts';
-import { applyFullPlan, nothingHeld, syncScript } from './apply.ts';
-import { commitElemCommands, elemOpCommands } from './nfnl-apply.ts';
+import { FIXED_CHAINS, skeletonScript } from './skeleton.ts';
+import { nothingHeld, syncScript } from './apply.ts';
+import { fullSync } from './full-sync.ts';
+import { commitElemCommands, elemOpBatches, elemOpCommands } from './nfnl-apply.ts';
 import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { EndpointRefs } from './endpoint-refs.ts';
-import { HairpinCounts, compactContent, mergeAll, storedFragment, unitHairpins, withoutHairpin } from './fragments.ts';
+import { HairpinCounts, compactContent, storedFragment, unitHairpins, withoutHairpin } from './fragments.ts';
 import type { Informer } from './informer.ts';
 import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
@@ -155,6 +156,11 @@ export class ServiceProxy {
     return { frag: compactContent(renderAll(units, this.o.node, capacitiesOf(this.fragments.get(key)))), units };
   }
 
+  /** Every Service's key, read lazily from the informer. */
+  private *serviceKeys(): Generator<string> {
+    for (const svc of this.o.services.list()) yield `${svc.metadata.namespace ?? ''}/${svc.metadata.name}`;
+  }
+
   /** The netlink socket in the table's netns, opened on first use. */
   private socket(): NfnlSocket {
     if (this.sock === undefined) {
@@ -200,35 +206,36 @@ export class ServiceProxy {
     const stale: StaleUdp[] = [];
     try {
       if (full) {
-        const frags = new Map<string, SvcContent>();
-        for (const svc of this.o.services.list()) {
-          const key = `${svc.metadata.namespace ?? ''}/${svc.metadata.name}`;
-          const r = this.renderService(key);
-          if (r.frag !== undefined) frags.set(key, r.frag);
-          touched.set(key, r.units);
-        }
         const have = readSvcTable(this.nftOpts);
-        const want = mergeAll(frags.values());
-        const plan = diffContent(want, have ?? nothingHeld(), { elementCommands: false });
-        recordSlots(want, plan);
-        // The skeleton's fixed chains are rewritten at start and whenever the table was gone; elements go in bounded batches.
-        this.lastPath = applyFullPlan(plan, this.o.node, !this.skeletonDone || have === null, () => this.socket(), this.nftOpts);
-        this.fragments.clear();
+        const skeleton = !this.skeletonDone || have === null ? skeletonScript(this.o.node) : [];
         // Not at start: the table weftd finds is already in use, and its flows are translated.
-        if (this.skeletonDone) for (const k of new Set([...this.units.keys(), ...touched.keys()])) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
-        this.units.clear();
-        this.epRefs.clear();
-        this.unitCount = 0;
-        // Stored without hairpin pairs: they are counted from the units (the merged content above had them).
-        for (const [k, f] of frags) this.fragments.set(k, storedFragment(f));
-        for (const [k, u] of touched) this.setUnits(k, u);
-        this.hairpin.reset([...touched.values()].map(unitHairpins));
+        const flows = this.skeletonDone;
+        const res = fullSync(this.serviceKeys(), (k) => this.renderService(k), (k, frag, units) => {
+          if (flows) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], units));
+          // Stored without hairpin pairs: they are counted from the units.
+          if (frag === undefined) this.fragments.delete(k);
+          else this.fragments.set(k, storedFragment(frag));
+          this.setUnits(k, units);
+          touched.set(k, units);
+        }, have ?? nothingHeld(), this.hairpin, {
+          structure: (lines) => runNft(['-f', '-'], `${lines.join('\n')}\n`, this.nftOpts),
+          elements: (ops) => { for (const b of elemOpBatches(ops)) commitElemCommands(this.socket(), b); },
+        }, skeleton);
+        // Services gone since the last sync: their elements were deleted as unclaimed.
+        for (const k of [...this.units.keys()]) {
+          if (touched.has(k)) continue;
+          if (flows) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], []));
+          this.setUnits(k, []);
+          touched.set(k, []);
+        }
+        for (const k of [...this.fragments.keys()]) if (!touched.has(k)) this.fragments.delete(k);
+        this.lastPath = res.usedNft ? 'nft' : 'netlink';
         this.kernelChains.clear();
-        for (const n of [...FIXED_CHAINS, ...want.chains.keys()]) this.kernelChains.add(n);
+        for (const n of [...FIXED_CHAINS, ...res.chains]) this.kernelChains.add(n);
         this.skeletonDone = true;
         this.needFull = false;
         this.o.metrics.inc(SM.syncs, { kind: 'full' });
-        this.o.log.info('service table synced', { services: frags.size, commands: plan.head.length + plan.elems.length + plan.tail.length, ms: Math.round(performance.now() - t0) });
+        this.o.log.info('service table synced', { services: res.services, commands: res.elementsAdded + res.elementsDeleted, ms: Math.round(performance.now() - t0) });
       } else {
         const all: SvcPlan = { head: [], elems: [], tail: [], commands: [], epSlots: new Map(), chainsAdded: 0, chainsChanged: 0, chainsDeleted: 0, elementsAdded: 0, elementsDeleted: 0 };
         const hairpin: ElemOp[] = [];

@@ -4,7 +4,9 @@
 // ServiceProxy with in-memory informers, and prints RSS, peak RSS (VmHWM) and the heap after a full GC
 // at each step; then drops the proxy's state one structure at a time, so each one's share is the heap
 // it frees. Runs as root (it makes a netns). Not part of `npm run bench`: it needs --expose-gc.
+// V8's heap grows as in weftd (agent/services/start.ts: --optimize-for-size) unless WEFT_BENCH_SVC_MEM_V8_DEFAULT=1.
 import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
 import { createTestNetnsSync } from '../../testkit/netns.ts';
 import { FakeInformer } from '../../testkit/fake-informer.ts';
 import { createAgentLog } from '../../agent/log.ts';
@@ -14,6 +16,7 @@ import { slimService, slimSlice } from '../../agent/services/slim.ts';
 import type { EndpointSlice, Service } from '../../agent/services/types.ts';
 
 const N = Number(process.argv[2] ?? 10_000);
+if (process.env['WEFT_BENCH_SVC_MEM_V8_DEFAULT'] !== '1') setFlagsFromString('--optimize-for-size');
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc');
 const mib = (b: number) => (b / 1048576).toFixed(1);
@@ -23,7 +26,7 @@ function step(label: string): void {
   gc?.();
   gc?.();
   const m = process.memoryUsage();
-  process.stdout.write(`${label.padEnd(34)} RSS ${mib(m.rss)} MiB, peak ${hwmMib()} MiB, heap ${mib(m.heapUsed)} MiB\n`);
+  process.stdout.write(`${label.padEnd(34)} RSS ${mib(m.rss)} MiB, peak ${hwmMib()} MiB, heap ${mib(m.heapUsed)} of ${mib(m.heapTotal)} MiB, external ${mib(m.external)} MiB\n`);
 }
 
 const ip = (i: number) => `10.${100 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
