@@ -1,6 +1,5 @@
 // Starting weftd's Service proxy (in weftd's netns, the node's): refuse beside kube-proxy, connect to
 // the API server, share the watch cache's Service and EndpointSlice informers, program the table.
-import { setFlagsFromString } from 'node:v8';
 import { KubeClient } from '../kube/client.ts';
 import { resolveKubeConn } from '../kube/config.ts';
 import { WatchCache } from '../kube/watch-cache.ts';
@@ -28,10 +27,6 @@ const RESYNC_MS = 300_000;
  */
 export async function startServiceProxy(f: ServiceProxyFlags, clusterCidrs: string[], log: AgentLog, metrics: Metrics, cache?: WatchCache): Promise<RunningServiceProxy> {
   refuseBesideKubeProxy();
-  // The proxy's objects and state are most of weftd's heap at scale; V8's default growth lets the heap
-  // reach about twice what is live before a full GC (RSS ~2.4x the live heap at 10,000 Services, and
-  // never returned). Size-optimised growth collects sooner (docs/services.md: the memory figures).
-  setFlagsFromString('--optimize-for-size');
   let own: WatchCache | undefined;
   if (cache === undefined) {
     const conn = await resolveKubeConn({ ...(f.kubeconfigFile !== undefined ? { kubeconfigFile: f.kubeconfigFile } : {}), ...(f.kubeApiUrl !== undefined ? { kubeApiUrl: f.kubeApiUrl } : {}) });

@@ -4,7 +4,7 @@
 // ServiceProxy with in-memory informers, and prints RSS, peak RSS (VmHWM) and the heap after a full GC
 // at each step; then drops the proxy's state one structure at a time, so each one's share is the heap
 // it frees. Runs as root (it makes a netns). Not part of `npm run bench`: it needs --expose-gc.
-// V8's heap grows as in weftd (agent/services/start.ts: --optimize-for-size) unless WEFT_BENCH_SVC_MEM_V8_DEFAULT=1.
+// V8's heap grows as in weftd (default growth); WEFT_BENCH_SVC_MEM_V8_SIZE=1 sets --optimize-for-size (measured, not kept: docs/services.md).
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { createTestNetnsSync } from '../../testkit/netns.ts';
@@ -16,7 +16,7 @@ import { slimService, slimSlice } from '../../agent/services/slim.ts';
 import type { EndpointSlice, Service } from '../../agent/services/types.ts';
 
 const N = Number(process.argv[2] ?? 10_000);
-if (process.env['WEFT_BENCH_SVC_MEM_V8_DEFAULT'] !== '1') setFlagsFromString('--optimize-for-size');
+if (process.env['WEFT_BENCH_SVC_MEM_V8_SIZE'] === '1') setFlagsFromString('--optimize-for-size');
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with node --expose-gc');
 const mib = (b: number) => (b / 1048576).toFixed(1);
