@@ -24,6 +24,7 @@ import { LeaseChanges } from './reconcile/changes.ts';
 import { familyTargets, reconcileFamilySlices, reconcileJoined } from './reconcile/family.ts';
 import { ReconcileLoop, runToEnd, type PassSlices } from './reconcile/loop.ts';
 import { TouchedPeers } from './reconcile/touched.ts';
+import { logPassTiming } from './pass-timing.ts';
 import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 import { checkSubnetFileWritable } from './preflight.ts';
@@ -44,6 +45,12 @@ import { policyViewPath } from './policy/state.ts';
  * so that it neither keeps a core busy nor holds joins behind it (see reconcile/loop.ts).
  */
 const RESYNC_MAX_DUTY = 0.05;
+
+/**
+ * Most joined peers a pass programs at once, without yielding: more (a batch of Nodes, a restart of
+ * many) take a full pass, which runs in bounded slices, so a join behind them waits one slice.
+ */
+const JOINED_AT_ONCE = 64;
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -77,6 +84,7 @@ export class Weftd {
   /** The programmed-entry gauges of the last full pass plus what joins added since. */
   private readonly programmed = { route: 0, neigh: 0, fdb: 0 };
   private loop: ReconcileLoop | undefined;
+  private timing: ReturnType<typeof logPassTiming> | undefined;
   /** While a full pass is suspended between slices: the peers it must leave alone. */
   private touched: TouchedPeers | undefined;
   private events: RtnlEvents | undefined;
@@ -198,7 +206,8 @@ export class Weftd {
       if (lost.subnet !== current.subnet || lost.ipv6Subnet !== current.ipv6Subnet) this.writeSubnetFile();
       this.loop?.trigger('own-lease');
     });
-    this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs, maxDuty: RESYNC_MAX_DUTY });
+    this.timing = logPassTiming(o.log);
+    this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs, maxDuty: RESYNC_MAX_DUTY, onPass: this.timing.onPass });
     const { leases, revision } = await this.store.list();
     for (const l of leases) this.leases.set(leaseKey(l), l);
     const first = this.pass('start');
@@ -248,14 +257,15 @@ export class Weftd {
   }
 
   /**
-   * One reconcile pass: when only new peers joined since the last pass, one that adds just their
-   * entries, at once; otherwise a full one (kernel state read and diffed against every lease),
+   * One reconcile pass: when only new peers (JOINED_AT_ONCE at most) joined since the last pass,
+   * one that adds just their entries, at once; otherwise a full one (kernel state read and diffed
+   * against every lease),
    * returned as slices that the loop runs one per turn of the event loop, so joins arriving
    * meanwhile are programmed between them (reconcile/loop.ts, touched.ts).
    */
   private pass(why: string): PassSlices | undefined {
     const scope = this.changes.take(why);
-    if (scope.full) return this.passSlices(why, undefined);
+    if (scope.full || scope.joined.length > JOINED_AT_ONCE) return this.passSlices(why, undefined);
     runToEnd(this.passSlices(why, scope.joined.map((s) => this.leases.get(s)).filter((l): l is Lease => l !== undefined)));
     return undefined;
   }
@@ -277,11 +287,11 @@ export class Weftd {
       const leases = joined ?? [...this.leases.values()];
       for (const t of familyTargets(conf, this.own, this.uplink, this.uplink6)) {
         const base = { backend: this.backend.type, directRouting: conf.backend.directRouting, vni: conf.backend.vni };
-        const { desired, plan, out } = joined ? reconcileJoined(this.rtnl, t, base, joined, dev) : yield* reconcileFamilySlices(this.rtnl, t, base, leases, dev, touched);
-        for (const op of out.applied) {
+        const applied = (op: Op) => {
           this.metrics.inc(M.changes, { op: op.kind });
           this.o.log.info('programmed', { change: describeOp(op), trigger: why });
-        }
+        };
+        const { desired, plan, out } = joined ? reconcileJoined(this.rtnl, t, base, joined, dev, applied) : yield* reconcileFamilySlices(this.rtnl, t, base, leases, dev, touched, applied);
         // A joined peer's route meeting one already there is no error: the full pass it triggers decides.
         const clash = (x: { op: Op; error: Error }) => joined !== undefined && x.op.kind === 'add-route' && isExists(x.error);
         if (out.failed.some(clash)) this.changes.requireFull();
@@ -381,6 +391,7 @@ export class Weftd {
   /** Stops watching and reconciling; the data plane, subnet.env and the lease stay as they are. */
   async stop(): Promise<void> {
     this.loop?.stop();
+    this.timing?.stop();
     if (this.masqTimer !== undefined) clearInterval(this.masqTimer);
     if (this.forwardTimer !== undefined) clearInterval(this.forwardTimer);
     this.watch?.stop();
