@@ -265,8 +265,15 @@ export class Weftd {
    */
   private pass(why: string): PassSlices | undefined {
     const scope = this.changes.take(why);
-    if (scope.full || scope.joined.length > JOINED_AT_ONCE) return this.passSlices(why, undefined);
-    runToEnd(this.passSlices(why, scope.joined.map((s) => this.leases.get(s)).filter((l): l is Lease => l !== undefined)));
+    const joined = (subnets: string[]) => subnets.map((s) => this.leases.get(s)).filter((l): l is Lease => l !== undefined);
+    if (scope.full) {
+      // A join that met a periodic or netlink trigger: programmed now, the full pass in slices after.
+      const first = scope.first ?? [];
+      if (first.length > 0 && first.length <= JOINED_AT_ONCE) runToEnd(this.passSlices(why, joined(first)));
+      return this.passSlices(why, undefined);
+    }
+    if (scope.joined.length > JOINED_AT_ONCE) return this.passSlices(why, undefined);
+    runToEnd(this.passSlices(why, joined(scope.joined)));
     return undefined;
   }
 

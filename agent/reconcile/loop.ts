@@ -28,7 +28,7 @@ export interface PassTiming {
   sliced: boolean;
   /** How late the trigger's timer fired past its delay: the event loop was busy elsewhere (ms). */
   lateMs: number;
-  /** Each slice's duration (one entry for a pass run at once) (ms). */
+  /** Each slice's duration (ms): for a sliced pass the call that returned the slices first, then each slice; one entry for a pass run at once. */
   slicesMs: number[];
   /** From the trigger's pass start to its last slice's end: a sliced pass's queueing behind another and the passes run between its slices included (ms). */
   wallMs: number;
@@ -126,7 +126,7 @@ export class ReconcileLoop {
     }
     if (it === undefined) return;
     const busyMs = performance.now() - t0;
-    const s: Sliced = { it, periodic, busyMs, t0, timing: { why, sliced: true, lateMs, slicesMs: [], wallMs: 0, interleaved: 0 } };
+    const s: Sliced = { it, periodic, busyMs, t0, timing: { why, sliced: true, lateMs, slicesMs: [busyMs], wallMs: 0, interleaved: 0 } };
     if (this.running === undefined) {
       this.running = s;
       this.step();

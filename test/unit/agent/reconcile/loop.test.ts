@@ -181,8 +181,9 @@ void describe('ReconcileLoop: pass timings (onPass)', () => {
     assert.equal(join.sliced, false);
     assert.equal(join.slicesMs.length, 1);
     assert.equal(full.sliced, true);
-    assert.equal(full.slicesMs.length, 3);
-    assert.ok(full.slicesMs.every((ms) => ms >= 14), JSON.stringify(full));
+    // The pass's own call (creating the slices, here nearly free), then the three slices.
+    assert.equal(full.slicesMs.length, 4);
+    assert.ok(full.slicesMs.slice(1).every((ms) => ms >= 14), JSON.stringify(full));
     assert.equal(full.interleaved, 1);
     assert.ok(full.wallMs >= full.slicesMs.reduce((a, b) => a + b, 0), JSON.stringify(full));
     // The 30 ms busy timer queued beside the first trigger delays it or the join's.
