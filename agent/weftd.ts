@@ -1,31 +1,29 @@
 // The weftd daemon: takes this node's lease, keeps the backend device, subnet.env and ip-masq in
 // place, and converges the node's netns (the one it runs in) to the lease table on every lease
 // event, on relevant netlink events and periodically. Stopping leaves the data plane and the lease.
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { ensureIpMasq, masqNetworks } from './ip-masq.ts';
 import { ensureForwardRules, FORWARD_RESYNC_MS } from './forward-rules.ts';
-import { Rtnl, RtnlEvents, isExists, type RtnlEvent } from '../lib/netlink/index.ts';
+import { Rtnl, RtnlEvents, isExists } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
 import { createBackend, type Backend, type UplinkV6 } from './backend/index.ts';
 import { findUplinkV6 } from './backend/uplink-v6.ts';
 import { hasIPv6 } from './config/net-conf.ts';
-import { containsIPv4, parseCidr4, parseCidr4Loose } from '../lib/ip/ipv4.ts';
-import { cidrContains, parseCidr } from '../lib/ip/index.ts';
 import { openLeaseStore, type StoreFlags } from './lease/open-store.ts';
 import { type Lease, type LeaseStore, type Watch, leaseKey, leaseName } from './lease/store.ts';
 import type { AgentLog } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { serveMetrics } from './metrics.ts';
 import { describeOp } from './reconcile/apply.ts';
-import { RTPROT_WEFT } from './reconcile/desired.ts';
+import { isDrift } from './reconcile/drift.ts';
 import type { DevIndexes, Op } from './reconcile/diff.ts';
 import { LeaseChanges } from './reconcile/changes.ts';
 import { familyTargets, reconcileFamilySlices, reconcileJoined } from './reconcile/family.ts';
 import { ReconcileLoop, runToEnd, type PassSlices } from './reconcile/loop.ts';
 import { TouchedPeers } from './reconcile/touched.ts';
 import { logPassTiming } from './pass-timing.ts';
-import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
+import { writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
+import { previousIpv6Subnet, previousSubnet } from './previous-subnet.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 import { checkSubnetFileWritable } from './preflight.ts';
 import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
@@ -229,7 +227,7 @@ export class Weftd {
       o.log.warn('lease watch', { error: err });
     });
     this.events = RtnlEvents.open(['link', 'ipv4-route', ...(this.uplink6 !== undefined ? ['ipv6-route' as const] : []), 'neigh'], { ref: false });
-    this.events.on((ev) => { if (this.concerns(ev)) this.loop?.trigger(`netlink-${ev.type}`); });
+    this.events.on((ev) => { if (isDrift(ev, this.store.netConf, this.dev, (l) => this.backend.watchesLink(l))) this.loop?.trigger(`netlink-${ev.type}`); });
     if (o.serviceProxy !== undefined) {
       const conf = this.store.netConf;
       const { startServiceProxy } = await import('./services/start.ts');
@@ -240,21 +238,6 @@ export class Weftd {
     o.log.info('weftd running', { subnet: leaseName(this.own), resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
 
-  /** True for notifications that may mean drift in what weftd owns. */
-  private concerns(ev: RtnlEvent): boolean {
-    if (ev.type === 'overrun') return true;
-    if (ev.link) return this.backend.watchesLink(ev.link);
-    if (ev.route) {
-      if (ev.route.table !== 254) return false;
-      if (ev.route.protocol === RTPROT_WEFT) return ev.type === 'delroute';
-      const net = parseCidr(ev.route.family === 4 ? this.store.netConf.network : this.store.netConf.ipv6Network ?? '');
-      const dst = parseCidr(ev.route.dst);
-      return net !== null && dst !== null && cidrContains(net, dst.addr);
-    }
-    // Our own neighbour/FDB writes come back as newneigh; only removals on a VTEP are drift.
-    const index = ev.neigh?.index ?? ev.fdb?.index;
-    return ev.type === 'delneigh' && index !== undefined && (index === this.dev?.vtep || index === this.dev?.vtep6);
-  }
 
   /**
    * One reconcile pass: when only new peers (JOINED_AT_ONCE at most) joined since the last pass,
@@ -418,30 +401,4 @@ async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics,
   const { startNetworkPolicy } = await import('./policy/start.ts');
   const v6 = () => ({ ...(own().ipv6Subnet !== undefined ? { subnet: own().ipv6Subnet } : {}), ...(uplink6 !== undefined ? { publicIp: uplink6.publicIp } : {}) });
   return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp, v6()), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp, v6()), viewFile: policyViewPath(o.subnetFile) });
-}
-
-/** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */
-function previousIpv6Subnet(path: string, network6: string | undefined): { preferredIpv6Subnet?: string } {
-  try {
-    const env = parseSubnetEnv(readFileSync(path, 'utf8'));
-    const net = parseCidr(network6 ?? '');
-    const sn = networkForm(env.ipv6Subnet ?? '');
-    const c = parseCidr(sn ?? '');
-    return net !== null && c !== null && sn !== null && cidrContains(net, c.addr) ? { preferredIpv6Subnet: sn } : {};
-  } catch {
-    return {};
-  }
-}
-
-/** The subnet (network form) remembered in an existing subnet.env, if it lies in `network`. */
-function previousSubnet(path: string, network: string): string | undefined {
-  try {
-    const env = parseSubnetEnv(readFileSync(path, 'utf8'));
-    const sn = parseCidr4Loose(env.subnet);
-    const net = parseCidr4(network);
-    const ip = networkForm(env.subnet) ?? undefined;
-    return ip !== undefined && net !== null && sn !== null && containsIPv4(net, sn.ip) ? ip : undefined;
-  } catch {
-    return undefined;
-  }
 }
