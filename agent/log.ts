@@ -13,6 +13,8 @@ export interface AgentLog {
   info(msg: string, fields?: Record<string, unknown>): void;
   warn(msg: string, fields?: Record<string, unknown>): void;
   error(msg: string, fields?: Record<string, unknown>): void;
+  /** True when records of `level` are written (to skip work done only for them). */
+  enabled?(level: AgentLogLevel): boolean;
 }
 
 /** Errors become {error, cause}: JSON.stringify drops an Error's own fields otherwise. */
@@ -41,6 +43,7 @@ export function createAgentLog(level: AgentLogLevel = 'info', write: (line: stri
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
+    enabled: (lvl) => RANK[lvl] >= min,
   };
 }
 

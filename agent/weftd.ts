@@ -1,30 +1,29 @@
 // The weftd daemon: takes this node's lease, keeps the backend device, subnet.env and ip-masq in
 // place, and converges the node's netns (the one it runs in) to the lease table on every lease
 // event, on relevant netlink events and periodically. Stopping leaves the data plane and the lease.
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { ensureIpMasq, masqNetworks } from './ip-masq.ts';
 import { ensureForwardRules, FORWARD_RESYNC_MS } from './forward-rules.ts';
-import { Rtnl, RtnlEvents, isExists, type RtnlEvent } from '../lib/netlink/index.ts';
+import { Rtnl, RtnlEvents, isExists } from '../lib/netlink/index.ts';
 import { M, createAgentMetrics } from './agent-metrics.ts';
 import { createBackend, type Backend, type UplinkV6 } from './backend/index.ts';
 import { findUplinkV6 } from './backend/uplink-v6.ts';
 import { hasIPv6 } from './config/net-conf.ts';
-import { containsIPv4, parseCidr4, parseCidr4Loose } from '../lib/ip/ipv4.ts';
-import { cidrContains, parseCidr } from '../lib/ip/index.ts';
 import { openLeaseStore, type StoreFlags } from './lease/open-store.ts';
 import { type Lease, type LeaseStore, type Watch, leaseKey, leaseName } from './lease/store.ts';
 import type { AgentLog } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import { serveMetrics } from './metrics.ts';
 import { describeOp } from './reconcile/apply.ts';
-import { RTPROT_WEFT } from './reconcile/desired.ts';
+import { isDrift } from './reconcile/drift.ts';
 import type { DevIndexes, Op } from './reconcile/diff.ts';
 import { LeaseChanges } from './reconcile/changes.ts';
 import { familyTargets, reconcileFamilySlices, reconcileJoined } from './reconcile/family.ts';
 import { ReconcileLoop, runToEnd, type PassSlices } from './reconcile/loop.ts';
 import { TouchedPeers } from './reconcile/touched.ts';
-import { networkForm, parseSubnetEnv, writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
+import { logPassTiming } from './pass-timing.ts';
+import { writeSubnetEnv } from '../lib/flannel/subnet-env.ts';
+import { previousIpv6Subnet, previousSubnet } from './previous-subnet.ts';
 import { findUplink, type Uplink, type UplinkQuery } from './uplink.ts';
 import { checkSubnetFileWritable } from './preflight.ts';
 import { earlyStillFits, startUdpEarly } from './backend/udp-early.ts';
@@ -44,6 +43,12 @@ import { policyViewPath } from './policy/state.ts';
  * so that it neither keeps a core busy nor holds joins behind it (see reconcile/loop.ts).
  */
 const RESYNC_MAX_DUTY = 0.05;
+
+/**
+ * Most joined peers a pass programs at once, without yielding: more (a batch of Nodes, a restart of
+ * many) take a full pass, which runs in bounded slices, so a join behind them waits one slice.
+ */
+const JOINED_AT_ONCE = 64;
 
 /** How often the --ip-masq chain is re-applied (it is not watched like routes are). */
 const IPMASQ_RESYNC_MS = 30_000;
@@ -77,6 +82,7 @@ export class Weftd {
   /** The programmed-entry gauges of the last full pass plus what joins added since. */
   private readonly programmed = { route: 0, neigh: 0, fdb: 0 };
   private loop: ReconcileLoop | undefined;
+  private timing: ReturnType<typeof logPassTiming> | undefined;
   /** While a full pass is suspended between slices: the peers it must leave alone. */
   private touched: TouchedPeers | undefined;
   private events: RtnlEvents | undefined;
@@ -198,7 +204,8 @@ export class Weftd {
       if (lost.subnet !== current.subnet || lost.ipv6Subnet !== current.ipv6Subnet) this.writeSubnetFile();
       this.loop?.trigger('own-lease');
     });
-    this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs, maxDuty: RESYNC_MAX_DUTY });
+    this.timing = logPassTiming(o.log);
+    this.loop = new ReconcileLoop((why) => this.pass(why), { debounceMs: o.debounceMs, periodMs: o.resyncMs, maxDuty: RESYNC_MAX_DUTY, onPass: this.timing.onPass });
     const { leases, revision } = await this.store.list();
     for (const l of leases) this.leases.set(leaseKey(l), l);
     const first = this.pass('start');
@@ -220,7 +227,7 @@ export class Weftd {
       o.log.warn('lease watch', { error: err });
     });
     this.events = RtnlEvents.open(['link', 'ipv4-route', ...(this.uplink6 !== undefined ? ['ipv6-route' as const] : []), 'neigh'], { ref: false });
-    this.events.on((ev) => { if (this.concerns(ev)) this.loop?.trigger(`netlink-${ev.type}`); });
+    this.events.on((ev) => { if (isDrift(ev, this.store.netConf, this.dev, (l) => this.backend.watchesLink(l))) this.loop?.trigger(`netlink-${ev.type}`); });
     if (o.serviceProxy !== undefined) {
       const conf = this.store.netConf;
       const { startServiceProxy } = await import('./services/start.ts');
@@ -231,32 +238,25 @@ export class Weftd {
     o.log.info('weftd running', { subnet: leaseName(this.own), resyncMs: o.resyncMs, metrics: o.metricsAddr });
   }
 
-  /** True for notifications that may mean drift in what weftd owns. */
-  private concerns(ev: RtnlEvent): boolean {
-    if (ev.type === 'overrun') return true;
-    if (ev.link) return this.backend.watchesLink(ev.link);
-    if (ev.route) {
-      if (ev.route.table !== 254) return false;
-      if (ev.route.protocol === RTPROT_WEFT) return ev.type === 'delroute';
-      const net = parseCidr(ev.route.family === 4 ? this.store.netConf.network : this.store.netConf.ipv6Network ?? '');
-      const dst = parseCidr(ev.route.dst);
-      return net !== null && dst !== null && cidrContains(net, dst.addr);
-    }
-    // Our own neighbour/FDB writes come back as newneigh; only removals on a VTEP are drift.
-    const index = ev.neigh?.index ?? ev.fdb?.index;
-    return ev.type === 'delneigh' && index !== undefined && (index === this.dev?.vtep || index === this.dev?.vtep6);
-  }
 
   /**
-   * One reconcile pass: when only new peers joined since the last pass, one that adds just their
-   * entries, at once; otherwise a full one (kernel state read and diffed against every lease),
+   * One reconcile pass: when only new peers (JOINED_AT_ONCE at most) joined since the last pass,
+   * one that adds just their entries, at once; otherwise a full one (kernel state read and diffed
+   * against every lease),
    * returned as slices that the loop runs one per turn of the event loop, so joins arriving
    * meanwhile are programmed between them (reconcile/loop.ts, touched.ts).
    */
   private pass(why: string): PassSlices | undefined {
     const scope = this.changes.take(why);
-    if (scope.full) return this.passSlices(why, undefined);
-    runToEnd(this.passSlices(why, scope.joined.map((s) => this.leases.get(s)).filter((l): l is Lease => l !== undefined)));
+    const joined = (subnets: string[]) => subnets.map((s) => this.leases.get(s)).filter((l): l is Lease => l !== undefined);
+    if (scope.full) {
+      // A join that met a periodic or netlink trigger: programmed now, the full pass in slices after.
+      const first = scope.first ?? [];
+      if (first.length > 0 && first.length <= JOINED_AT_ONCE) runToEnd(this.passSlices(why, joined(first)));
+      return this.passSlices(why, undefined);
+    }
+    if (scope.joined.length > JOINED_AT_ONCE) return this.passSlices(why, undefined);
+    runToEnd(this.passSlices(why, joined(scope.joined)));
     return undefined;
   }
 
@@ -277,11 +277,11 @@ export class Weftd {
       const leases = joined ?? [...this.leases.values()];
       for (const t of familyTargets(conf, this.own, this.uplink, this.uplink6)) {
         const base = { backend: this.backend.type, directRouting: conf.backend.directRouting, vni: conf.backend.vni };
-        const { desired, plan, out } = joined ? reconcileJoined(this.rtnl, t, base, joined, dev) : yield* reconcileFamilySlices(this.rtnl, t, base, leases, dev, touched);
-        for (const op of out.applied) {
+        const applied = (op: Op) => {
           this.metrics.inc(M.changes, { op: op.kind });
           this.o.log.info('programmed', { change: describeOp(op), trigger: why });
-        }
+        };
+        const { desired, plan, out } = joined ? reconcileJoined(this.rtnl, t, base, joined, dev, applied) : yield* reconcileFamilySlices(this.rtnl, t, base, leases, dev, touched, applied);
         // A joined peer's route meeting one already there is no error: the full pass it triggers decides.
         const clash = (x: { op: Op; error: Error }) => joined !== undefined && x.op.kind === 'add-route' && isExists(x.error);
         if (out.failed.some(clash)) this.changes.requireFull();
@@ -381,6 +381,7 @@ export class Weftd {
   /** Stops watching and reconciling; the data plane, subnet.env and the lease stay as they are. */
   async stop(): Promise<void> {
     this.loop?.stop();
+    this.timing?.stop();
     if (this.masqTimer !== undefined) clearInterval(this.masqTimer);
     if (this.forwardTimer !== undefined) clearInterval(this.forwardTimer);
     this.watch?.stop();
@@ -400,30 +401,4 @@ async function startPolicy(o: WeftdOptions, cache: WatchCache, metrics: Metrics,
   const { startNetworkPolicy } = await import('./policy/start.ts');
   const v6 = () => ({ ...(own().ipv6Subnet !== undefined ? { subnet: own().ipv6Subnet } : {}), ...(uplink6 !== undefined ? { publicIp: uplink6.publicIp } : {}) });
   return startNetworkPolicy({ cache, log: o.log, metrics, nodeAddrs: () => policyNodeAddrs(own().subnet, uplink.publicIp, v6()), isLocal: (p) => policyIsLocal(p, own().subnet, uplink.publicIp, v6()), viewFile: policyViewPath(o.subnetFile) });
-}
-
-/** FLANNEL_IPV6_SUBNET of an existing subnet.env in network form, as preferredIpv6Subnet, if it lies in `network6`. */
-function previousIpv6Subnet(path: string, network6: string | undefined): { preferredIpv6Subnet?: string } {
-  try {
-    const env = parseSubnetEnv(readFileSync(path, 'utf8'));
-    const net = parseCidr(network6 ?? '');
-    const sn = networkForm(env.ipv6Subnet ?? '');
-    const c = parseCidr(sn ?? '');
-    return net !== null && c !== null && sn !== null && cidrContains(net, c.addr) ? { preferredIpv6Subnet: sn } : {};
-  } catch {
-    return {};
-  }
-}
-
-/** The subnet (network form) remembered in an existing subnet.env, if it lies in `network`. */
-function previousSubnet(path: string, network: string): string | undefined {
-  try {
-    const env = parseSubnetEnv(readFileSync(path, 'utf8'));
-    const sn = parseCidr4Loose(env.subnet);
-    const net = parseCidr4(network);
-    const ip = networkForm(env.subnet) ?? undefined;
-    return ip !== undefined && net !== null && sn !== null && containsIPv4(net, sn.ip) ? ip : undefined;
-  } catch {
-    return undefined;
-  }
 }

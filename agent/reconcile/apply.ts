@@ -30,15 +30,43 @@ export interface ApplyOutcome {
   failed: Array<{ op: Op; error: Error }>;
 }
 
+/**
+ * How long one slice of applyPlanSlices runs before it yields (ms): a join arriving while a full
+ * pass programs thousands of peers (a cold start, a batch of Nodes) waits about that long, not for
+ * the whole plan. A count of operations would not do: on a busy machine, or with a large routing
+ * table, one netlink request takes from 20 us to over 1 ms.
+ */
+export const APPLY_SLICE_MS = 10;
+
+/** What applyPlanSlices asks and tells per operation. */
+export interface ApplyHooks {
+  /** Asked just before each operation: true leaves it out (it became another pass's business while this one was suspended). */
+  skip?: (op: Op) => boolean;
+  /** Told after each operation that took effect (logging and metrics, spread over the slices with the work). */
+  applied?: (op: Op) => void;
+}
+
 /** Applies `plan` in order with `dev` of the plan's family (familyDev); deletions that find nothing count as done. */
-export function applyPlan(rtnl: Rtnl, plan: Plan, dev: DevIndexes): ApplyOutcome {
+export function applyPlan(rtnl: Rtnl, plan: Plan, dev: DevIndexes, hooks: ApplyHooks = {}): ApplyOutcome {
+  return runToEnd(applyPlanSlices(rtnl, plan, dev, hooks));
+}
+
+/** applyPlan in slices of about `sliceMs` each (a generator), with `hooks` asked and told per operation. */
+export function* applyPlanSlices(rtnl: Rtnl, plan: Plan, dev: DevIndexes, hooks: ApplyHooks = {}, sliceMs = APPLY_SLICE_MS): Generator<void, ApplyOutcome, undefined> {
   const out: ApplyOutcome = { applied: [], failed: [] };
+  let t0 = performance.now();
   for (const op of plan.ops) {
+    if (performance.now() - t0 >= sliceMs) {
+      yield;
+      t0 = performance.now();
+    }
+    if (hooks.skip?.(op) === true) continue;
     try {
       applyOp(rtnl, op, dev);
       out.applied.push(op);
+      hooks.applied?.(op);
     } catch (e) {
-      if (op.kind.startsWith('del-') && isNotFound(e)) { out.applied.push(op); continue; }
+      if (op.kind.startsWith('del-') && isNotFound(e)) { out.applied.push(op); hooks.applied?.(op); continue; }
       out.failed.push({ op, error: e instanceof Error ? e : new Error(String(e)) });
     }
   }

@@ -6,8 +6,12 @@
 /** How a subnet changed: 'new' (absent before) or 'other' (replaced, removed, or new then gone). */
 export type ChangeKind = 'new' | 'other';
 
-/** What the next pass may do: program only `joined`, or a full pass. */
-export type PassScope = { full: false; joined: string[] } | { full: true };
+/**
+ * What the next pass may do: program only `joined`, or a full pass; `first`: peers that only joined,
+ * to be programmed at once before a full pass that another trigger (periodic, netlink) merged in
+ * asks for, so that a join never waits for a full pass's slices.
+ */
+export type PassScope = { full: false; joined: string[] } | { full: true; first?: string[] };
 
 /** Lease-table changes between passes. */
 export class LeaseChanges {
@@ -33,12 +37,15 @@ export class LeaseChanges {
   /**
    * The scope of the pass about to run for trigger reasons `why` (ReconcileLoop's comma-joined
    * list), and forgets the changes: incremental only when the trigger is lease events alone and
-   * every change is a subnet new to the table.
+   * every change is a subnet new to the table; with another trigger merged in, those subnets first.
    */
   take(why: string): PassScope {
-    const onlyLeases = why.split(',').every((r) => r === 'lease');
+    const reasons = why.split(',');
+    const onlyLeases = reasons.every((r) => r === 'lease');
     const allNew = [...this.changed.values()].every((k) => k === 'new');
-    const scope: PassScope = onlyLeases && allNew && !this.needFull ? { full: false, joined: [...this.changed.keys()] } : { full: true };
+    const joinsOnly = allNew && !this.needFull && this.changed.size > 0 && reasons.includes('lease');
+    const scope: PassScope = onlyLeases && allNew && !this.needFull ? { full: false, joined: [...this.changed.keys()] }
+      : joinsOnly ? { full: true, first: [...this.changed.keys()] } : { full: true };
     this.changed.clear();
     if (scope.full) this.needFull = false;
     return scope;

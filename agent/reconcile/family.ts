@@ -4,9 +4,9 @@
 import type { Rtnl } from '../../lib/netlink/index.ts';
 import type { Lease } from '../lease/store.ts';
 import { planAdditions } from './additions.ts';
-import { applyPlan, readActualSlices, type ApplyOutcome } from './apply.ts';
+import { applyPlan, applyPlanSlices, readActualSlices, type ApplyOutcome } from './apply.ts';
 import { desiredState, type DesiredInput, type DesiredState } from './desired.ts';
-import { familyDev, planReconcile, type DevIndexes, type Plan } from './diff.ts';
+import { familyDev, planReconcile, type DevIndexes, type Op, type Plan } from './diff.ts';
 import { runToEnd } from './loop.ts';
 import { TouchedPeers } from './touched.ts';
 
@@ -59,9 +59,10 @@ export function reconcileFamily(
 
 /**
  * reconcileFamily in slices (a generator; the caller hands the event loop back at each yield): the
- * desired state, then each kernel dump, then the diff and its application. Peers in `touched` (filled
- * by the caller while the pass is suspended) are left out of the plan: their entries were read at
- * other moments than their leases (touched.ts).
+ * desired state, then each kernel dump, then the diff, then its application APPLY_SLICE_MS
+ * at a time (`applied` told of each change as it is made). Peers in `touched` (filled by the caller while the pass is suspended) are
+ * left out of the plan and of the operations still to run: their entries were read at other
+ * moments than their leases (touched.ts).
  */
 export function* reconcileFamilySlices(
   rtnl: Rtnl,
@@ -70,6 +71,7 @@ export function* reconcileFamilySlices(
   leases: readonly Lease[],
   dev: DevIndexes,
   touched: TouchedPeers,
+  applied?: (op: Op) => void,
 ): Generator<void, FamilyOutcome, undefined> {
   const fdev = familyDev(dev, t.family);
   const desired = familyDesired(t, base, leases);
@@ -77,7 +79,9 @@ export function* reconcileFamilySlices(
   const actual = yield* readActualSlices(rtnl, fdev, t.family);
   yield;
   const plan = touched.filter(planReconcile(desired, actual, fdev, t.network));
-  return { desired, plan, out: applyPlan(rtnl, plan, fdev) };
+  // Thousands of changes (a cold start, a batch) are applied in slices too; peers touched meanwhile are skipped.
+  const out = yield* applyPlanSlices(rtnl, plan, fdev, { skip: (op) => touched.concerns(op), ...(applied !== undefined ? { applied } : {}) });
+  return { desired, plan, out };
 }
 
 /** Programs only `joined` (leases new to the table) for one family, without reading the kernel (see additions.ts). */
@@ -87,9 +91,10 @@ export function reconcileJoined(
   base: Pick<DesiredInput, 'backend' | 'directRouting' | 'vni'>,
   joined: readonly Lease[],
   dev: DevIndexes,
+  applied?: (op: Op) => void,
 ): FamilyOutcome {
   const fdev = familyDev(dev, t.family);
   const desired = familyDesired(t, base, joined);
   const plan = planAdditions(desired);
-  return { desired, plan, out: applyPlan(rtnl, plan, fdev) };
+  return { desired, plan, out: applyPlan(rtnl, plan, fdev, applied !== undefined ? { applied } : {}) };
 }

@@ -16,6 +16,24 @@ export interface LoopOptions {
   periodMs: number;
   /** Largest share of wall time the periodic passes may take (0 < maxDuty <= 1); unset: a fixed period. */
   maxDuty?: number;
+  /** Called after every pass with where its time went (weftd logs it at debug). */
+  onPass?: (t: PassTiming) => void;
+}
+
+/** Where one pass's time went, to tell what a slow join waited behind. */
+export interface PassTiming {
+  /** The trigger reasons, comma-joined. */
+  why: string;
+  /** True for a pass run in slices (a full one). */
+  sliced: boolean;
+  /** How late the trigger's timer fired past its delay: the event loop was busy elsewhere (ms). */
+  lateMs: number;
+  /** Each slice's duration (ms): for a sliced pass the call that returned the slices first, then each slice; one entry for a pass run at once. */
+  slicesMs: number[];
+  /** From the trigger's pass start to its last slice's end: a sliced pass's queueing behind another and the passes run between its slices included (ms). */
+  wallMs: number;
+  /** Passes run between this one's slices. */
+  interleaved: number;
 }
 
 /** The rest of a pass, one slice per next(); each slice is synchronous. */
@@ -39,6 +57,8 @@ interface Sliced {
   it: PassSlices;
   periodic: boolean;
   busyMs: number;
+  timing: PassTiming;
+  t0: number;
 }
 
 /** Runs `pass(reason)` on triggers and on a timer; a pass is synchronous or returns its slices. */
@@ -46,6 +66,8 @@ export class ReconcileLoop {
   private timer: NodeJS.Timeout | undefined;
   private timerDue = 0;
   private pending: NodeJS.Timeout | undefined;
+  /** When the pending timer is due (performance.now()), to measure how late it fires. */
+  private pendingDue = 0;
   private reasons = new Set<string>();
   private stopped = true;
   private running: Sliced | undefined;
@@ -74,6 +96,7 @@ export class ReconcileLoop {
     if (this.stopped) return;
     this.reasons.add(reason);
     if (this.pending !== undefined) return;
+    this.pendingDue = performance.now() + delayMs;
     this.pending = setTimeout(() => {
       this.pending = undefined;
       try {
@@ -89,14 +112,21 @@ export class ReconcileLoop {
     const why = [...this.reasons].sort().join(',');
     this.reasons.clear();
     const t0 = performance.now();
+    const lateMs = Math.max(0, t0 - this.pendingDue);
+    if (this.running !== undefined) this.running.timing.interleaved++;
     let it: void | PassSlices = undefined;
     try {
       it = this.pass(why);
     } finally {
-      if (it === undefined) this.finished(periodic, performance.now() - t0);
+      if (it === undefined) {
+        const ms = performance.now() - t0;
+        this.finished(periodic, ms);
+        this.o.onPass?.({ why, sliced: false, lateMs, slicesMs: [ms], wallMs: ms, interleaved: 0 });
+      }
     }
     if (it === undefined) return;
-    const s: Sliced = { it, periodic, busyMs: performance.now() - t0 };
+    const busyMs = performance.now() - t0;
+    const s: Sliced = { it, periodic, busyMs, t0, timing: { why, sliced: true, lateMs, slicesMs: [busyMs], wallMs: 0, interleaved: 0 } };
     if (this.running === undefined) {
       this.running = s;
       this.step();
@@ -125,11 +155,15 @@ export class ReconcileLoop {
     try {
       done = s.it.next().done === true;
     } finally {
-      s.busyMs += performance.now() - t0;
+      const t1 = performance.now();
+      s.busyMs += t1 - t0;
+      s.timing.slicesMs.push(t1 - t0);
       if (done) {
         this.running = this.waiting;
         this.waiting = undefined;
         this.finished(s.periodic, s.busyMs);
+        s.timing.wallMs = t1 - s.t0;
+        this.o.onPass?.(s.timing);
       }
       this.stepSoon();
     }

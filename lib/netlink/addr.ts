@@ -28,7 +28,8 @@ export function parseIP(s: string): Uint8Array {
 
 /** Formats 4 or 16 address bytes as a string (IPv6 in RFC 5952 canonical form). */
 export function formatIP(b: Uint8Array): string {
-  if (b.length === 4) return Array.from(b).join('.');
+  // A template, not Array.from().join(): dumps format one per entry, thousands per pass.
+  if (b.length === 4) return `${b[0]}.${b[1]}.${b[2]}.${b[3]}`;
   if (b.length !== 16) throw new TypeError(`address must be 4 or 16 bytes, got ${b.length}`);
   const g: number[] = [];
   for (let i = 0; i < 8; i++) g.push(((b[2 * i] ?? 0) << 8) | (b[2 * i + 1] ?? 0));
@@ -79,7 +80,13 @@ export function parseMac(s: string): Uint8Array {
   return Uint8Array.from(parts.map((p) => parseInt(p, 16)));
 }
 
+/** Two lowercase hex digits per byte value. */
+const HEX2 = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
 /** Formats link-layer address bytes as lowercase colon-separated hex ("" for none). */
 export function formatMac(b: Uint8Array): string {
-  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join(':');
+  if (b.length === 6) return `${HEX2[b[0] ?? 0]}:${HEX2[b[1] ?? 0]}:${HEX2[b[2] ?? 0]}:${HEX2[b[3] ?? 0]}:${HEX2[b[4] ?? 0]}:${HEX2[b[5] ?? 0]}`;
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += (i > 0 ? ':' : '') + (HEX2[b[i] ?? 0] ?? '');
+  return s;
 }

@@ -69,6 +69,11 @@ export function parseNdmsg(payload: Uint8Array): NdmsgHeader {
   return { family: dv.getUint8(0), index: dv.getInt32(4, LE), state: dv.getUint16(8, LE), flags: dv.getUint8(10), type: dv.getUint8(11) };
 }
 
+/** The ifindex of a struct ndmsg payload without decoding the rest (-1 when too short): dumps filter on it first. */
+export function ndmsgIndex(payload: Uint8Array): number {
+  return payload.length < NDMSG_LEN ? -1 : view(payload).getInt32(4, LE);
+}
+
 /** Formats an RTM_NEWNEIGH payload (mac given) or RTM_DELNEIGH payload (mac omitted) for an IP neighbour. */
 export function formatNeighRequest(o: { index: number; ip: string; mac?: string; permanent?: boolean }): Uint8Array {
   const attrs = [formatAttr(NDA_DST, parseIP(o.ip))];

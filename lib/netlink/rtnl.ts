@@ -12,7 +12,7 @@ import { formatFdbRequest, parseFdb, type Fdb } from './fdb.ts';
 import { formatAddrRequest } from './ifaddr.ts';
 import { IFF_ALLMULTI, IFF_PROMISC, IFF_UP, formatIfinfo } from './link.ts';
 import { formatHairpinProtinfo, formatLinkInfo, formatVethInfo, formatVxlanData, linkBasics } from './link-kinds.ts';
-import { formatNdmsg, formatNeighRequest, parseNeigh, type Neigh } from './neigh.ts';
+import { formatNdmsg, formatNeighRequest, ndmsgIndex, parseNeigh, type Neigh } from './neigh.ts';
 import { formatRouteRequest, formatRtmsg, parseRoute, type Route, type RouteSpec } from './route.ts';
 import { RtnlLinks } from './rtnl-links.ts';
 import { NlSocket, openSysTransport, type NlTransport } from './socket.ts';
@@ -143,8 +143,9 @@ export class Rtnl extends RtnlLinks {
   /** ARP/ND entries, optionally one family and/or one link. */
   listNeigh(o: { family?: 4 | 6; index?: number } = {}): Neigh[] {
     const req = formatNdmsg({ family: o.family ? afOf(o.family) : AF_UNSPEC });
+    // Entries of other devices are skipped on their header, before any attribute is decoded.
     return this.sock.dump('listNeigh', RTM_GETNEIGH, req)
-      .filter((m) => m.type === RTM_NEWNEIGH)
+      .filter((m) => m.type === RTM_NEWNEIGH && (o.index === undefined || ndmsgIndex(m.payload) === o.index))
       .map((m) => parseNeigh(m.payload))
       .filter((n): n is Neigh => n !== null && (o.family === undefined || n.family === o.family) && (o.index === undefined || n.index === o.index));
   }
@@ -164,7 +165,7 @@ export class Rtnl extends RtnlLinks {
   /** Bridge/vxlan FDB entries, optionally of one device. */
   listFdb(o: { index?: number } = {}): Fdb[] {
     return this.sock.dump('listFdb', RTM_GETNEIGH, formatNdmsg({ family: AF_BRIDGE }))
-      .filter((m) => m.type === RTM_NEWNEIGH)
+      .filter((m) => m.type === RTM_NEWNEIGH && (o.index === undefined || ndmsgIndex(m.payload) === o.index))
       .map((m) => parseFdb(m.payload))
       .filter((f): f is Fdb => f !== null && (o.index === undefined || f.index === o.index));
   }

@@ -12,6 +12,7 @@ import { waitFor } from '../../testkit/cluster.ts';
 import { fakeLease, type LeaseWriter } from './lease-writers.ts';
 import { cpuMs, findPid, statusMib } from './proc-stats.ts';
 import type { RouteWatch } from './route-watch.ts';
+import { explainSlowJoins, type JoinSeen } from './weftd-explain.ts';
 import { loadAverage, median, quantile, round, type BenchResult } from './util.ts';
 
 export const JOINS = 50;
@@ -61,14 +62,18 @@ export async function benchStep(c: Cluster, store: string, w: RouteWatch, writer
   rows.push({ name: `${tag}: weftd CPU for that batch, median node`, value: round(batchCpu, 0), unit: 'ms' });
   // 2. Joins, one at a time: the last JOINS leases of the step.
   const joins: number[] = [];
+  const seen: JoinSeen[] = [];
   for (let i = 0; i < JOINS; i++) {
     const l = fakeLease(n - JOINS + i);
     const tj = await writer.write([l]);
     await waitFor(`join ${i} programmed everywhere`, everywhere([l.subnet]), 30_000, 2);
-    joins.push(Math.max(...w.seen.map((m) => (m.get(l.subnet) ?? NaN) - tj)));
+    const perNodeMs = w.seen.map((m) => (m.get(l.subnet) ?? NaN) - tj);
+    seen.push({ subnet: l.subnet, writtenAt: tj, perNodeMs });
+    joins.push(Math.max(...perNodeMs));
   }
   const p99 = quantile(joins, 0.99);
   process.stderr.write(`  ${tag}: join latencies (ms, sorted): ${[...joins].sort((a, b) => a - b).map((x) => x.toFixed(0)).join(' ')}\n`);
+  explainSlowJoins(c, tag, seen, 200, (s) => process.stderr.write(s));
   rows.push({ name: `${tag}: join -> programmed on all ${c.nodes.length} nodes, p50 (${JOINS} joins)`, value: round(median(joins), 1), unit: 'ms' });
   rows.push({ name: `${tag}: join -> programmed on all ${c.nodes.length} nodes, p99 (${JOINS} joins)`, value: round(p99, 1), unit: 'ms', target: '<= 200 ms', ok: p99 <= 200 });
   rows.push({ name: `${tag}: weftd peak RSS, largest of the ${c.nodes.length} nodes`, value: round(Math.max(...c.nodes.map((x) => statusMib(x.weftd?.pid, 'VmHWM'))), 1), unit: 'MiB', target: '<= 120 MiB', ok: Math.max(...c.nodes.map((x) => statusMib(x.weftd?.pid, 'VmHWM'))) <= 120 });

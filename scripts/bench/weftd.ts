@@ -13,6 +13,7 @@ import { writerFor } from './lease-writers.ts';
 import { statusMib } from './proc-stats.ts';
 import { watchRoutes } from './route-watch.ts';
 import { benchStep, parsePeerSteps } from './weftd-scale.ts';
+import { keepLogs } from './weftd-explain.ts';
 import { median, round, type BenchResult } from './util.ts';
 
 type Store = 'file' | 'etcd' | 'kube';
@@ -34,7 +35,9 @@ async function benchStore(store: Store, steps: number[]): Promise<BenchResult[]>
   const nodes = nodeCount();
   // WEFT_BENCH_BIN_DIR: another build's dist/bin (e.g. a copy from before a change) for a before/after in one session.
   const binDir = process.env['WEFT_BENCH_BIN_DIR'];
-  const c = await Cluster.create({ backend: 'vxlan', store, nodes, podsPerNode: 0, network: '10.0.0.0/8', ...(binDir !== undefined ? { binDir } : {}), onProgress: (m) => process.stderr.write(`  ${m}\n`) });
+  const c = await Cluster.create({ backend: 'vxlan', store, nodes, podsPerNode: 0, network: '10.0.0.0/8',
+    // Debug: each pass's slices and long GCs land in the logs, which explain slow joins (weftd-explain.ts).
+    weftdArgs: ['--log-level', 'debug'], ...(binDir !== undefined ? { binDir } : {}), onProgress: (m) => process.stderr.write(`  ${m}\n`) });
   const w = watchRoutes(c);
   const writer = writerFor(c, store);
   try {
@@ -54,6 +57,7 @@ async function benchStore(store: Store, steps: number[]): Promise<BenchResult[]>
     if (w.overruns() > 0) process.stderr.write(`  note: ${w.overruns()} route notification overruns (routes then listed; figures are upper bounds)\n`);
     return rows;
   } finally {
+    keepLogs(c, store);
     writer.close();
     w.close();
     c.destroy();

@@ -34,11 +34,17 @@ void describe('LeaseChanges', () => {
     assert.deepEqual(c.take('lease'), { full: false, joined: ['10.0.6.0/24'] });
   });
 
-  it('any other trigger merged in (netlink, periodic, own lease) makes the pass full', () => {
+  it('any other trigger merged in (netlink, periodic, own lease) makes the pass full, the joined peers programmed first', () => {
     const c = started();
     c.note('10.0.4.0/24', 'new');
-    assert.deepEqual(c.take('lease,netlink-delroute'), { full: true });
+    assert.deepEqual(c.take('lease,netlink-delroute'), { full: true, first: ['10.0.4.0/24'] });
     assert.deepEqual(c.take('periodic'), { full: true });
+    c.note('10.0.5.0/24', 'new');
+    c.note('10.0.6.0/24', 'other');
+    assert.deepEqual(c.take('lease,periodic'), { full: true }, 'not when a lease was replaced or removed');
+    c.requireFull();
+    c.note('10.0.7.0/24', 'new');
+    assert.deepEqual(c.take('lease,periodic'), { full: true }, 'nor when a full pass is required anyway');
   });
 
   it('requireFull holds until one full pass ran', () => {

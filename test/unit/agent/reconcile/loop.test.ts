@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ReconcileLoop, nextPeriodMs } from '../../../../agent/reconcile/loop.ts';
+import { ReconcileLoop, nextPeriodMs, type PassTiming } from '../../../../agent/reconcile/loop.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -159,5 +159,34 @@ void describe('ReconcileLoop: any long pass stretches the safety net', () => {
     for (let i = 0; i < 30; i++) { l.trigger('lease', 0); await sleep(10); }
     l.stop();
     assert.ok(periodic >= 2, `${periodic} periodic passes in 300 ms of joins`);
+  });
+});
+
+void describe('ReconcileLoop: pass timings (onPass)', () => {
+  it('reports each slice, the passes run between them and how late a trigger behind a busy loop fired', async () => {
+    const seen: PassTiming[] = [];
+    const log: string[] = [];
+    const l: ReconcileLoop = new ReconcileLoop((why) => {
+      if (why === 'lease') return;
+      return slices(log, 'full', 3, 15, (i) => { if (i === 0) l.trigger('lease', 0); });
+    }, { debounceMs: 1, periodMs: 60_000, onPass: (t) => seen.push(t) });
+    l.start();
+    l.trigger('netlink-delroute', 0);
+    setTimeout(() => busy(30), 0);
+    for (let i = 0; i < 100 && seen.length < 2; i++) await sleep(5);
+    l.stop();
+    const join = seen.find((t) => t.why === 'lease');
+    const full = seen.find((t) => t.why === 'netlink-delroute');
+    assert.ok(join !== undefined && full !== undefined, JSON.stringify(seen));
+    assert.equal(join.sliced, false);
+    assert.equal(join.slicesMs.length, 1);
+    assert.equal(full.sliced, true);
+    // The pass's own call (creating the slices, here nearly free), then the three slices.
+    assert.equal(full.slicesMs.length, 4);
+    assert.ok(full.slicesMs.slice(1).every((ms) => ms >= 14), JSON.stringify(full));
+    assert.equal(full.interleaved, 1);
+    assert.ok(full.wallMs >= full.slicesMs.reduce((a, b) => a + b, 0), JSON.stringify(full));
+    // The 30 ms busy timer queued beside the first trigger delays it or the join's.
+    assert.ok(Math.max(full.lateMs, join.lateMs) >= 14, JSON.stringify(seen));
   });
 });

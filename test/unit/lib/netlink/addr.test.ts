@@ -47,5 +47,7 @@ test('MAC parse/format, lowercase out', () => {
   assert.equal(toHex(parseMac('AA:bb:0c:00:11:22')), 'aa bb 0c 00 11 22');
   assert.equal(formatMac(hex('0a 58 0a f4 00 01')), '0a:58:0a:f4:00:01');
   assert.equal(formatMac(new Uint8Array(0)), '');
+  assert.equal(formatMac(hex('ff 00 0a')), 'ff:00:0a', 'lengths other than 6 too');
+  for (let v = 0; v < 256; v++) assert.equal(formatMac(Uint8Array.of(v, 255 - v, 0, 1, v, 16)), [v, 255 - v, 0, 1, v, 16].map((x) => x.toString(16).padStart(2, '0')).join(':'));
   for (const bad of ['aa:bb:cc:dd:ee', 'aa:bb:cc:dd:ee:fg', 'aabbccddeeff']) assert.throws(() => parseMac(bad), /invalid MAC/);
 });
