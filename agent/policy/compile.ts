@@ -29,12 +29,11 @@ export type SetRequest =
   | { kind: 'named'; family: Family; scope: Scope; port: string; proto: 'tcp' | 'udp' | 'sctp' }
   | { kind: 'block'; family: Family; cidrs: readonly Cidr[] };
 
-/** One direction of a policy: its chain, the base chain's jump to it, and its drop-counting rules with their named counter. */
+/** One direction of a policy: its chain, the group chains' jump to it, and the named counter of its drops. */
 export interface CompiledDirection {
   chain: string;
   rules: TableRule[];
   jump: TableRule;
-  drops: TableRule[];
   counter: string;
 }
 
@@ -94,7 +93,6 @@ export function compilePolicy(pol: Policy, families: Families = [4]): CompiledPo
     out[dir] = {
       chain, counter,
       jump: taggedRule(nftExpr`jump ${chain}`, key),
-      drops: families.map((f) => taggedRule(nftExpr`${own(f)} @${targetSets[f] ?? ''} counter name ${counter}`, `drop ${key}`)),
       rules: [
         ...families.map((f) => taggedRule(nftExpr`${own(f)} != @${targetSets[f] ?? ''} return`, key)),
         ...pol[dir].flatMap((r) => clauses(ctx, r, dir === 'ingress' ? 'in' : 'eg').map((e) => taggedRule(e, key))),

@@ -49,7 +49,7 @@ export interface PolicyPlan {
   key: string;
   ingressChain?: string;
   egressChain?: string;
-  /** Named counters of its drops (pol-drop-*), by direction. */
+  /** Named counters of its drops (counted in the group chains of the addresses it selects), by direction. */
   ingressCounter?: string;
   egressCounter?: string;
   /** The set of the policy's own pods, per family ("4", "6"). */
@@ -133,10 +133,10 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
   const chains = new Map<string, TableChain>();
   const counters = new Set<string>();
   const plans: PolicyPlan[] = [];
-  // One accumulator per direction: local pods isolated that way, the policies selecting each address, their drops.
+  // One accumulator per direction: local pods isolated that way, the policies selecting each address.
   const dirs = { ingress: newDirection(), egress: newDirection() };
-  const { iso: isoIn, iso6: isoIn6, drops: dropIn } = dirs.ingress;
-  const { iso: isoEg, iso6: isoEg6, drops: dropEg } = dirs.egress;
+  const { iso: isoIn, iso6: isoIn6 } = dirs.ingress;
+  const { iso: isoEg, iso6: isoEg6 } = dirs.egress;
   const policies = [...w.policies].sort((a, b) => (`${a.namespace}/${a.name}` < `${b.namespace}/${b.name}` ? -1 : 1));
   const used = new Set<string>();
   const localPods = new Map<string, LocalPod>();
@@ -171,14 +171,13 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
         localView(p)[d].push(key);
         for (const ip of p.ips) {
           (familyOfText(ip) === 4 ? acc.iso : acc.iso6).add(ip);
-          noteSelecting(acc.byIp, ip, key, c.jump);
+          noteSelecting(acc.byIp, ip, key, c.jump, c.counter);
         }
       }
       plan[d === 'ingress' ? 'ingressChain' : 'egressChain'] = c.chain;
       plan[d === 'ingress' ? 'ingressCounter' : 'egressCounter'] = c.counter;
       counters.add(c.counter);
       chains.set(c.chain, { rules: c.rules });
-      acc.drops.push(...c.drops);
     }
     plans.push(plan);
   }
@@ -200,11 +199,12 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
     ...(v6 ? [taggedRule(dir === 'daddr' ? nftExpr`ip6 daddr != @${SET_ISO_IN6} accept` : nftExpr`ip6 saddr != @${SET_ISO_EG6} accept`, 'not isolated ipv6')] : []),
   ];
   const nodeRules = [taggedRule(nftExpr`ip saddr @${SET_NODE} accept`, 'node'), ...(v6 ? [taggedRule(nftExpr`ip6 saddr @${SET_NODE6} accept`, 'node ipv6')] : [])];
-  // Named counters keep their values when a drop chain is rewritten (a policy added or removed).
+  // Named counters keep their values when a chain counting into them is rewritten (a policy added or
+  // removed). Each policy's drops are counted in the group chains (groups.ts); these count every drop.
   counters.add(COUNTER_DROP_IN);
   counters.add(COUNTER_DROP_EG);
-  chains.set(CHAIN_DROP_IN, { rules: [...dropIn, taggedRule(nftExpr`counter name ${COUNTER_DROP_IN} drop`, 'drop')] });
-  chains.set(CHAIN_DROP_EG, { rules: [...dropEg, taggedRule(nftExpr`counter name ${COUNTER_DROP_EG} drop`, 'drop')] });
+  chains.set(CHAIN_DROP_IN, { rules: [taggedRule(nftExpr`counter name ${COUNTER_DROP_IN} drop`, 'drop')] });
+  chains.set(CHAIN_DROP_EG, { rules: [taggedRule(nftExpr`counter name ${COUNTER_DROP_EG} drop`, 'drop')] });
   // The lookup jumps to the group chain of the policies selecting the address; when it returns (no
   // policy accepted), the drop chain follows.
   const gIn = groupTable('ingress', dirs.ingress.byIp, v6);
@@ -227,8 +227,8 @@ export function desiredPolicy(w: PolicyWorld, cache: PolicyCompileCache = new Ma
 }
 
 /** A direction's accumulator for desiredPolicy. */
-function newDirection(): { pods: Set<string>; iso: Set<string>; iso6: Set<string>; byIp: Map<string, AddrPolicies>; drops: TableRule[] } {
-  return { pods: new Set<string>(), iso: new Set<string>(), iso6: new Set<string>(), byIp: new Map(), drops: [] };
+function newDirection(): { pods: Set<string>; iso: Set<string>; iso6: Set<string>; byIp: Map<string, AddrPolicies> } {
+  return { pods: new Set<string>(), iso: new Set<string>(), iso6: new Set<string>(), byIp: new Map() };
 }
 
 const policyTexts = new WeakMap<Policy, string>();

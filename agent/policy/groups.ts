@@ -15,20 +15,22 @@ export const MAP_EG = 'eg-groups';
 export const MAP_IN6 = 'in-groups6';
 export const MAP_EG6 = 'eg-groups6';
 
-/** The policies selecting one local address in one direction, in the table's policy order, with their jumps. */
+/** The policies selecting one local address in one direction, in the table's policy order, with their jumps and drop counters. */
 export interface AddrPolicies {
   keys: string[];
   jumps: TableRule[];
+  counts: TableRule[];
 }
 
-/** Notes that policy `key` (whose jump is `jump`) selects `ip`; policies must come in the table's order. */
-export function noteSelecting(byIp: Map<string, AddrPolicies>, ip: string, key: string, jump: TableRule): void {
+/** Notes that policy `key` (whose jump is `jump`, whose drop counter is `counter`) selects `ip`; policies must come in the table's order. */
+export function noteSelecting(byIp: Map<string, AddrPolicies>, ip: string, key: string, jump: TableRule, counter: string): void {
   let e = byIp.get(ip);
-  if (e === undefined) byIp.set(ip, (e = { keys: [], jumps: [] }));
+  if (e === undefined) byIp.set(ip, (e = { keys: [], jumps: [], counts: [] }));
   // Two local pods may share an address (a stale Pod object): the address's group is their union.
   if (e.keys[e.keys.length - 1] === key) return;
   e.keys.push(key);
   e.jumps.push(jump);
+  e.counts.push(taggedRule(nftExpr`counter name ${counter}`, `drop ${key}`));
 }
 
 /** The group chain of a member list, by direction (`gi-`, `ge-`). */
@@ -42,7 +44,9 @@ export function groupTable(dir: 'ingress' | 'egress', byIp: ReadonlyMap<string, 
   const els = { 4: new Set<string>(), 6: new Set<string>() };
   for (const [ip, e] of byIp) {
     const chain = groupChainName(dir, e.keys);
-    if (!found.has(chain)) found.set(chain, { rules: e.jumps });
+    // A packet that falls through every member's jump is dropped by the base chain's deny next: it
+    // is counted here for each member, so a denied connection walks the selecting policies only.
+    if (!found.has(chain)) found.set(chain, { rules: [...e.jumps, ...e.counts] });
     els[familyOfText(ip) === 6 ? 6 : 4].add(mapElementKey(ip, `jump ${chain}`));
   }
   // Named in order, so that the table does not depend on the order pods arrived in.

@@ -10,6 +10,7 @@ import { NetpolLab, type Enforcer } from '../../../testkit/netpol-lab.ts';
 import { formatTable, PROBES, Reachability, type ProbeKind } from '../../../testkit/netpol-model.ts';
 import { CASES, type NetpolCase } from './cases.ts';
 import { SET_ISO_IN } from '../../../agent/policy/desired.ts';
+import { hash } from '../../../agent/policy/compile.ts';
 import { readAllocations } from '../../../cli/doctor/allocations.ts';
 import { checkPolicyOnNode } from '../../../cli/doctor/check-policy.ts';
 import { openNetns, withNetns } from '../../../lib/netns/index.ts';
@@ -148,6 +149,39 @@ export function netpolSuite(enforcer: Enforcer, opts: SuiteOptions = {}): void {
         const problems = doctor().problems;
         assert.equal(problems.length, 1, JSON.stringify(problems));
         assert.match(problems[0]?.detail ?? '', new RegExp(`^pod x/a is selected by x/deny-x but no rule covers it: ${xa.ip.replace(/\./g, '\\.')} is not in ${SET_ISO_IN}`));
+      } finally {
+        await lab.clearPolicies();
+      }
+      await expectCase(lab, () => new Reachability(true), 'cleared');
+    });
+
+    // weft only: each policy's named drop counter (weftd_network_policy_drops_total) counts the drops
+    // to the pods it selects, and a policy that accepts counts nothing.
+    it('drop counters count a denied probe for every policy selecting its target, and only those', { skip: enforcer !== 'weft' && 'weftd\'s counters' }, async () => {
+      const nodes = [...new Set([...lab.pods.values()].map((p) => p.node.netns))];
+      const counters = async (): Promise<Map<string, number>> => {
+        const sum = new Map<string, number>();
+        for (const n of nodes) {
+          const r = await nsExec(n, ['nft', '-j', 'list', 'counters', 'table', 'inet', 'weft-policy']);
+          assert.equal(r.code, 0, r.stderr);
+          for (const o of (JSON.parse(r.stdout) as { nftables: { counter?: { name: string; packets: number } }[] }).nftables) {
+            if (o.counter !== undefined) sum.set(o.counter.name, (sum.get(o.counter.name) ?? 0) + o.counter.packets);
+          }
+        }
+        return sum;
+      };
+      const ci = (key: string): string => `ci-${hash(key)}`;
+      try {
+        await lab.applyPolicy({ metadata: { namespace: 'x', name: 'deny-x' }, spec: { podSelector: {}, policyTypes: ['Ingress'] } });
+        await lab.applyPolicy({ metadata: { namespace: 'x', name: 'deny-a' }, spec: { podSelector: { matchLabels: { pod: 'a' } }, policyTypes: ['Ingress'] } });
+        await lab.applyPolicy({ metadata: { namespace: 'y', name: 'open-y' }, spec: { podSelector: {}, ingress: [{}] } });
+        await expectCase(lab, () => new Reachability(true).expectPeer({}, { namespace: 'x' }, false), 'deny x, open y');
+        const c = await counters();
+        const [denyX, denyA, openY] = [c.get(ci('x/deny-x')), c.get(ci('x/deny-a')), c.get(ci('y/open-y'))];
+        assert.ok(denyA !== undefined && denyA > 0, `x/deny-a counted ${String(denyA)}`);
+        assert.ok(denyX !== undefined && denyX > denyA, `x/deny-x (all of x) counted ${String(denyX)}, more than x/deny-a (x/a only) ${denyA}`);
+        assert.equal(openY, 0, 'a policy that accepts every packet to its pods counts no drop');
+        assert.ok((c.get('drops-in') ?? 0) >= denyX, 'the total counts every drop');
       } finally {
         await lab.clearPolicies();
       }

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CHAIN_EG, CHAIN_IN, desiredPolicy, SET_ISO_IN, SET_ISO_IN6, SET_NODE6, tableFamilies, type PolicyWorld } from '../../../../agent/policy/desired.ts';
 import { trimPod, trimPolicy, type PodInfo, type Policy } from '../../../../agent/policy/types.ts';
+import { MAP_IN, MAP_IN6 } from '../../../../agent/policy/groups.ts';
 
 function pod(ns: string, name: string, ips: string[], labels: Record<string, string>, host = '192.0.2.11', ports: { name: string; containerPort: number }[] = []): PodInfo {
   const p = trimPod({ metadata: { namespace: ns, name, labels }, spec: { containers: [{ ports }] }, status: { podIPs: ips.map((ip) => ({ ip })), hostIP: host, phase: 'Running' } });
@@ -52,8 +53,12 @@ void describe('desiredPolicy, IPv6', () => {
     const rules = rulesOf(d, d.plans[0]?.ingressChain);
     assert.deepEqual(rules.map((r) => r.replace(/@\S+/, '@X')), ['ip daddr != @X return', 'ip6 daddr != @X return']);
     assert.deepEqual(elems(d, rules[1]), ['fd00:1:1::2', 'fd00:1:1::3']);
-    const drops = rulesOf(d, 'pol-drop-in');
-    assert.equal(drops.filter((r) => r.endsWith(`counter name ${d.plans[0]?.ingressCounter}`)).length, 2, 'one counter for both families');
+    const group = (map: string, ip: string): string | undefined => /: jump (\S+)$/.exec([...(d.content.sets.get(map)?.elements ?? [])].find((e) => e.startsWith(`${ip} : `)) ?? '')?.[1];
+    const g4 = group(MAP_IN, '10.1.1.2');
+    assert.ok(g4 !== undefined);
+    assert.equal(group(MAP_IN6, 'fd00:1:1::2'), g4, 'one group chain for both families');
+    assert.equal(rulesOf(d, g4).filter((r) => r === `counter name ${d.plans[0]?.ingressCounter}`).length, 1, 'one counter for both families');
+    assert.deepEqual(rulesOf(d, 'pol-drop-in'), ['counter name drops-in drop']);
   });
 
   it('a pod peer gives one rule per family; a rule naming no address one rule for both', () => {

@@ -99,7 +99,7 @@ void describe('desiredPolicy', () => {
     assert.deepEqual([...(d.content.sets.get(SET_ISO_EG)?.elements ?? [])], ['10.1.1.2']);
   });
 
-  it('several policies add up: the address\'s group chain jumps to each, in name order; then the deny', () => {
+  it('several policies add up: the address\'s group chain jumps to each, in name order, then counts a drop for each; then the deny', () => {
     const p1 = trimPolicy({ metadata: { namespace: 'x', name: 'b' }, spec: { podSelector: {} } });
     const p2 = trimPolicy({ metadata: { namespace: 'x', name: 'a' }, spec: { podSelector: {}, ingress: [{}] } });
     const d = desiredPolicy(world([p1, p2], pods));
@@ -108,7 +108,8 @@ void describe('desiredPolicy', () => {
     assert.deepEqual(base.slice(-2), ['ip daddr vmap @in-groups', 'jump pol-drop-in']);
     const el = [...(d.content.sets.get('in-groups')?.elements ?? [])].find((e) => e.startsWith('10.1.1.2 : '));
     const group = /jump (\S+)$/.exec(el ?? '')?.[1] ?? '';
-    assert.deepEqual(d.content.chains.get(group)?.rules.map((r) => r.text), [`jump ${d.plans[0]?.ingressChain}`, `jump ${d.plans[1]?.ingressChain}`]);
+    assert.deepEqual(d.content.chains.get(group)?.rules.map((r) => r.text), [`jump ${d.plans[0]?.ingressChain}`, `jump ${d.plans[1]?.ingressChain}`,
+      `counter name ${d.plans[0]?.ingressCounter}`, `counter name ${d.plans[1]?.ingressCounter}`]);
     assert.equal(d.plans[0]?.key, 'x/a');
     assert.deepEqual(chainOf(d, 'x/a', 'ingressChain').slice(1), ['accept'], 'an empty rule allows everything');
   });

@@ -30,7 +30,7 @@ function groupOf(d: DesiredPolicy, map: string, ip: string): string | undefined 
 /** The policies (namespace/name) a group chain jumps to, in order. */
 function membersOf(d: DesiredPolicy, chain: string | undefined): string[] {
   const byChain = new Map(d.plans.flatMap((p) => [[p.ingressChain, p.key], [p.egressChain, p.key]] as const));
-  return (d.content.chains.get(chain ?? '')?.rules ?? []).map((r) => byChain.get(/^jump (\S+)$/.exec(r.text)?.[1]) ?? `? ${r.text}`);
+  return (d.content.chains.get(chain ?? '')?.rules ?? []).filter((r) => !r.text.startsWith('counter ')).map((r) => byChain.get(/^jump (\S+)$/.exec(r.text)?.[1]) ?? `? ${r.text}`);
 }
 
 const pods = [
@@ -98,5 +98,19 @@ void describe('group verdict maps', () => {
     const d2 = desiredPolicy(world(policies, moved));
     assert.deepEqual([...d2.content.chains.keys()].filter((n) => !d1.content.chains.has(n)), []);
     assert.equal(groupOf(d2, MAP_IN, '10.1.1.4'), groupOf(d1, MAP_IN, '10.1.1.2'));
+  });
+
+  it('a group chain counts the drops of exactly its members after their jumps; the drop chains count only the total', () => {
+    const d = desiredPolicy(world(policies, pods));
+    const byCounter = new Map(d.plans.map((p) => [p.ingressCounter, p.key] as const));
+    for (const ip of ['10.1.1.2', '10.1.1.4']) {
+      const g = groupOf(d, MAP_IN, ip);
+      const rules = (d.content.chains.get(g ?? '')?.rules ?? []).map((r) => r.text);
+      const counts = rules.filter((t) => t.startsWith('counter name '));
+      assert.deepEqual(counts.map((t) => byCounter.get(t.slice('counter name '.length))), membersOf(d, g), `${ip}: one counter per member, in order`);
+      assert.ok(rules.findIndex((t) => t.startsWith('counter ')) > rules.findLastIndex((t) => t.startsWith('jump ')), 'counted only once every member declined');
+    }
+    assert.deepEqual((d.content.chains.get('pol-drop-in')?.rules ?? []).map((r) => r.text), ['counter name drops-in drop']);
+    assert.deepEqual((d.content.chains.get('pol-drop-eg')?.rules ?? []).map((r) => r.text), ['counter name drops-eg drop']);
   });
 });
