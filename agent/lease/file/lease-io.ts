@@ -3,6 +3,7 @@
 // "Expiration" (RFC 3339). Files are only ever replaced whole (temp + rename) or created
 // exclusively (temp + link), so a reader never sees a half-written lease.
 import { linkSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomicSync, writeTempFileSync } from '../../../lib/fs/atomic-write.ts';
 import { type LeaseKey, formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseLeaseKey } from '../lease-json.ts';
@@ -103,6 +104,11 @@ export class LeaseDirReader {
   /** The lease file names in the directory now (temp files and foreign names skipped). */
   names(): string[] {
     return readdirSync(this.dir).filter((name) => parseLeaseKey(name) !== null);
+  }
+
+  /** Every entry name of the directory, read off the event loop (by libuv's thread pool); readName skips the ones that are no lease. */
+  listNames(): Promise<string[]> {
+    return readdir(this.dir);
   }
 
   /** One lease file's lease, null when it is gone, unreadable or not a lease file name. */
