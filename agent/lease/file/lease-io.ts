@@ -3,6 +3,7 @@
 // "Expiration" (RFC 3339). Files are only ever replaced whole (temp + rename) or created
 // exclusively (temp + link), so a reader never sees a half-written lease.
 import { linkSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomicSync, writeTempFileSync } from '../../../lib/fs/atomic-write.ts';
 import { type LeaseKey, formatLeaseAttrs, formatSubnetKey, parseLeaseAttrs, parseLeaseKey } from '../lease-json.ts';
@@ -91,16 +92,34 @@ export class LeaseDirReader {
   /** All leases on disk, expired ones included, keyed by leaseKey (the IPv4 subnet; the IPv6 one when IPv6-only). */
   readAll(): Map<string, Lease> {
     const out = new Map<string, Lease>();
-    const seen = new Set<string>();
-    for (const name of readdirSync(this.dir)) {
-      const key = parseLeaseKey(name);
-      if (key === null) continue;
-      seen.add(name);
-      const lease = this.readOne(name, key);
-      if (lease) out.set(leaseKey(key), lease);
+    const names = this.names();
+    for (const name of names) {
+      const lease = this.readName(name);
+      if (lease) out.set(leaseKey(lease), lease);
     }
-    for (const name of this.cache.keys()) if (!seen.has(name)) this.cache.delete(name);
+    this.forgetExcept(new Set(names));
     return out;
+  }
+
+  /** The lease file names in the directory now (temp files and foreign names skipped). */
+  names(): string[] {
+    return readdirSync(this.dir).filter((name) => parseLeaseKey(name) !== null);
+  }
+
+  /** Every entry name of the directory, read off the event loop (by libuv's thread pool); readName skips the ones that are no lease. */
+  listNames(): Promise<string[]> {
+    return readdir(this.dir);
+  }
+
+  /** One lease file's lease, null when it is gone, unreadable or not a lease file name. */
+  readName(name: string): Lease | null {
+    const key = parseLeaseKey(name);
+    return key === null ? null : this.readOne(name, key);
+  }
+
+  /** Drops the cached stat of every file not in `names` (the files a full scan found). */
+  forgetExcept(names: ReadonlySet<string>): void {
+    for (const name of this.cache.keys()) if (!names.has(name)) this.cache.delete(name);
   }
 
   /**

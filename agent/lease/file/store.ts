@@ -1,30 +1,16 @@
 // `--store file:DIR`: the embedded lease store for a cluster on one machine, every node sharing
 // DIR. Allocation, renewal and release run under flock(DIR/.lock); readers never lock (files are
 // replaced atomically). Changes are seen through fs.watch plus a periodic re-scan (fs.watch can
-// drop events, e.g. on overflow), which stats only the directory while it is unchanged since the
-// last full scan; expired leases count as gone and may be reclaimed.
+// drop events, e.g. on overflow; dir-scanner.ts); expired leases count as gone and may be reclaimed.
 import { mkdirSync, watch as fsWatch, type FSWatcher } from 'node:fs';
 import type { NetConf } from '../../config/net-conf.ts';
 import { checkAcquireFamilies, leaseFromPlan, planAcquire } from '../allocate.ts';
 import { withDirLock } from './dir-lock.ts';
 import { LeaseDirReader, createLeaseFile, removeLeaseFile, replaceLeaseFile } from './lease-io.ts';
 import { LeaseTable } from '../lease-table.ts';
+import { DirScanner } from './dir-scanner.ts';
 import { OwnLeaseKeeper } from '../own-lease.ts';
 import { type AcquireOptions, type Lease, type LeaseEvent, type LeaseLostEvent, type LeaseStore, type Watch, OutOfSubnetsError, leaseKey, leaseName } from '../store.ts';
-
-/**
- * The safety-net scan stats every file, so its period grows with the directory (this many ms per
- * lease file, at least rescanMs): a 5,000-node directory is scanned every 5 s, not every second.
- * Changes fs.watch reports are read file by file as they come, so joins never wait for a scan.
- */
-const SCAN_MS_PER_FILE = 1;
-
-/**
- * A periodic scan whose directory is unchanged since the last full scan (LeaseDirReader.dirStamp)
- * reads nothing, except
- * every this many periods, which stat every file anyway (for a lease file edited in place by hand).
- */
-const FULL_SCAN_EVERY = 12;
 
 /**
  * fs.watch names kept for reading one by one; past this (or an event without a name) the next read
@@ -50,32 +36,30 @@ export class FileLeaseStore implements LeaseStore {
   readonly netConf: NetConf;
   private readonly dir: string;
   private readonly ttlMs: number;
-  private readonly rescanMs: number;
   private readonly onError: (err: Error) => void;
   private readonly reader: LeaseDirReader;
   private readonly table = new LeaseTable();
   private readonly keeper: OwnLeaseKeeper;
   private watcher: FSWatcher | undefined;
-  private interval: NodeJS.Timeout | undefined;
+  private readonly scanner: DirScanner;
   private debounce: NodeJS.Timeout | undefined;
   /** File names fs.watch reported since the last read; `pendingAll` when one came without a name. */
   private readonly pending = new Set<string>();
   private pendingAll = false;
-  private lastScanCount = 0;
-  /** The directory's stamp taken before the last full scan, the periodic scans skipped since, and the earliest expiration it saw. */
-  private scanStamp: string | undefined;
-  private skippedScans = 0;
-  private nextExpiry = Infinity;
   private closed = false;
 
   constructor(opts: FileStoreOptions) {
     this.dir = opts.dir;
     this.netConf = opts.netConf;
     this.ttlMs = opts.ttlMs ?? 24 * 3600_000;
-    this.rescanMs = opts.rescanMs ?? 1000;
     this.onError = opts.onError ?? (() => undefined);
     mkdirSync(this.dir, { recursive: true });
     this.reader = new LeaseDirReader(this.dir, (name, err) => this.onError(new Error(`lease file ${name} ignored: ${String(err)}`, { cause: err })));
+    this.scanner = new DirScanner(this.reader, {
+      rescanMs: opts.rescanMs ?? 1000,
+      onScan: (live) => { this.table.applySnapshot(live); this.keeper.check((subnet) => this.table.get(subnet)); },
+      onError: this.onError,
+    });
     this.keeper = new OwnLeaseKeeper({ ttlMs: this.ttlMs, ...(opts.renewMarginMs !== undefined ? { renewMarginMs: opts.renewMarginMs } : {}), renew: (l) => this.renew(l), reacquire: async (o) => ({ lease: await this.acquireLocked(o), revision: 0 }), onError: this.onError });
   }
 
@@ -154,17 +138,17 @@ export class FileLeaseStore implements LeaseStore {
     this.closed = true;
     this.keeper.stop();
     this.watcher?.close();
-    clearTimeout(this.interval);
+    this.scanner.stop();
     clearTimeout(this.debounce);
     this.table.clearWatchers();
     return Promise.resolve();
   }
 
   private start(): void {
-    if (this.closed || this.interval) return;
-    this.scheduleScan();
+    if (this.closed || !this.scanner.start()) return;
     try {
       this.watcher = fsWatch(this.dir, { persistent: false }, (_type, name) => {
+        if (typeof name === 'string' && name !== '') this.scanner.noteWatched(name);
         if (typeof name === 'string' && name !== '' && this.pending.size < PENDING_LIMIT) this.pending.add(name);
         else this.pendingAll = true;
         // Coalesce the burst of events one rename produces into one read.
@@ -173,27 +157,6 @@ export class FileLeaseStore implements LeaseStore {
       this.watcher.on('error', (err) => this.onError(err));
     } catch (err) {
       this.onError(err as Error); // the periodic scan still works
-    }
-    this.rescan();
-  }
-
-  private scheduleScan(): void {
-    const ms = Math.max(this.rescanMs, this.lastScanCount * SCAN_MS_PER_FILE);
-    this.interval = setTimeout(() => { this.periodicScan(); if (!this.closed) this.scheduleScan(); }, ms).unref();
-  }
-
-  /** The safety net: a full scan unless the directory is unchanged and no lease expired since the last one. */
-  private periodicScan(): void {
-    let unchanged = false;
-    try {
-      unchanged = this.skippedScans < FULL_SCAN_EVERY - 1 && Date.now() < this.nextExpiry
-        && this.scanStamp !== undefined && this.reader.dirStamp() === this.scanStamp;
-    } catch (err) {
-      this.onError(err as Error);
-    }
-    if (unchanged) {
-      this.skippedScans++;
-      return;
     }
     this.rescan();
   }
@@ -225,25 +188,6 @@ export class FileLeaseStore implements LeaseStore {
   }
 
   private rescan(): void {
-    if (this.closed) return;
-    let all: Map<string, Lease>;
-    let stamp: string | undefined;
-    try {
-      // Taken before the read: a change during it moves the directory's times past this stamp.
-      stamp = this.reader.dirStamp();
-      all = this.reader.readAll();
-    } catch (err) {
-      this.scanStamp = undefined;
-      this.onError(err as Error);
-      return;
-    }
-    this.scanStamp = stamp;
-    const now = Date.now();
-    this.lastScanCount = all.size;
-    this.skippedScans = 0;
-    const live = [...all.values()].filter((l) => l.expiration > now);
-    this.nextExpiry = live.reduce((m, l) => Math.min(m, l.expiration), Infinity);
-    this.table.applySnapshot(live);
-    this.keeper.check((subnet) => this.table.get(subnet));
+    if (!this.closed) this.scanner.scanNow();
   }
 }

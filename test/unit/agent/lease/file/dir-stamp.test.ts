@@ -33,10 +33,14 @@ void describe('FileLeaseStore periodic scan', () => {
     for (let i = 1; i <= 20; i++) writeLease(dir, peer(i));
     const s = new FileLeaseStore({ dir, netConf: conf, rescanMs: 40 });
     keep(s);
+    // A full scan is a synchronous readAll or the first listing of a sliced scan.
     const reader = (s as unknown as { reader: LeaseDirReader }).reader;
     const readAll = reader.readAll.bind(reader);
+    const scanner = (s as unknown as { scanner: { scanInSlices: () => Promise<void> } }).scanner;
+    const scanInSlices = scanner.scanInSlices.bind(scanner);
     let full = 0;
     reader.readAll = () => { full++; return readAll(); };
+    scanner.scanInSlices = () => { full++; return scanInSlices(); };
     await s.list();
     // Let the directory's times settle, so that a full scan records a stamp.
     await new Promise((r) => setTimeout(r, DIR_STAMP_SETTLE_MS + 300));
