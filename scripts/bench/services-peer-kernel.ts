@@ -21,6 +21,8 @@ export const PEERS: readonly PeerName[] = ['weft', 'kube-proxy-nftables', 'kube-
 /** A running peer: its process (the pid /proc is read for) and how to stop it and clear its rules. */
 export interface RunningPeer {
   proc: ChildProcess;
+  /** Its log file (in the node's directory, removed with the cluster). */
+  log: string;
   stop(): Promise<void>;
 }
 
@@ -28,13 +30,15 @@ export interface RunningPeer {
 export async function startPeer(c: Cluster, n: ClusterNode, peer: PeerName): Promise<RunningPeer> {
   await clearRules(n, peer);
   if (peer === 'weft') {
-    const proc = c.topo.spawnIn(n.netns, [...c.weftdArgv(n), '--service-proxy'], join(n.dir, 'weftd-svc.log'));
-    return { proc, stop: async () => { await stopProc(proc); await clearRules(n, peer); } };
+    const log = join(n.dir, 'weftd-svc.log');
+    const proc = c.topo.spawnIn(n.netns, [...c.weftdArgv(n), '--service-proxy'], log);
+    return { proc, log, stop: async () => { await stopProc(proc); await clearRules(n, peer); } };
   }
   const mode = peer === 'kube-proxy-nftables' ? 'nftables' : 'iptables';
   // minSyncPeriod left at its default (1 s), as a cluster runs it.
-  const proc = c.topo.spawnIn(n.netns, kubeProxyArgv(n, mode, c.kube!.kubeconfig, '10.244.0.0/16'), join(n.dir, `kube-proxy-${mode}.log`));
-  return { proc, stop: async () => { await stopKubeProxy(proc); await clearRules(n, peer); } };
+  const log = join(n.dir, `kube-proxy-${mode}.log`);
+  const proc = c.topo.spawnIn(n.netns, kubeProxyArgv(n, mode, c.kube!.kubeconfig, '10.244.0.0/16'), log);
+  return { proc, log, stop: async () => { await stopKubeProxy(proc); await clearRules(n, peer); } };
 }
 
 async function stopProc(p: ChildProcess): Promise<void> {

@@ -10,6 +10,7 @@
 // WEFT_BENCH_SVC_PEER_CHANGES (default 20), WEFT_BENCH_SVC_PEER_LIMIT_S (default 600: each cold start's time limit),
 // WEFT_BENCH_SVC_PEER_GAP_MS (default 1100: the pause between changes), WEFT_BENCH_SVC_PEER_POLL_MS
 // (default 20: the period of kube-proxy's chain probe, services-peer-chains.ts).
+import { readFileSync } from 'node:fs';
 import { Cluster, type ClusterNode } from '../../testkit/cluster.ts';
 import { kubeProxyPresent } from '../../testkit/kube-proxy.ts';
 import { setNodeAddresses } from '../../testkit/kube-services.ts';
@@ -102,6 +103,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     let reached = true;
     let at = NaN;
     let coldBy: string | undefined;
+    let why = '';
     // Whether the probe finds the chain its name says kube-proxy wrote (a check of the names, whoever saw the Service first).
     let named = '';
     const exited = new Promise<never>((_, reject) => p.proc.once('exit', (code) => reject(new Error(`${peer} exited with ${String(code)} (logs in ${n.dir})`))));
@@ -112,7 +114,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
       const chain = mode === 'nftables' ? nftServiceChain('default', svcName(w.lastIP), 'http') : svcChain(`default/${svcName(w.lastIP)}:http`);
       const byPoll = probe.next(table, chain, LIMIT_MS).then((t) => { coldBy ??= `chain poll every ${POLL_MS} ms`; return t; });
       const byNote = set === undefined ? new Promise<number>(() => {}) : mon.next(w.lastIP, LIMIT_MS, set).then((t) => { coldBy ??= 'notification'; return t; });
-      at = await Promise.race([byNote, byPoll, exited]).catch(() => { reached = false; return NaN; });
+      at = await Promise.race([byNote, byPoll, exited]).catch((e: unknown) => { reached = false; why = e instanceof Error ? e.message : String(e); return NaN; });
       if (reached) named = `; chain ${chain} ${probe.exists(table, chain) ? 'found' : 'NOT found'} by the probe`;
     } else {
       // A cold start's burst of notifications may overrun the socket: then the element is looked up instead (seconds per look-up, later than the truth).
@@ -125,13 +127,20 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
         return new Promise<number>(() => {});
       })();
       const byNote = mon.next(w.lastIP, LIMIT_MS, set).then((t) => { coldBy ??= 'notification'; return t; });
-      at = await Promise.race([byNote, exited, poll]).catch(() => { reached = false; return NaN; });
+      at = await Promise.race([byNote, exited, poll]).catch((e: unknown) => { reached = false; why = e instanceof Error ? e.message : String(e); return NaN; });
       polling = false;
     }
     const coldMs = at - t0;
     const coldCpu = cpuMs(pid);
-    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}; seen by ${coldBy ?? 'none'}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns` : ''}${named})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s` }];
-    if (!reached) return rows;
+    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}; seen by ${coldBy ?? 'none'}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns` : ''}${named})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s (${why})` }];
+    if (!reached) {
+      // The log goes with the cluster: its end says how far the peer got.
+      let text = '(no log)';
+      try { text = readFileSync(p.log, 'utf8'); } catch { /* none written */ }
+      const tail = text.trimEnd().split('\n').slice(-8).join('\n    ');
+      process.stderr.write(`  ${tag}: not reached (${why}); its log ends:\n    ${tail}\n`);
+      return rows;
+    }
     // Let a kube-proxy sync still running end (it is rate-limited to one per second) before the first change.
     await new Promise((r) => setTimeout(r, 2000));
     const lat: number[] = [];
