@@ -2,9 +2,8 @@
 // its own node namespace: weftd --service-proxy (the built bundle), kube-proxy v1.34.4 in nftables
 // and in iptables mode. "Programmed" is seen cheaply: one element looked up (nft get element) or one
 // chain listed for a cold start, and nf_tables notifications carrying a new endpoint's address for a
-// change (iptables mode: its endpoint chain polled by name).
+// change (kube-proxy: also its chains probed by name, services-peer-chains.ts).
 import type { ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { isSysError } from '../../lib/errno/errno.ts';
 import { NETLINK_NETFILTER } from '../../lib/netfilter/nfnl/constants.ts';
@@ -22,6 +21,8 @@ export const PEERS: readonly PeerName[] = ['weft', 'kube-proxy-nftables', 'kube-
 /** A running peer: its process (the pid /proc is read for) and how to stop it and clear its rules. */
 export interface RunningPeer {
   proc: ChildProcess;
+  /** Its log file (in the node's directory, removed with the cluster). */
+  log: string;
   stop(): Promise<void>;
 }
 
@@ -29,13 +30,15 @@ export interface RunningPeer {
 export async function startPeer(c: Cluster, n: ClusterNode, peer: PeerName): Promise<RunningPeer> {
   await clearRules(n, peer);
   if (peer === 'weft') {
-    const proc = c.topo.spawnIn(n.netns, [...c.weftdArgv(n), '--service-proxy'], join(n.dir, 'weftd-svc.log'));
-    return { proc, stop: async () => { await stopProc(proc); await clearRules(n, peer); } };
+    const log = join(n.dir, 'weftd-svc.log');
+    const proc = c.topo.spawnIn(n.netns, [...c.weftdArgv(n), '--service-proxy'], log);
+    return { proc, log, stop: async () => { await stopProc(proc); await clearRules(n, peer); } };
   }
   const mode = peer === 'kube-proxy-nftables' ? 'nftables' : 'iptables';
   // minSyncPeriod left at its default (1 s), as a cluster runs it.
-  const proc = c.topo.spawnIn(n.netns, kubeProxyArgv(n, mode, c.kube!.kubeconfig, '10.244.0.0/16'), join(n.dir, `kube-proxy-${mode}.log`));
-  return { proc, stop: async () => { await stopKubeProxy(proc); await clearRules(n, peer); } };
+  const log = join(n.dir, `kube-proxy-${mode}.log`);
+  const proc = c.topo.spawnIn(n.netns, kubeProxyArgv(n, mode, c.kube!.kubeconfig, '10.244.0.0/16'), log);
+  return { proc, log, stop: async () => { await stopKubeProxy(proc); await clearRules(n, peer); } };
 }
 
 async function stopProc(p: ChildProcess): Promise<void> {
@@ -139,29 +142,4 @@ export function monitorAddresses(n: ClusterNode): AddressMonitor {
       t.close();
     },
   };
-}
-
-const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** kube-proxy iptables mode's endpoint chain: KUBE-SEP- and 16 characters of base32(sha256(port name + protocol + endpoint)). */
-export function sepChain(servicePortName: string, endpoint: string): string {
-  let bits = 0;
-  let v = 0;
-  let out = '';
-  for (const b of createHash('sha256').update(`${servicePortName}tcp${endpoint}`).digest()) {
-    v = ((v << 8) | b) & 0xffff;
-    bits += 8;
-    while (bits >= 5 && out.length < 16) { out += B32[(v >>> (bits - 5)) & 31]; bits -= 5; }
-  }
-  return `KUBE-SEP-${out}`;
-}
-
-/** Wall ms once kube-proxy iptables mode's chain for endpoint ip:8080 of `servicePortName` exists (the table is restored atomically); polled back to back. */
-export async function pollEndpointChain(n: ClusterNode, servicePortName: string, ip: string, timeoutMs: number): Promise<number> {
-  const chain = sepChain(servicePortName, `${ip}:8080`);
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if ((await nsExec(n.netns, ['iptables', '-w', '-t', 'nat', '-S', chain])).code === 0) return performance.timeOrigin + performance.now();
-  }
-  throw new Error(`${chain} (${servicePortName} -> ${ip}) not in the kernel after ${timeoutMs} ms`);
 }

@@ -8,14 +8,17 @@
 // 1 x 10,000-endpoint Service, WEFT_BENCH_SVC_PEERS=weft,kube-proxy-nftables picks peers (default all;
 // `npm run bench -- services` runs this part only when it is set),
 // WEFT_BENCH_SVC_PEER_CHANGES (default 20), WEFT_BENCH_SVC_PEER_LIMIT_S (default 600: each cold start's time limit),
-// WEFT_BENCH_SVC_PEER_GAP_MS (default 1100: the pause between changes).
-import { Cluster, waitFor, type ClusterNode } from '../../testkit/cluster.ts';
+// WEFT_BENCH_SVC_PEER_GAP_MS (default 1100: the pause between changes), WEFT_BENCH_SVC_PEER_POLL_MS
+// (default 20: the period of kube-proxy's chain probe, services-peer-chains.ts).
+import { readFileSync } from 'node:fs';
+import { Cluster, type ClusterNode } from '../../testkit/cluster.ts';
 import { kubeProxyPresent } from '../../testkit/kube-proxy.ts';
 import { setNodeAddresses } from '../../testkit/kube-services.ts';
 import type { KubeReq } from './kube-writer.ts';
 import { startHelper } from './lease-writers.ts';
 import { cpuMs, statusMib } from './proc-stats.ts';
-import { PEERS, monitorAddresses, pollEndpointChain, ruleCounts, serviceProgrammed, serviceSet, startPeer, type PeerName } from './services-peer-kernel.ts';
+import { chainTable, nftEndpointChain, nftServiceChain, pollChains, sepChain, svcChain, type ChainPoller } from './services-peer-chains.ts';
+import { PEERS, monitorAddresses, ruleCounts, serviceProgrammed, serviceSet, startPeer, type AddressMonitor, type PeerName } from './services-peer-kernel.ts';
 import { loadAverage, quantile, round, type BenchResult } from './util.ts';
 
 const env = (k: string, d: string): string => process.env[k] ?? d;
@@ -27,6 +30,8 @@ const LIMIT_MS = Number(env('WEFT_BENCH_SVC_PEER_LIMIT_S', '600')) * 1000;
 const GAP_MS = Number(env('WEFT_BENCH_SVC_PEER_GAP_MS', '1100'));
 /** How long one change may take to show in the kernel before it is counted as not seen. */
 const CHANGE_LIMIT_MS = 30_000;
+/** kube-proxy's chain probe period: one netlink dump of one chain (microseconds), so it can be short. */
+const POLL_MS = Number(env('WEFT_BENCH_SVC_PEER_POLL_MS', '20'));
 const WANTED = env('WEFT_BENCH_SVC_PEERS', 'all').replace('all', PEERS.join(',')).split(',').filter((p): p is PeerName => (PEERS as readonly string[]).includes(p));
 const NS = '/api/v1/namespaces/default';
 const SLICES = '/apis/discovery.k8s.io/v1/namespaces/default/endpointslices';
@@ -62,6 +67,25 @@ const sliceReq = (name: string, svc: string, ips: string[]): Req => ['POST', SLI
 /** What a step holds: the slices one may change (name -> endpoints now) and the Service whose arrival ends a cold start. */
 interface World { label: string; lastIP: string; slices: Map<string, string[]>; serviceOf: (slice: string) => string }
 
+/** Service s's name from its ClusterIP (the inverse of clusterIP). */
+const svcName = (ip: string): string => { const [, , a, b] = ip.split('.').map(Number); return `s${((a ?? 0) << 8) + (b ?? 0) - 1}`; };
+
+/**
+ * Wall ms at which endpoint ip:8080 of Service `svc` is in the kernel: the first of a notification
+ * carrying the address and (kube-proxy) its endpoint chain seen by the probe, which is late by at most
+ * one poll period; `by` counts which one saw it first.
+ */
+function changeSeen(mon: AddressMonitor, probe: ChainPoller | undefined, mode: 'nftables' | 'iptables' | undefined, svc: string, ip: string, by: { notification: number; poll: number }): Promise<number> {
+  let first: 'notification' | 'poll' | undefined;
+  const note = mon.next(ip, CHANGE_LIMIT_MS).then((t) => { first ??= 'notification'; return t; });
+  if (probe === undefined || mode === undefined) return note.then((t) => { by.notification++; return t; });
+  const chain = mode === 'nftables' ? nftEndpointChain('default', svc, 'http', ip, 8080) : sepChain(`default/${svc}:http`, `${ip}:8080`);
+  const poll = probe.next(chainTable(mode)[1], chain, CHANGE_LIMIT_MS).then((t) => { first ??= 'poll'; return t; });
+  return Promise.any([note, poll]).then((t) => { by[first ?? 'poll']++; return t; }, () => {
+    throw new Error(`${svc} -> ${ip}: neither a notification nor its chain ${chain} in ${CHANGE_LIMIT_MS} ms (${mon.overruns()} overruns)`);
+  });
+}
+
 /** One peer at one step: cold start -> last Service, CHANGES changes, counts, CPU and RSS. */
 async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World, writer: Writer, seq: { next: number }): Promise<BenchResult[]> {
   const tag = `${w.label}, ${peer}`;
@@ -69,39 +93,58 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
   // Subscribed before the peer starts: its Service's verdict element is seen as it is committed (nft's own look-ups take seconds at 5,000 Services).
   const mon = monitorAddresses(n);
   const set = serviceSet(peer);
+  const mode = peer === 'weft' ? undefined : peer === 'kube-proxy-nftables' ? 'nftables' as const : 'iptables' as const;
+  // kube-proxy's bursts overrun the socket's 1 MiB buffer at 5,000 Services: its chains are probed by name as well.
+  const probe = mode === undefined ? undefined : pollChains(n, POLL_MS);
   const t0 = performance.timeOrigin + performance.now();
   const p = await startPeer(c, n, peer);
   const pid = p.proc.pid;
   try {
     let reached = true;
     let at = NaN;
-    if (set !== undefined) {
-      const exited = new Promise<never>((_, reject) => p.proc.once('exit', (code) => reject(new Error(`${peer} exited with ${String(code)} (logs in ${n.dir})`))));
+    let coldBy: string | undefined;
+    let why = '';
+    // Whether the probe finds the chain its name says kube-proxy wrote (a check of the names, whoever saw the Service first).
+    let named = '';
+    const exited = new Promise<never>((_, reject) => p.proc.once('exit', (code) => reject(new Error(`${peer} exited with ${String(code)} (logs in ${n.dir})`))));
+    exited.catch(() => {});
+    if (probe !== undefined && mode !== undefined) {
+      // kube-proxy: the last Service's chain, written in the transaction that fills service-ips / KUBE-SERVICES.
+      const table = chainTable(mode)[1];
+      const chain = mode === 'nftables' ? nftServiceChain('default', svcName(w.lastIP), 'http') : svcChain(`default/${svcName(w.lastIP)}:http`);
+      const byPoll = probe.next(table, chain, LIMIT_MS).then((t) => { coldBy ??= `chain poll every ${POLL_MS} ms`; return t; });
+      const byNote = set === undefined ? new Promise<number>(() => {}) : mon.next(w.lastIP, LIMIT_MS, set).then((t) => { coldBy ??= 'notification'; return t; });
+      at = await Promise.race([byNote, byPoll, exited]).catch((e: unknown) => { reached = false; why = e instanceof Error ? e.message : String(e); return NaN; });
+      if (reached) named = `; chain ${chain} ${probe.exists(table, chain) ? 'found' : 'NOT found'} by the probe`;
+    } else {
       // A cold start's burst of notifications may overrun the socket: then the element is looked up instead (seconds per look-up, later than the truth).
       let polling = true;
       const poll = (async () => {
         while (polling) {
           await new Promise((r) => setTimeout(r, 500));
-          if (polling && mon.overruns() > 0 && (await serviceProgrammed(n, peer, w.lastIP))) return performance.timeOrigin + performance.now();
+          if (polling && mon.overruns() > 0 && (await serviceProgrammed(n, peer, w.lastIP))) { coldBy ??= 'nft get element after overruns'; return performance.timeOrigin + performance.now(); }
         }
         return new Promise<number>(() => {});
       })();
-      at = await Promise.race([mon.next(w.lastIP, LIMIT_MS, set), exited, poll]).catch(() => { reached = false; return NaN; });
+      const byNote = mon.next(w.lastIP, LIMIT_MS, set).then((t) => { coldBy ??= 'notification'; return t; });
+      at = await Promise.race([byNote, exited, poll]).catch((e: unknown) => { reached = false; why = e instanceof Error ? e.message : String(e); return NaN; });
       polling = false;
-    } else {
-      await waitFor(`${tag}: last Service programmed`, async () => {
-        if (p.proc.exitCode !== null) throw new Error(`${peer} exited with ${p.proc.exitCode} (logs in ${n.dir})`);
-        return serviceProgrammed(n, peer, w.lastIP);
-      }, LIMIT_MS, 100).catch(() => { reached = false; });
-      at = performance.timeOrigin + performance.now();
     }
     const coldMs = at - t0;
     const coldCpu = cpuMs(pid);
-    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns, looked up` : ''})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s` }];
-    if (!reached) return rows;
+    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}; seen by ${coldBy ?? 'none'}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns` : ''}${named})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s (${why})` }];
+    if (!reached) {
+      // The log goes with the cluster: its end says how far the peer got.
+      let text = '(no log)';
+      try { text = readFileSync(p.log, 'utf8'); } catch { /* none written */ }
+      const tail = text.trimEnd().split('\n').slice(-8).join('\n    ');
+      process.stderr.write(`  ${tag}: not reached (${why}); its log ends:\n    ${tail}\n`);
+      return rows;
+    }
     // Let a kube-proxy sync still running end (it is rate-limited to one per second) before the first change.
     await new Promise((r) => setTimeout(r, 2000));
     const lat: number[] = [];
+    const by = { notification: 0, poll: 0 };
     // A change not seen in CHANGE_LIMIT_MS is counted and the step goes on: its counts and RSS are still reported.
     const missed: string[] = [];
     const cpu1 = cpuMs(pid);
@@ -112,14 +155,14 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
       const ips = [...(w.slices.get(name) ?? []).slice(1), newIP(seq.next++)];
       w.slices.set(name, ips);
       const ip = ips[ips.length - 1] as string;
-      const seen = peer === 'kube-proxy-iptables' ? pollEndpointChain(n, `default/${w.serviceOf(name)}:http`, ip, CHANGE_LIMIT_MS) : mon.next(ip, CHANGE_LIMIT_MS);
+      const seen = changeSeen(mon, probe, mode, w.serviceOf(name), ip, by);
       const tw = await writer.write([['PATCH', `${SLICES}/${name}`, sliceBody(ips), 'application/merge-patch+json']]);
       await seen.then((t) => { lat.push(t - tw); }, (e: unknown) => { missed.push(e instanceof Error ? e.message : String(e)); });
     }
     const changeCpu = (cpuMs(pid) - cpu1) / CHANGES;
     const { rules, elements } = await ruleCounts(n, peer);
     process.stderr.write(`  ${tag}: change latencies (ms, sorted): ${[...lat].sort((a, b) => a - b).map((x) => x.toFixed(0)).join(' ')}${missed.length > 0 ? `; not seen: ${missed.join('; ')}` : ''}\n`);
-    const seenText = missed.length === 0 ? `${CHANGES} changes` : `${lat.length} of ${CHANGES} changes seen, ${missed.length} not in ${CHANGE_LIMIT_MS / 1000} s`;
+    const seenText = `${missed.length === 0 ? `${CHANGES} changes` : `${lat.length} of ${CHANGES} changes seen, ${missed.length} not in ${CHANGE_LIMIT_MS / 1000} s`}; first seen by notification ${by.notification}${probe === undefined ? '' : `, by chain poll every ${POLL_MS} ms ${by.poll}`}; ${mon.overruns()} notification overruns`;
     const hwm = statusMib(pid, 'VmHWM');
     rows.push(
       { name: `${tag}: one EndpointSlice change -> new endpoint in the kernel, p50 (${seenText}, ${GAP_MS} ms apart)`, value: lat.length > 0 ? round(quantile(lat, 0.5), 1) : NaN, unit: 'ms' },
@@ -131,6 +174,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     return rows;
   } finally {
     mon.close();
+    probe?.close();
     await p.stop();
   }
 }
