@@ -22,6 +22,18 @@ export function formatJsonValue(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/**
+ * One element of a shared endpoint map, `<address> . <port> . <slot>` (or `<nodePort> . <slot>`) ->
+ * endpoint, noted in the slots of its key (`<map>/<address> . <port>`).
+ */
+export function noteSlotElement(epMaps: KernelContent['epMaps'], map: string, key: string, endpoint: string): void {
+  const cut = key.lastIndexOf(' . ');
+  const slots = `${map}/${key.slice(0, cut)}`;
+  let m = epMaps.get(slots);
+  if (m === undefined) epMaps.set(slots, (m = new Map()));
+  m.set(Number(key.slice(cut + 3)), endpoint);
+}
+
 /** Parses a JSON listing of the Service table. */
 export function parseSvcListing(json: string): KernelContent {
   const items = ((JSON.parse(json) as { nftables?: J[] }).nftables ?? []);
@@ -44,14 +56,7 @@ export function parseSvcListing(json: string): KernelContent {
           g.clients.set(k, v);
         }
       } else if (isSharedMap(name)) {
-        // <address> . <port> . <slot> (or <nodePort> . <slot>) -> endpoint, one slots entry per key.
-        for (const [k, v] of pairs) {
-          const cut = k.lastIndexOf(' . ');
-          const slots = `${name}/${k.slice(0, cut)}`;
-          let m = out.epMaps.get(slots);
-          if (m === undefined) out.epMaps.set(slots, (m = new Map()));
-          m.set(Number(k.slice(cut + 3)), v);
-        }
+        for (const [k, v] of pairs) noteSlotElement(out.epMaps, name, k, v);
       }
       continue;
     }

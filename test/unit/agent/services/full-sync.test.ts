@@ -8,6 +8,7 @@ import { fullSync, type FullSyncSink } from '../../../../agent/services/full-syn
 import { HairpinCounts, compactContent, mergeAll, storedFragment, unitHairpins, withoutHairpin } from '../../../../agent/services/fragments.ts';
 import { AFFINITY_MAP, DYNAMIC_MAPS, DYNAMIC_SETS, type FixedMapName, type KernelContent, type SvcContent } from '../../../../agent/services/content.ts';
 import { isSharedMap } from '../../../../agent/services/slots.ts';
+import { noteSlotElement } from '../../../../agent/services/kernel.ts';
 import { FIXED_CHAINS } from '../../../../agent/services/skeleton.ts';
 import { NODE, ep, port, slice, svc } from './fixtures.ts';
 import type { EndpointSlice, Service } from '../../../../agent/services/types.ts';
@@ -51,13 +52,7 @@ class FakeTable implements FullSyncSink {
       if (map in DYNAMIC_MAPS || map in DYNAMIC_SETS) have.elements.set(map as FixedMapName, new Map(els));
       else if (map === AFFINITY_MAP) continue;
       else if (isSharedMap(map)) {
-        for (const [k, v] of els) {
-          const cut = k.lastIndexOf(' . ');
-          const name = `${map}/${k.slice(0, cut)}`;
-          let s = have.epMaps.get(name);
-          if (s === undefined) have.epMaps.set(name, (s = new Map()));
-          s.set(Number(k.slice(cut + 3)), v);
-        }
+        for (const [k, v] of els) noteSlotElement(have.epMaps, map, k, v);
       }
     }
     return have;
