@@ -53,10 +53,8 @@ export function appliedSlots(m: EndpointMap): Map<number, string> {
 /**
  * The transaction taking the kernel's content to the desired one (every part empty when they agree).
  * A map absent from either side holds nothing there (fragments keep only their non-empty maps).
- * `elementCommands: false` leaves the elements out of `commands` (a full sync applies `elems` in
- * batches; formatting 200,000 commands it never runs would only cost memory).
  */
-export function diffContent(want: SvcContent, have: KernelContent, o: { elementCommands?: boolean } = {}): SvcPlan {
+export function diffContent(want: SvcContent, have: KernelContent): SvcPlan {
   const head: string[] = [];
   const elems: ElemOp[] = [];
   const tail: string[] = [];
@@ -117,7 +115,7 @@ export function diffContent(want: SvcContent, have: KernelContent, o: { elementC
   for (const n of stale) tail.push(`flush chain ${T} ${n}`);
   for (const n of stale) tail.push(`delete chain ${T} ${n}`);
   plan.chainsDeleted = stale.length;
-  plan.commands = [...head, ...(o.elementCommands === false ? [] : elems.map(formatElemOp)), ...tail];
+  plan.commands = [...head, ...elems.map(formatElemOp), ...tail];
   return plan;
 }
 

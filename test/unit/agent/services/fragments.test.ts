@@ -27,13 +27,6 @@ void describe('services fragments', () => {
     assert.deepEqual(diffContent(before, assumeApplied(after)).commands.filter((x) => x.startsWith('delete')), ['delete element inet weft-svc noep4 { 10.96.0.21 . tcp . 80 }']);
   });
 
-  it('elementCommands: false leaves the elements out of the commands but not out of the plan', () => {
-    const c = render(['10.244.1.6']);
-    const p = diffContent(c, assumeApplied(render([])), { elementCommands: false });
-    assert.deepEqual(p.commands, []);
-    assert.ok(p.elems.length >= 3);
-  });
-
   it('the hairpin pairs counted from the units are the ones rendered', () => {
     const units = serviceUnits(svc('two', { clusterIPs: ['10.96.0.22', 'fd00:96::22'], ports: [port('http', 80), port('dns', 53, { protocol: 'UDP' })] }), [
       slice('a', 'two', [ep('10.244.1.6'), ep('10.244.2.6', 'n1')], [{ name: 'http', port: 8080 }, { name: 'dns', port: 53, protocol: 'UDP' }]),
