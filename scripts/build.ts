@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const codeCache = !args.includes('--no-code-cache');
   // The standalone file is built with the full set (or when named: `npm run build -- sea`); `--no-sea` skips it.
   const sea = !args.includes('--no-sea') && (only.length === 0 || only.includes('sea'));
-  // `--sea-startup=blob-cache|run-cache|snapshot` (see scripts/build/sea.ts; docs/standalone.md has the measurements).
+  // `--sea-startup=blob-cache|run-cache|snapshot|snapshot-cache` (see scripts/build/sea.ts; docs/standalone.md has the measurements).
   const seaStartup = (args.find((a) => a.startsWith('--sea-startup='))?.slice('--sea-startup='.length) ?? 'run-cache') as SeaStartup;
   if (!SEA_STARTUPS.includes(seaStartup)) throw new Error(`--sea-startup: ${seaStartup} is not one of ${SEA_STARTUPS.join(', ')}`);
   const started = performance.now();

@@ -1,6 +1,6 @@
 // Build step for the standalone executable dist/sea/weft: every entry of cli/entries.ts in
 // one Node single executable application (`node --experimental-sea-config`, then postject into a copy
-// of this node), in one of three start-up modes (SeaStartup; docs/standalone.md has them measured).
+// of this node), in one of four start-up modes (SeaStartup; docs/standalone.md has them measured).
 // The file carries the build machine's node binary; it is rebuilt only when its inputs change.
 import { build, type Plugin } from 'esbuild';
 import { spawn } from 'node:child_process';
@@ -20,10 +20,13 @@ import { writeFileAtomicSync } from '../../lib/fs/atomic-write.ts';
  * of one bundle of every entry (cli/standalone/main.ts) as main script; `run-cache`, each entry's own
  * bundle body (the one of dist/bin/<name>) as an asset, run by cli/standalone/loader.ts through
  * lib/sys/code-cache.ts (a cache per executable and command, written by its second run, in /run/weft);
- * `snapshot`, a V8 start-up snapshot with every plugin's modules loaded (useSnapshot).
+ * `snapshot`, a V8 start-up snapshot with every plugin's modules loaded (useSnapshot); `snapshot-cache`,
+ * run-cache's bodies and caches started from a snapshot in which the Node functions the plugins call are
+ * already compiled (cli/standalone/snapshot-loader.ts). Both snapshot modes start only on a CPU with the
+ * build machine's feature set: node refuses a snapshot whose V8 tag (version, flags, CPU features) differs.
  */
-export type SeaStartup = 'blob-cache' | 'run-cache' | 'snapshot';
-export const SEA_STARTUPS: readonly SeaStartup[] = ['blob-cache', 'run-cache', 'snapshot'];
+export type SeaStartup = 'blob-cache' | 'run-cache' | 'snapshot' | 'snapshot-cache';
+export const SEA_STARTUPS: readonly SeaStartup[] = ['blob-cache', 'run-cache', 'snapshot', 'snapshot-cache'];
 
 /** The fuse postject flips so that node looks for the injected blob (node's src/node_sea.cc). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
@@ -80,9 +83,9 @@ async function bundleStandalone(root: string, addonPath: string, version: string
 }
 
 /** The run-cache mode's main script: cli/standalone/loader.ts with the sha256 of each entry's body defined. */
-async function bundleLoader(root: string, shas: Record<string, string>): Promise<string> {
+async function bundleLoader(root: string, shas: Record<string, string>, entry: string): Promise<string> {
   const res = await build({
-    entryPoints: [join(root, 'cli', 'standalone', 'loader.ts')],
+    entryPoints: [join(root, 'cli', 'standalone', entry)],
     ...BUNDLE_OPTIONS,
     define: { WEFT_SEA_BODIES: JSON.stringify(shas) },
   });
@@ -110,10 +113,11 @@ export async function buildStandalone(root: string, addonPath: string, version: 
   let bundle: string;
   let loaderText = '';
   const bodies = new Map<string, string>();
-  if (startup === 'run-cache') {
+  const bodyAssets = startup === 'run-cache' || startup === 'snapshot-cache';
+  if (bodyAssets) {
     for (const e of ENTRIES) bodies.set(e.name, built.get(e.name) ?? (await bundleBody(root, e, addonPath)));
     const shas = Object.fromEntries([...bodies].map(([name, body]) => [name, createHash('sha256').update(body).digest('hex')]));
-    loaderText = await bundleLoader(root, shas);
+    loaderText = await bundleLoader(root, shas, startup === 'run-cache' ? 'loader.ts' : 'snapshot-loader.ts');
     bundle = [...bodies.values()].join('\0');
   } else {
     bundle = await bundleStandalone(root, addonPath, version, startup);
@@ -124,8 +128,8 @@ export async function buildStandalone(root: string, addonPath: string, version: 
   if (existsSync(out) && existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key) return { path: out, rebuilt: false };
   const main = join(dir, 'weft.cjs');
   const blob = join(dir, 'weft.blob');
-  let config: Record<string, unknown> = { main, output: blob, disableExperimentalSEAWarning: true, ...(startup === 'snapshot' ? { useSnapshot: true } : { useCodeCache: true }) };
-  if (startup === 'run-cache') {
+  let config: Record<string, unknown> = { main, output: blob, disableExperimentalSEAWarning: true, ...(startup === 'snapshot' || startup === 'snapshot-cache' ? { useSnapshot: true } : { useCodeCache: true }) };
+  if (bodyAssets) {
     writeFileSync(main, loaderText);
     const assets: Record<string, string> = {};
     mkdirSync(join(dir, 'bodies'), { recursive: true });
