@@ -1,4 +1,4 @@
-// A full sync in batches of Services (weftd's netns, the node's): render a few hundred Services,
+// A full sync in batches of Services (weftd's netns, the node's): render a few dozen Services,
 // diff them against the listed kernel content, apply, drop, next; what no Service claimed is
 // deleted at the end. The cold start's ~210,000 element changes at 10,000 Services therefore never
 // exist at once (as a merged content, a plan or netlink bytes). Pure but for the sink it writes to.
@@ -28,8 +28,12 @@ export interface FullSyncResult {
   usedNft: boolean;
 }
 
-/** Services rendered, diffed and applied together; a batch is ~10,000 element changes at 10 endpoints each. */
-export const FULL_SYNC_BATCH = 500;
+/**
+ * Services rendered, diffed and applied together; a batch is ~1,000 element changes at 10 endpoints
+ * each (about one netlink transaction). Small, so that what a batch holds dies young: with 500, the
+ * batches' garbage survived scavenges and the old space grew to ~3x the live heap before a full GC.
+ */
+export const FULL_SYNC_BATCH = 50;
 
 /**
  * Takes the kernel from `have` (a listing, consumed: claimed parts are dropped from it as batches go)

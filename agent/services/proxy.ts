@@ -12,12 +12,13 @@ import { AFFINITY_MAP, emptyContent, SVC_TABLE, type KernelAffinity, type SvcCon
 import { assumeApplied, diffContent, formatElemOp, nodePortKey, recordSlots, type ElemOp, type SvcPlan } from './diff.ts';
 import { FIXED_CHAINS, skeletonScript } from './skeleton.ts';
 import { nothingHeld, syncScript } from './apply.ts';
-import { fullSync } from './full-sync.ts';
+import { FULL_SYNC_BATCH, fullSync } from './full-sync.ts';
 import { commitElemCommands, elemOpBatches, elemOpCommands } from './nfnl-apply.ts';
 import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { EndpointRefs } from './endpoint-refs.ts';
-import { HairpinCounts, compactContent, storedFragment, unitHairpins, withoutHairpin } from './fragments.ts';
+import { HairpinCounts, compactContent, unitHairpins, withoutHairpin } from './fragments.ts';
+import { decodeUnits, programmedOf, replay, type Programmed } from './programmed.ts';
 import type { Informer } from './informer.ts';
 import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
@@ -56,8 +57,8 @@ function sliceService(s: EndpointSlice): string | undefined {
 
 /** The running Service proxy. */
 export class ServiceProxy {
-  private readonly fragments = new Map<string, SvcContent>();
-  private readonly units = new Map<string, ServicePortUnit[]>();
+  /** Per programmed Service, its units and slot state in compact form (programmed.ts); a sync re-renders the "before" of the Services it touches from it. */
+  private readonly programmed = new Map<string, Programmed>();
   private readonly slicesOf = new Map<string, Map<string, EndpointSlice>>();
   private readonly hairpin = new HairpinCounts();
   private readonly dirty = new Set<string>();
@@ -149,11 +150,12 @@ export class ServiceProxy {
     });
   }
 
-  private renderService(key: string): { frag: SvcContent | undefined; units: ServicePortUnit[] } {
+  /** A Service's fragment and units as the informers have it now; `before` (its programmed fragment) gives the slot capacities to keep. */
+  private renderService(key: string, before: SvcContent | undefined): { frag: SvcContent | undefined; units: ServicePortUnit[] } {
     const svc = this.o.services.get(key);
     if (svc === undefined) return { frag: undefined, units: [] };
     const units = serviceUnits(svc, [...(this.slicesOf.get(key)?.values() ?? [])], this.o.node);
-    return { frag: compactContent(renderAll(units, this.o.node, capacitiesOf(this.fragments.get(key)))), units };
+    return { frag: compactContent(renderAll(units, this.o.node, capacitiesOf(before))), units };
   }
 
   /** Every Service's key, read lazily from the informer. */
@@ -202,7 +204,7 @@ export class ServiceProxy {
     const dirty = full ? undefined : [...this.dirty];
     this.dirty.clear();
     this.pendingSince = undefined;
-    const touched = new Map<string, ServicePortUnit[]>();
+    let touched = new Map<string, ServicePortUnit[]>();
     const stale: StaleUdp[] = [];
     try {
       if (full) {
@@ -210,25 +212,39 @@ export class ServiceProxy {
         const skeleton = !this.skeletonDone || have === null ? skeletonScript(this.o.node) : [];
         // Not at start: the table weftd finds is already in use, and its flows are translated.
         const flows = this.skeletonDone;
-        const res = fullSync(this.serviceKeys(), (k) => this.renderService(k), (k, frag, units) => {
-          if (flows) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], units));
-          // Stored without hairpin pairs: they are counted from the units.
-          if (frag === undefined) this.fragments.delete(k);
-          else this.fragments.set(k, storedFragment(frag));
-          this.setUnits(k, units);
+        const seen = new Set<string>();
+        // The programmed units of the Services rendered and not yet applied (one batch).
+        const olds = new Map<string, ServicePortUnit[]>();
+        // A full sync touches every Service: their units go to onUnits a batch at a time, not all kept until the end.
+        const report = (k: string, units: ServicePortUnit[]) => {
           touched.set(k, units);
+          if (touched.size < FULL_SYNC_BATCH) return;
+          this.o.onUnits?.(touched);
+          touched = new Map();
+        };
+        const res = fullSync(this.serviceKeys(), (k) => {
+          const b = replay(this.programmed.get(k));
+          olds.set(k, b.units);
+          return this.renderService(k, b.frag);
+        }, (k, frag, units) => {
+          const old = olds.get(k) ?? [];
+          olds.delete(k);
+          if (flows) stale.push(...staleUdpEndpoints(old, units));
+          this.setProgrammed(k, old, frag, units);
+          seen.add(k);
+          report(k, units);
         }, have ?? nothingHeld(), this.hairpin, {
           structure: (lines) => runNft(['-f', '-'], `${lines.join('\n')}\n`, this.nftOpts),
           elements: (ops) => { for (const b of elemOpBatches(ops)) commitElemCommands(this.socket(), b); },
         }, skeleton);
         // Services gone since the last sync: their elements were deleted as unclaimed.
-        for (const k of [...this.units.keys()]) {
-          if (touched.has(k)) continue;
-          if (flows) stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], []));
-          this.setUnits(k, []);
-          touched.set(k, []);
+        for (const [k, p] of [...this.programmed]) {
+          if (seen.has(k)) continue;
+          const old = decodeUnits(p.units);
+          if (flows) stale.push(...staleUdpEndpoints(old, []));
+          this.setProgrammed(k, old, undefined, []);
+          report(k, []);
         }
-        for (const k of [...this.fragments.keys()]) if (!touched.has(k)) this.fragments.delete(k);
         this.lastPath = res.usedNft ? 'nft' : 'netlink';
         this.kernelChains.clear();
         for (const n of [...FIXED_CHAINS, ...res.chains]) this.kernelChains.add(n);
@@ -239,13 +255,14 @@ export class ServiceProxy {
       } else {
         const all: SvcPlan = { head: [], elems: [], tail: [], commands: [], epSlots: new Map(), chainsAdded: 0, chainsChanged: 0, chainsDeleted: 0, elementsAdded: 0, elementsDeleted: 0 };
         const hairpin: ElemOp[] = [];
-        const next = new Map<string, SvcContent | undefined>();
+        const next = new Map<string, { frag: SvcContent | undefined; units: ServicePortUnit[]; old: ServicePortUnit[] }>();
         // Hairpin counts move as the Services are diffed: on a refused transaction they are rebuilt by the full sync.
         let pinned: Map<string, KernelAffinity> | undefined;
         const newChains = new Set<string>();
         for (const key of dirty ?? []) {
-          const r = this.renderService(key);
-          const before = this.fragments.get(key);
+          const b = replay(this.programmed.get(key));
+          const before = b.frag;
+          const r = this.renderService(key, before);
           const have = assumeApplied(perService(before));
           const want = perService(r.frag);
           // Clients pinned through this Service's keys (the shared map listed once per sync, only when affinity is involved).
@@ -263,8 +280,8 @@ export class ServiceProxy {
           }
           all.elems.push(...plan.elems);
           all.commands.push(...plan.commands);
-          hairpin.push(...this.hairpin.update(unitHairpins(this.units.get(key)), unitHairpins(r.units)));
-          next.set(key, r.frag);
+          hairpin.push(...this.hairpin.update(unitHairpins(b.units), unitHairpins(r.units)));
+          next.set(key, { ...r, old: b.units });
           touched.set(key, r.units);
         }
         all.commands.unshift(...all.head);
@@ -272,11 +289,9 @@ export class ServiceProxy {
         all.commands.push(...hairpin.map(formatElemOp));
         this.apply(all);
         for (const n of newChains) this.kernelChains.add(n);
-        for (const [k, f] of next) {
-          if (f === undefined) this.fragments.delete(k);
-          else this.fragments.set(k, storedFragment(f));
-          stale.push(...staleUdpEndpoints(this.units.get(k) ?? [], touched.get(k) ?? []));
-          this.setUnits(k, touched.get(k) ?? []);
+        for (const [k, n] of next) {
+          stale.push(...staleUdpEndpoints(n.old, n.units));
+          this.setProgrammed(k, n.old, n.frag, n.units);
         }
         if (all.commands.length > 0) this.o.metrics.inc(SM.syncs, { kind: this.lastPath === 'netlink' ? 'elements' : 'incremental' });
       }
@@ -307,8 +322,8 @@ export class ServiceProxy {
     return json === null ? new Map() : parseSvcListing(json).affinity;
   }
 
-  /** Replaces one Service's units, keeping the programmed counts (a sync touches a few Services; the counts cover all). */
-  private setUnits(key: string, units: ServicePortUnit[]): void {
+  /** Replaces one Service's record (`old`: its units before, `frag` and `units`: applied now), keeping the programmed counts (a sync touches a few Services; the counts cover all). */
+  private setProgrammed(key: string, old: readonly ServicePortUnit[], frag: SvcContent | undefined, units: readonly ServicePortUnit[]): void {
     const count = (us: readonly ServicePortUnit[] | undefined, d: 1 | -1) => {
       for (const u of us ?? []) {
         this.unitCount += d;
@@ -316,21 +331,22 @@ export class ServiceProxy {
         for (const b of eps.values()) this.epRefs.move(b.ip, b.port, u.proto, d);
       }
     };
-    count(this.units.get(key), -1);
+    count(old, -1);
     count(units, 1);
-    if (units.length === 0) this.units.delete(key);
-    else this.units.set(key, units);
+    const p = programmedOf(frag, units);
+    if (p === undefined) this.programmed.delete(key);
+    else this.programmed.set(key, p);
   }
 
   private publish(): void {
-    this.o.metrics.set(SM.services, this.units.size);
+    this.o.metrics.set(SM.services, this.programmed.size);
     this.o.metrics.set(SM.units, this.unitCount);
     this.o.metrics.set(SM.endpoints, this.epRefs.size);
   }
 
-  /** The units of every programmed Service (health checks, doctor). */
+  /** The units of every programmed Service, decoded on each call (doctor, tests). */
   allUnits(): ReadonlyMap<string, readonly ServicePortUnit[]> {
-    return this.units;
+    return new Map([...this.programmed].map(([k, p]) => [k, decodeUnits(p.units)]));
   }
 
   /** Stops following events; the table stays as it is (running flows keep their conntrack entries). */

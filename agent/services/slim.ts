@@ -48,19 +48,57 @@ export function slimService(s: Service): Service {
   return out;
 }
 
-/** The EndpointSlice as the model reads it: its Service's label, and per endpoint its first address, conditions and node. */
+/** The conditions of CONDS in order of first use: a packed endpoint names its conditions by index. */
+const COND_LIST: Cond[] = [];
+const COND_INDEX = new Map<Cond, number>();
+
+function condIndex(c: Cond): number {
+  let i = COND_INDEX.get(c);
+  if (i === undefined) {
+    i = COND_LIST.push(c) - 1;
+    COND_INDEX.set(c, i);
+  }
+  return i;
+}
+
+/**
+ * An EndpointSlice whose endpoints are kept as one string (`address,conditions,node` per endpoint,
+ * space-separated) and decoded on each read of `endpoints`: one endpoint costs its characters
+ * instead of an object, an addresses array and two strings (~100 bytes: ~10 MiB at 10,000 Services
+ * x 10 endpoints). The model reads a slice's endpoints once per Service port it renders.
+ */
+class PackedSlice implements EndpointSlice {
+  metadata!: EndpointSlice['metadata'];
+  declare addressType?: string;
+  declare ports?: NonNullable<EndpointSlice['ports']>;
+  private packed: string | null = null;
+
+  static of(s: EndpointSlice, metadata: EndpointSlice['metadata']): PackedSlice {
+    const out = new PackedSlice();
+    out.metadata = metadata;
+    if (s.addressType !== undefined) out.addressType = s.addressType;
+    if (s.endpoints != null) {
+      // Addresses and node names hold no ',' or ' ' (IPs, DNS subdomains).
+      out.packed = s.endpoints.map((e) => `${e.addresses[0] ?? ''},${condIndex(cond(e.conditions ?? undefined))},${e.nodeName ?? '\t'}`).join(' ');
+    }
+    if (s.ports != null) out.ports = s.ports.map((p) => pick(p, ['name', 'protocol', 'port']));
+    return out;
+  }
+
+  get endpoints(): SliceEndpoint[] | null {
+    if (this.packed === null) return null;
+    if (this.packed === '') return [];
+    return this.packed.split(' ').map((x) => {
+      const [ip = '', c = '0', node = '\t'] = x.split(',');
+      return { addresses: ip === '' ? [] : [ip], conditions: COND_LIST[Number(c)] as Cond, ...(node !== '\t' ? { nodeName: node } : {}) };
+    });
+  }
+}
+
+/** The EndpointSlice as the model reads it: its Service's label, and per endpoint its first address, conditions and node (packed: PackedSlice). */
 export function slimSlice(s: EndpointSlice): EndpointSlice {
   const svc = s.metadata.labels?.[SERVICE_NAME_LABEL];
-  const out: EndpointSlice = { metadata: meta(s, svc !== undefined ? { [SERVICE_NAME_LABEL]: svc } : undefined) };
-  if (s.addressType !== undefined) out.addressType = s.addressType;
-  if (s.endpoints != null) {
-    out.endpoints = s.endpoints.map((e) => ({
-      addresses: e.addresses.slice(0, 1), conditions: cond(e.conditions ?? undefined),
-      ...(e.nodeName !== undefined ? { nodeName: e.nodeName } : {}),
-    }));
-  }
-  if (s.ports != null) out.ports = s.ports.map((p) => pick(p, ['name', 'protocol', 'port']));
-  return out;
+  return PackedSlice.of(s, meta(s, svc !== undefined ? { [SERVICE_NAME_LABEL]: svc } : undefined));
 }
 
 /** The watch cache projection of the proxy's Service informer. */

@@ -58,7 +58,7 @@ try {
   step(`after the cold sync (${Math.round(performance.now() - t0)} ms)`);
   // The proxy's own structures, freed one by one (private: reached through a cast, as this tool only reads sizes).
   const held = proxy as unknown as Record<string, { clear(): void } | { reset(x: unknown[]): void }>;
-  for (const f of ['fragments', 'units', 'slicesOf', 'epRefs']) {
+  for (const f of ['programmed', 'slicesOf', 'epRefs']) {
     (held[f] as { clear(): void }).clear();
     step(`without ${f}`);
   }

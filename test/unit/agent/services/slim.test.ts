@@ -54,4 +54,13 @@ void describe('services slim objects', () => {
     assert.equal(full.length, 1);
     assert.deepEqual(serviceUnits(slimService(API_SVC), [slimSlice(API_SLICE)], NODE), full);
   });
+
+  it('endpoints come back as they were, with or without node, conditions or address; none and an empty list stay apart', () => {
+    const eps = [{ addresses: ['fd00:244::5'] }, { addresses: [], conditions: { ready: false } }, { addresses: ['10.244.1.5', '10.244.1.6'], nodeName: 'n1', conditions: { serving: null } }];
+    const s = slimSlice({ metadata: { name: 'x', namespace: 'default' }, addressType: 'IPv6', endpoints: eps } as unknown as EndpointSlice);
+    assert.deepEqual(s.endpoints, [{ addresses: ['fd00:244::5'], conditions: {} }, { addresses: [], conditions: { ready: false } }, { addresses: ['10.244.1.5'], nodeName: 'n1', conditions: { serving: null } }]);
+    assert.deepEqual(slimSlice({ metadata: { name: 'y' }, endpoints: [] }).endpoints, []);
+    assert.equal(slimSlice({ metadata: { name: 'z' }, endpoints: null }).endpoints ?? null, null);
+    assert.equal(s.ports, undefined);
+  });
 });
