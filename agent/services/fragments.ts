@@ -54,24 +54,6 @@ export function unitHairpins(units: readonly ServicePortUnit[] | undefined): Hai
   return out;
 }
 
-/** A fragment as the proxy keeps it: no hairpin maps (counted apart, rebuilt from the units when needed), empty chain and affinity maps shared. Returns `c`. */
-export function storedFragment(c: SvcContent): SvcContent {
-  for (const h of HAIRPIN_MAPS) c.elements.delete(h);
-  // Most Services have neither: one empty map each would cost ~0.4 KiB per Service kept.
-  if (c.chains.size === 0) c.chains = NO_CHAINS;
-  if (c.affinity.size === 0) c.affinity = NO_AFFINITY;
-  return c;
-}
-
-/** An empty map shared by stored fragments: nothing may add to it. */
-class SharedEmpty<K, V> extends Map<K, V> {
-  override set(): this {
-    throw new Error('service proxy: a stored fragment\'s shared empty map was written to');
-  }
-}
-const NO_CHAINS: SvcContent['chains'] = new SharedEmpty();
-const NO_AFFINITY: SvcContent['affinity'] = new SharedEmpty();
-
 /** Reference counts of hairpin endpoints over all Services, keyed by the address itself (the endpoint's string, shared with the informer's object); `update` returns the element changes. */
 export class HairpinCounts {
   private readonly counts = new Map<FixedMapName, Map<string, number>>(HAIRPIN_MAPS.map((h) => [h, new Map()]));

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { serviceUnits } from '../../../../agent/services/model.ts';
 import { renderAll } from '../../../../agent/services/render.ts';
 import { assumeApplied, diffContent, recordSlots } from '../../../../agent/services/diff.ts';
-import { compactContent, storedFragment, unitHairpins } from '../../../../agent/services/fragments.ts';
+import { compactContent, unitHairpins } from '../../../../agent/services/fragments.ts';
 import { NODE, ep, port, slice, svc } from './fixtures.ts';
 
 const WEB = svc('web', { clusterIP: '10.96.0.21', ports: [port('http', 80)] });
@@ -41,16 +41,7 @@ void describe('services fragments', () => {
   });
 });
 
-void describe('services stored fragments', () => {
-  it('keep no hairpin maps, share their empty chain and affinity maps, and refuse writes to them', () => {
-    const a = storedFragment(render(['10.244.1.6']));
-    const b = storedFragment(render(['10.244.1.7']));
-    assert.equal(a.elements.has('hairpin4'), false);
-    assert.equal(a.chains, b.chains);
-    assert.equal(a.affinity, b.affinity);
-    assert.throws(() => a.chains.set('x', { comment: '', rules: [] }), /shared empty map/);
-  });
-
+void describe('services slot records', () => {
   it('a slot assignment in endpoint order is not kept; another one is, and the next diff starts from it', () => {
     const c = render(['10.244.1.6', '10.244.2.6']);
     const plan = diffContent(c, assumeApplied(render([])));

@@ -5,7 +5,7 @@ import { capacitiesOf, renderAll } from '../../../../agent/services/render.ts';
 import { assumeApplied, diffContent, type ElemOp } from '../../../../agent/services/diff.ts';
 import { nothingHeld } from '../../../../agent/services/apply.ts';
 import { fullSync, type FullSyncSink } from '../../../../agent/services/full-sync.ts';
-import { HairpinCounts, compactContent, mergeAll, storedFragment, unitHairpins, withoutHairpin } from '../../../../agent/services/fragments.ts';
+import { HairpinCounts, compactContent, mergeAll, unitHairpins, withoutHairpin } from '../../../../agent/services/fragments.ts';
 import { AFFINITY_MAP, DYNAMIC_MAPS, DYNAMIC_SETS, type FixedMapName, type KernelContent, type SvcContent } from '../../../../agent/services/content.ts';
 import { isSharedMap } from '../../../../agent/services/slots.ts';
 import { noteSlotElement } from '../../../../agent/services/kernel.ts';
@@ -97,7 +97,7 @@ function cluster(n: number, shift = 0): Cluster {
   return { services, slices };
 }
 
-/** The proxy's side of a full sync: render per Service, store fragments and units once applied. */
+/** The proxy's side of a full sync: render per Service, keep what the next render's capacities come from and the units once applied. */
 function run(c: Cluster, table: FakeTable, batch: number, stored = new Map<string, SvcContent>()): { stored: Map<string, SvcContent>; units: Map<string, ServicePortUnit[]>; hairpin: HairpinCounts } {
   const units = new Map<string, ServicePortUnit[]>();
   const hairpin = new HairpinCounts();
@@ -106,7 +106,7 @@ function run(c: Cluster, table: FakeTable, batch: number, stored = new Map<strin
     return { frag: compactContent(renderAll(u, NODE, capacitiesOf(stored.get(k)))), units: u };
   };
   fullSync(c.services.keys(), render, (k, frag, u) => {
-    if (frag !== undefined) stored.set(k, storedFragment(frag));
+    if (frag !== undefined) stored.set(k, frag);
     units.set(k, u);
   }, table.listing(), hairpin, table, [], batch);
   for (const k of [...stored.keys()]) if (!c.services.has(k)) stored.delete(k);
