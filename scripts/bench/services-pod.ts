@@ -5,7 +5,9 @@
 // programmed by the real ServiceProxy with in-memory informers), all standing at once, so that every
 // round probes each size and path in turn: the machine's load moves them alike. Per round the client
 // measures connect time (sequential connects) and the connect + request + close rate (svc-probe.cjs);
-// a one-rule DNAT (numgen over the same servers, prerouting) is the floor of what DNAT + conntrack cost;
+// a one-rule DNAT (numgen over the same servers, prerouting) is the floor of what DNAT + conntrack cost
+// (it runs in the same node namespace, so it also pays weft's filter-hook rules and svc4 miss: the
+// ClusterIP / one-rule DNAT row is what weft's lookup and choosing chain add per new connection);
 // each path connects from its own pod address, so their TIME_WAIT tuples never meet.
 // Then single-stream bulk TCP (services-bulk.ts) from the same client.
 // WEFT_BENCH_SVC_POD_SIZES (default 1,10000), WEFT_BENCH_SVC_POD_ROUNDS (default 9),
@@ -160,6 +162,9 @@ export async function benchServicesPod(): Promise<BenchResult[]> {
         out.push({ name: `${label}: connect + request rate ${p} (median of ${ROUNDS} interleaved rounds of ${SECONDS} s, ratio = median of per-round ratios, ${loadText})`, value: Math.round(r.med), unit: `req/s (${r.text})`, ratio: round(ratio, 3),
           ...(p === 'via the ClusterIP' ? { target: '>= 0.95x direct', ok: ratio >= 0.95 } : {}) });
       }
+      // Both NAT paths in the same round: what weft adds over a DNAT, without the direct path's own spread.
+      const viaDnat = perRound(got.get(key(l, 'via the ClusterIP')) ?? [], got.get(key(l, 'one-rule DNAT')) ?? [], (x) => x.rps);
+      out.push({ name: `${label}: connect + request rate via the ClusterIP / one-rule DNAT (median of ${ROUNDS} per-round ratios, ${loadText})`, value: round(viaDnat, 3), unit: 'x' });
       const first = got.get(key(labs[0] as Lab, 'via the ClusterIP')) ?? [];
       for (const p of PATHS) {
         const c = con(p);
