@@ -17,8 +17,8 @@ const OLD_GROWTH = /^--heap-growing-percent(=|$)/;
  *   optimisation touches about 4 MB of node's own code pages (idle RSS 53 -> 49 MiB with the file
  *   store) and its code raises the peak at 1,000 peers by 10-13 MiB. The 1,000-lease burst took no
  *   more CPU; the file store's 1 s re-scans of 1,000 leases took 1.6x (4.5% of a core, not 2.8%).
- * - `--semi-space-growth-factor=1`: the young generation stays at its initial 1 MiB semi-spaces
- *   instead of growing to 16 MiB ones. V8 clamps this flag to 2 when the heap is configured, so only
+ * - `--semi-space-growth-factor=1`: the young generation keeps the semi-spaces it has when this
+ *   runs (2 MiB, grown while the bundle compiled) instead of growing to 16 MiB ones. V8 clamps this flag to 2 when the heap is configured, so only
  *   a run-time setting keeps it at 1; V8 reads it each time the young generation would grow. Peak
  *   RSS at 5,000 kube peers 107-116 -> 90-106 MiB for the same CPU (objects promoted early then
  *   wait in the old generation for its next collection, hence the next flag).
@@ -36,7 +36,7 @@ export function memoryFlags(execArgv: readonly string[], nodeOptions: string): s
 
 /**
  * With a kube controller (--service-proxy, --network-policy) the young generation grows as V8's
- * default: at 10,000 Services a 1 MiB young generation promoted the cold sync's short-lived objects,
+ * default: at 10,000 Services a 2 MiB young generation promoted the cold sync's short-lived objects,
  * and peak RSS went 220 -> 256 MiB and CPU per Service change 7 -> 50 ms. Empty unless weftd capped it.
  */
 export function controllerMemoryFlags(o: { serviceProxy?: unknown; networkPolicy?: unknown }, applied: readonly string[]): string[] {
