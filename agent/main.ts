@@ -2,13 +2,13 @@
 import { CommanderError } from 'commander';
 import { flanneldArgv } from './flanneld-argv.ts';
 import { normalizeWeftdFlags, weftdCommand, type RawFlags } from './flags.ts';
-import { setMemoryFlags } from './memory.ts';
+import { controllerMemoryFlags, setMemoryFlags, setV8Flags } from './memory.ts';
 import { Weftd } from './weftd.ts';
 import { isoNow } from '../lib/time/format.ts';
 import { WEFT_VERSION } from '../lib/version.ts';
 
 // Before any code gets hot (see memory.ts).
-setMemoryFlags();
+const memoryFlags = setMemoryFlags();
 
 // grpc-js (etcd3) sets an IP address as TLS server name, which Node reports as a deprecation on
 // stderr: weftd's stderr is its JSON log, and the warning is about a dependency, not the user's setup.
@@ -22,6 +22,8 @@ async function main(): Promise<void> {
     // flanneld's syntax and FLANNELD_* environment, so that a flanneld unit runs weftd unchanged.
     cmd.parse(flanneldArgv(process.argv.slice(2), process.env), { from: 'user' });
     opts = normalizeWeftdFlags(cmd.opts<RawFlags>());
+    // Once the flags say which controllers run, before any of them allocates.
+    setV8Flags(controllerMemoryFlags(opts, memoryFlags));
   } catch (e) {
     // commander printed its own message (or the help or version, exit 0).
     if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);

@@ -1,14 +1,58 @@
-// weftd's memory settings (docs/weftd.md, "Memory"): V8 flags set at start, for this process only;
-// measured with `npm run bench` (idle RSS per lease store, RSS at 1,000 peers).
+// weftd's memory settings (docs/weftd.md, "Memory"): V8 flags set at run time, for this process only,
+// so that every way weftd is started (dist/bin/weftd, `weft weftd`, the unit, the DaemonSet) gets them
+// without a second process; measured with `npm run bench -- weftd` and `services-peers`.
+
+/** A flag the user set on node's command line or in NODE_OPTIONS: theirs wins. */
+function userSet(execArgv: readonly string[], nodeOptions: string, re: RegExp): boolean {
+  return execArgv.some((a) => re.test(a)) || nodeOptions.split(/\s+/).some((a) => re.test(a));
+}
+
+const TURBOFAN = /^--(turbofan|opt)$/;
+const YOUNG = /^--(max-semi-space-size|min-semi-space-size|semi-space-growth-factor)(=|$)/;
+const OLD_GROWTH = /^--heap-growing-percent(=|$)/;
 
 /**
- * Turns TurboFan off (the interpreter and Sparkplug's baseline code remain). Its first optimisation
- * touches about 4 MB of node's own code pages (idle RSS 53 -> 49 MiB with the file store) and its code
- * raises the peak at 1,000 peers by 10-13 MiB. Measured on the 1,000-lease burst, CPU was no higher
- * (no compile work); the file store's steady 1 s re-scans of 1,000 leases took 1.6x the CPU (4.5% of
- * a core instead of 2.8%). Must run before any code gets hot. `node --turbofan weftd ...` keeps it on.
+ * The flags set before any code runs (pure, for the tests):
+ * - `--no-turbofan`: the interpreter and Sparkplug's baseline code remain. TurboFan's first
+ *   optimisation touches about 4 MB of node's own code pages (idle RSS 53 -> 49 MiB with the file
+ *   store) and its code raises the peak at 1,000 peers by 10-13 MiB. The 1,000-lease burst took no
+ *   more CPU; the file store's 1 s re-scans of 1,000 leases took 1.6x (4.5% of a core, not 2.8%).
+ * - `--semi-space-growth-factor=1`: the young generation keeps the semi-spaces it has when this
+ *   runs (2 MiB, grown while the bundle compiled) instead of growing to 16 MiB ones. V8 clamps this flag to 2 when the heap is configured, so only
+ *   a run-time setting keeps it at 1; V8 reads it each time the young generation would grow. Peak
+ *   RSS at 5,000 kube peers 107-116 -> 90-106 MiB for the same CPU (objects promoted early then
+ *   wait in the old generation for its next collection, hence the next flag).
+ * - `--heap-growing-percent=20`: the old generation's limit grows to 1.2x what survived the last
+ *   full collection instead of V8's dynamic 1.1-4x. With the cap above: 5,000 kube peers 76-80 MiB;
+ *   alone, 10,000 Services 220 -> 196 MiB, CPU per Service change unchanged.
  */
-export function setMemoryFlags(execArgv: readonly string[] = process.execArgv): void {
-  if (execArgv.some((a) => /^--(turbofan|opt)$/.test(a))) return;
-  process.getBuiltinModule('node:v8').setFlagsFromString('--no-turbofan');
+export function memoryFlags(execArgv: readonly string[], nodeOptions: string): string[] {
+  const flags: string[] = [];
+  if (!userSet(execArgv, nodeOptions, TURBOFAN)) flags.push('--no-turbofan');
+  if (!userSet(execArgv, nodeOptions, YOUNG)) flags.push('--semi-space-growth-factor=1');
+  if (!userSet(execArgv, nodeOptions, OLD_GROWTH)) flags.push('--heap-growing-percent=20');
+  return flags;
+}
+
+/**
+ * With a kube controller (--service-proxy, --network-policy) the young generation grows as V8's
+ * default: at 10,000 Services a 2 MiB young generation promoted the cold sync's short-lived objects,
+ * and peak RSS went 220 -> 256 MiB and CPU per Service change 7 -> 50 ms. Empty unless weftd capped it.
+ */
+export function controllerMemoryFlags(o: { serviceProxy?: unknown; networkPolicy?: unknown }, applied: readonly string[]): string[] {
+  const controllers = o.serviceProxy !== undefined || o.networkPolicy !== undefined;
+  return controllers && applied.includes('--semi-space-growth-factor=1') ? ['--semi-space-growth-factor=2'] : [];
+}
+
+/** Sets `flags` in this process's V8 (they apply from the next allocation on). */
+export function setV8Flags(flags: readonly string[]): void {
+  if (flags.length === 0) return;
+  process.getBuiltinModule('node:v8').setFlagsFromString(flags.join(' '));
+}
+
+/** Sets memoryFlags() before any code gets hot; returns what it set. `node --turbofan weftd ...` keeps TurboFan. */
+export function setMemoryFlags(execArgv: readonly string[] = process.execArgv, nodeOptions = process.env['NODE_OPTIONS'] ?? ''): string[] {
+  const flags = memoryFlags(execArgv, nodeOptions);
+  setV8Flags(flags);
+  return flags;
 }
