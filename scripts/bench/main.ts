@@ -17,6 +17,7 @@ import { benchUdp } from './udp.ts';
 import { benchMixedFlanneld } from './mixed-flanneld.ts';
 import { benchStandalone } from './standalone.ts';
 import { benchBulk } from './bulk.ts';
+import { benchPodInstructions } from './pod-instructions.ts';
 import { benchServices } from './services.ts';
 import { benchServicePeers } from './services-peers.ts';
 import { benchServicesPod } from './services-pod.ts';
@@ -43,6 +44,8 @@ const BENCHES: Record<string, Bench> = {
   standalone: () => benchStandalone(),
   // 50 pods ADDed, then DELed, at once through the kube-flannel conflist, against the reference plugins (issue 29).
   bulk: () => benchBulk(),
+  // One kube-flannel pod's instructions, every process counted (cachegrind), weft against the reference: load-independent (issue 29).
+  'pod-instructions': () => benchPodInstructions(),
   services: () => benchServices(),
   // weftd --service-proxy beside kube-proxy nftables and iptables mode, from a real kube-apiserver (issue 30).
   'services-peers': () => benchServicePeers(),
