@@ -5,7 +5,7 @@
 // `kube-proxy-iptables-legacy` runs iptables-legacy (services-peer-legacy.ts). "Programmed" is seen cheaply: one element looked up (nft get element) or one
 // chain listed for a cold start, and nf_tables notifications carrying a new endpoint's address for a
 // change (kube-proxy: also its chains probed by name, services-peer-chains.ts).
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../../lib/errno/errno.ts';
@@ -59,6 +59,29 @@ export async function startPeer(c: Cluster, n: ClusterNode, peer: PeerName): Pro
     await clearRules(n, peer);
   };
   return { proc, log, ...(legacy === undefined ? {} : { restores: legacy.record }), stop };
+}
+
+/** The processes in `n`'s namespace but `except`, as "name pid (CPU s, running s)": what a peer that did not finish is still running. */
+export function netnsProcs(n: ClusterNode, except: number | undefined): string {
+  let pids: number[];
+  try {
+    pids = execFileSync('ip', ['netns', 'pids', n.netns], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return '(namespace gone)';
+  }
+  const ticksUp = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 100;
+  const one = (pid: number): string => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      return `${comm} ${pid} (CPU ${((Number(f[11]) + Number(f[12])) / 100).toFixed(1)} s, running ${((ticksUp - Number(f[19])) / 100).toFixed(0)} s)`;
+    } catch {
+      return `${pid} (gone)`;
+    }
+  };
+  const rest = pids.filter((p) => p !== except).map(one);
+  return rest.length > 0 ? rest.join(', ') : 'nothing';
 }
 
 /** CPU time (user + system, ms) of a process's children it has waited for (kube-proxy's nft / iptables-restore runs), from /proc/PID/stat. */

@@ -20,7 +20,7 @@ import type { KubeReq } from './kube-writer.ts';
 import { startHelper } from './lease-writers.ts';
 import { cpuMs, statusMib } from './proc-stats.ts';
 import { chainTable, nftEndpointChain, nftServiceChain, pollChains, sepChain, svcChain, type ChainPoller } from './services-peer-chains.ts';
-import { PEERS, childCpuMs, monitorAddresses, peerMode, ruleCounts, serviceProgrammed, serviceSet, startPeer, type AddressMonitor, type PeerName } from './services-peer-kernel.ts';
+import { PEERS, childCpuMs, monitorAddresses, netnsProcs, peerMode, ruleCounts, serviceProgrammed, serviceSet, startPeer, type AddressMonitor, type PeerName } from './services-peer-kernel.ts';
 import { watchRestores } from './services-peer-legacy.ts';
 import { loadAverage, quantile, round, type BenchResult } from './util.ts';
 
@@ -145,7 +145,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
       let text = '(no log)';
       try { text = readFileSync(p.log, 'utf8'); } catch { /* none written */ }
       const tail = text.trimEnd().split('\n').slice(-8).join('\n    ');
-      process.stderr.write(`  ${tag}: not reached (${why}); its log ends:\n    ${tail}\n`);
+      process.stderr.write(`  ${tag}: not reached (${why}); still running in its namespace: ${netnsProcs(n, pid)}; its log ends:\n    ${tail}\n`);
       return rows;
     }
     // Let a kube-proxy sync still running end (it is rate-limited to one per second) before the first change.
