@@ -61,14 +61,19 @@ export async function startPeer(c: Cluster, n: ClusterNode, peer: PeerName): Pro
   return { proc, log, ...(legacy === undefined ? {} : { restores: legacy.record }), stop };
 }
 
+/** The pids of the processes in `n`'s namespace (undefined when it is gone). */
+function netnsPids(n: ClusterNode): number[] | undefined {
+  try {
+    return execFileSync('ip', ['netns', 'pids', n.netns], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The processes in `n`'s namespace but `except`, as "name pid (CPU s, running s)": what a peer that did not finish is still running. */
 export function netnsProcs(n: ClusterNode, except: number | undefined): string {
-  let pids: number[];
-  try {
-    pids = execFileSync('ip', ['netns', 'pids', n.netns], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return '(namespace gone)';
-  }
+  const pids = netnsPids(n);
+  if (pids === undefined) return '(namespace gone)';
   const ticksUp = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 100;
   const one = (pid: number): string => {
     try {
@@ -84,16 +89,29 @@ export function netnsProcs(n: ClusterNode, except: number | undefined): string {
   return rest.length > 0 ? rest.join(', ') : 'nothing';
 }
 
-/** CPU time (user + system, ms) of a process's children it has waited for (kube-proxy's nft / iptables-restore runs), from /proc/PID/stat. */
-export function childCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
+/** user + system (+ children's reaped) CPU ticks of a /proc/PID/stat, in ms; NaN when gone. */
+function statCpuMs(pid: number, reaped: boolean): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[13]) + Number(f[14])) * 10;
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    return ((f[11] ?? NaN) + (f[12] ?? NaN) + (reaped ? (f[13] ?? NaN) + (f[14] ?? NaN) : 0)) * 10;
   } catch {
     return NaN;
   }
+}
+
+/**
+ * CPU (ms) of a peer's children so far: those it has reaped (its cutime + cstime: kube-proxy's `nft`
+ * and `iptables-restore` runs, weftd's `nft`) plus every other process still running in its node
+ * namespace (a restore not yet reaped). A difference of two readings is then the children's CPU in
+ * that window, also for a child that started before it.
+ */
+export function childrenCpuMs(n: ClusterNode, pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  // Namespace gone: its children's CPU is in the reaped part.
+  const pids = netnsPids(n) ?? [];
+  const own = statCpuMs(pid, true) - statCpuMs(pid, false);
+  return pids.filter((p) => p !== pid).reduce((sum, p) => { const c = statCpuMs(p, true); return Number.isNaN(c) ? sum : sum + c; }, own);
 }
 
 async function stopProc(p: ChildProcess): Promise<void> {

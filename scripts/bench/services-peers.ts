@@ -4,7 +4,7 @@
 // Services x 10 endpoints (EndpointSlices without selector, as a controller would) and then, per peer
 // alone in its own node namespace: start from cold -> the last-created Service in the kernel, one
 // EndpointSlice change (one endpoint replaced) -> the new endpoint in the kernel (p50/p99), rule and
-// element counts, the process's CPU (and its reaped children's: nft, iptables-restore) and peak RSS from /proc. kube-proxy keeps its default minSyncPeriod (1 s).
+// element counts, the process's CPU (and its children's: nft, iptables-restore) and peak RSS from /proc. kube-proxy keeps its default minSyncPeriod (1 s).
 // WEFT_BENCH_SVC_PEER_SIZES=1,1000 (default 1,1000,5000,10000), WEFT_BENCH_SVC_PEER_BIG=0 skips the
 // 1 x 10,000-endpoint Service, WEFT_BENCH_SVC_PEERS=weft,kube-proxy-nftables picks peers and their order (default all;
 // `npm run bench -- services` runs this part only when it is set),
@@ -20,7 +20,7 @@ import type { KubeReq } from './kube-writer.ts';
 import { startHelper } from './lease-writers.ts';
 import { cpuMs, statusMib } from './proc-stats.ts';
 import { chainTable, nftEndpointChain, nftServiceChain, pollChains, sepChain, svcChain, type ChainPoller } from './services-peer-chains.ts';
-import { PEERS, childCpuMs, monitorAddresses, netnsProcs, peerMode, ruleCounts, serviceProgrammed, serviceSet, startPeer, type AddressMonitor, type PeerName } from './services-peer-kernel.ts';
+import { PEERS, childrenCpuMs, monitorAddresses, netnsProcs, peerMode, ruleCounts, serviceProgrammed, serviceSet, startPeer, type AddressMonitor, type PeerName } from './services-peer-kernel.ts';
 import { watchRestores } from './services-peer-legacy.ts';
 import { loadAverage, quantile, round, type BenchResult } from './util.ts';
 
@@ -138,8 +138,8 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     }
     const coldMs = at - t0;
     const coldCpu = cpuMs(pid);
-    const coldKids = childCpuMs(pid);
-    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}; seen by ${coldBy ?? 'none'}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns` : ''}${named})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s, its reaped children ${round(coldKids / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s (${why}; CPU ${round(coldCpu / 1000, 2)} s, reaped children ${round(coldKids / 1000, 2)} s)` }];
+    const coldKids = childrenCpuMs(n, pid);
+    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}; seen by ${coldBy ?? 'none'}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns` : ''}${named})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s, its children ${round(coldKids / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s (${why}; CPU ${round(coldCpu / 1000, 2)} s, its children ${round(coldKids / 1000, 2)} s)` }];
     if (!reached) {
       // The log goes with the cluster: its end says how far the peer got.
       let text = '(no log)';
@@ -155,7 +155,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     // A change not seen in CHANGE_LIMIT_MS is counted and the step goes on: its counts and RSS are still reported.
     const missed: string[] = [];
     const cpu1 = cpuMs(pid);
-    const kids1 = childCpuMs(pid);
+    const kids1 = childrenCpuMs(n, pid);
     const names = [...w.slices.keys()];
     for (let i = 0; i < CHANGES; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, GAP_MS));
@@ -168,7 +168,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
       await seen.then((t) => { lat.push(t - tw); }, (e: unknown) => { missed.push(e instanceof Error ? e.message : String(e)); });
     }
     const changeCpu = (cpuMs(pid) - cpu1) / CHANGES;
-    const changeKids = (childCpuMs(pid) - kids1) / CHANGES;
+    const changeKids = (childrenCpuMs(n, pid) - kids1) / CHANGES;
     const { rules, elements } = await ruleCounts(n, peer);
     process.stderr.write(`  ${tag}: change latencies (ms, sorted): ${[...lat].sort((a, b) => a - b).map((x) => x.toFixed(0)).join(' ')}${missed.length > 0 ? `; not seen: ${missed.join('; ')}` : ''}\n`);
     const seenText = `${missed.length === 0 ? `${CHANGES} changes` : `${lat.length} of ${CHANGES} changes seen, ${missed.length} not in ${CHANGE_LIMIT_MS / 1000} s`}; first seen by notification ${by.notification}${probe === undefined ? '' : `, by ${probe.what} ${by.poll}`}; ${mon.overruns()} notification overruns`;
@@ -176,7 +176,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     rows.push(
       { name: `${tag}: one EndpointSlice change -> new endpoint in the kernel, p50 (${seenText}, ${GAP_MS} ms apart)`, value: lat.length > 0 ? round(quantile(lat, 0.5), 1) : NaN, unit: 'ms' },
       { name: `${tag}: the same, p99`, value: lat.length > 0 ? round(quantile(lat, 0.99), 1) : NaN, unit: 'ms', ...(peer === 'weft' && w.label.startsWith('10000 ') ? { target: '<= 50 ms at 10,000 Services', ok: missed.length === 0 && quantile(lat, 0.99) <= 50 } : {}) },
-      { name: `${tag}: CPU per change`, value: round(changeCpu, 1), unit: `ms (its reaped children ${round(changeKids, 1)} ms)` },
+      { name: `${tag}: CPU per change`, value: round(changeCpu, 1), unit: `ms (its children ${round(changeKids, 1)} ms)` },
       { name: `${tag}: rules / set+map elements`, value: rules, unit: `rules, ${elements} elements` },
       { name: `${tag}: peak RSS (VmHWM)`, value: round(hwm, 1), unit: `MiB (RSS now ${round(statusMib(pid, 'VmRSS'), 1)} MiB; load at end ${round(loadAverage(), 1)})`, ...(peer === 'weft' && w.label.startsWith('10000 ') ? { target: '<= 100 MiB at 10,000 Services', ok: hwm <= 100 } : {}) },
     );
