@@ -45,7 +45,13 @@ export async function bulkRows(node: string, server: string, label: string, path
   try {
     for (let i = 0; i < 50 && (await nsExec(server, ['ss', '-Htln', `sport = :${BULK_PORT}`])).stdout.trim() === ''; i++) await new Promise((r) => setTimeout(r, 50));
     const got = new Map<string, number[]>(paths.map((p) => [p.label, []]));
-    for (let r = 0; r < ROUNDS; r++) for (const p of paths) got.get(p.label)?.push(await gbps(node, p.host));
+    // Each round starts with another path: no path is always the first stream after a pause.
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let i = 0; i < paths.length; i++) {
+        const p = paths[(i + r) % paths.length] as BulkPath;
+        got.get(p.label)?.push(await gbps(node, p.host));
+      }
+    }
     const med = (l: string) => quantile(got.get(l) ?? [], 0.5);
     const spread = (l: string) => { const xs = got.get(l) ?? []; return `${round(Math.min(...xs), 2)}-${round(Math.max(...xs), 2)}`; };
     const base = med(direct);
