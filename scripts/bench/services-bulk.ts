@@ -28,23 +28,45 @@ async function gbps(node: string, host: string): Promise<number> {
   throw new Error(`iperf3 ${node} -> ${host}:${BULK_PORT} failed three times`);
 }
 
-/** Rows: median Gbit/s of each path (min-max of the rounds), the first path's ratio to `direct`'s. */
-export async function bulkRows(node: string, server: string, label: string, paths: BulkPath[], direct: string): Promise<BenchResult[]> {
+/** The median of a[i] / b[i] over rounds (a path and its baseline ran seconds apart in round i, so a slow round moves both). Pure. */
+export function perRoundRatio(a: readonly number[], b: readonly number[]): number {
+  const rs = a.map((x, i) => x / (b[i] ?? NaN)).filter((r) => Number.isFinite(r));
+  return rs.length > 0 ? quantile(rs, 0.5) : NaN;
+}
+
+/**
+ * Rows: median Gbit/s of each path (min-max of the rounds), the first path's ratio to `direct`'s, and
+ * for each [a, b] of `pairs` the median of per-round ratios a / b.
+ */
+export async function bulkRows(node: string, server: string, label: string, paths: BulkPath[], direct: string, pairs: ReadonlyArray<readonly [string, string]> = []): Promise<BenchResult[]> {
   // One server for every round (-s serves one test at a time; the rounds are sequential).
   const [file = 'ip', ...args] = inNetns(server, ['iperf3', '-s', '-p', String(BULK_PORT)]);
   const srv = spawn(file, args, { stdio: 'ignore' });
   try {
     for (let i = 0; i < 50 && (await nsExec(server, ['ss', '-Htln', `sport = :${BULK_PORT}`])).stdout.trim() === ''; i++) await new Promise((r) => setTimeout(r, 50));
     const got = new Map<string, number[]>(paths.map((p) => [p.label, []]));
-    for (let r = 0; r < ROUNDS; r++) for (const p of paths) got.get(p.label)?.push(await gbps(node, p.host));
+    // Each round starts with another path: no path is always the first stream after a pause.
+    for (let r = 0; r < ROUNDS; r++) {
+      for (let i = 0; i < paths.length; i++) {
+        const p = paths[(i + r) % paths.length] as BulkPath;
+        got.get(p.label)?.push(await gbps(node, p.host));
+      }
+    }
     const med = (l: string) => quantile(got.get(l) ?? [], 0.5);
     const spread = (l: string) => { const xs = got.get(l) ?? []; return `${round(Math.min(...xs), 2)}-${round(Math.max(...xs), 2)}`; };
     const base = med(direct);
-    return paths.map((p, i) => ({
+    const rows: BenchResult[] = paths.map((p, i) => ({
       name: `${label}: single-stream bulk TCP ${p.label} (iperf3, median of ${ROUNDS} interleaved rounds of ${SECONDS} s)`,
       value: round(med(p.label), 2), unit: `Gbit/s (rounds ${spread(p.label)})`, ratio: round(med(p.label) / base, 3),
       ...(i === 0 ? { target: '>= 0.95x direct', ok: med(p.label) / base >= 0.95 } : {}),
     }));
+    for (const [a, b] of pairs) {
+      const xs = got.get(a) ?? [];
+      const ys = got.get(b) ?? [];
+      const each = xs.map((x, i) => round(x / (ys[i] ?? NaN), 3)).join(' ');
+      rows.push({ name: `${label}: single-stream bulk ${a} / ${b} (median of ${ROUNDS} per-round ratios: ${each})`, value: round(perRoundRatio(xs, ys), 3), unit: 'x' });
+    }
+    return rows;
   } finally {
     srv.kill('SIGKILL');
   }

@@ -57,6 +57,8 @@ export function chainTable(mode: 'nftables' | 'iptables'): ['ip', string] {
 
 /** Polls for chains in one node namespace; each waiter resolves with the wall ms of the poll that first saw its chain. */
 export interface ChainPoller {
+  /** How it sees a chain, for the rows ("chain poll every 20 ms"). */
+  readonly what: string;
   /** True when `chain` of ip `table` exists now and has rules (one dump). */
   exists(table: string, chain: string): boolean;
   /** Wall ms at which the chain is first seen, polled every `intervalMs` (rejects after timeoutMs). */
@@ -85,6 +87,7 @@ export function pollChains(n: ClusterNode, intervalMs: number): ChainPoller {
     if (waiters.size === 0 && timer !== undefined) { clearInterval(timer); timer = undefined; }
   };
   return {
+    what: `chain poll every ${intervalMs} ms`,
     exists,
     next: (table, chain, timeoutMs) => new Promise((resolve, reject) => {
       const w = { table, chain, done: (at: number) => { clearTimeout(limit); resolve(at); } };

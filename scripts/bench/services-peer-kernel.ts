@@ -1,9 +1,12 @@
 // The Service proxies of the side-by-side benchmark and how each one's kernel state is read, in
 // its own node namespace: weftd --service-proxy (the built bundle), kube-proxy v1.34.4 in nftables
-// and in iptables mode. "Programmed" is seen cheaply: one element looked up (nft get element) or one
+// mode and in iptables mode on each of Debian's iptables backends: `kube-proxy-iptables` runs the
+// machine's `iptables` (iptables-nft 1.8.9: nf_tables chains of table ip nat), and
+// `kube-proxy-iptables-legacy` runs iptables-legacy (services-peer-legacy.ts). "Programmed" is seen cheaply: one element looked up (nft get element) or one
 // chain listed for a cold start, and nf_tables notifications carrying a new endpoint's address for a
 // change (kube-proxy: also its chains probed by name, services-peer-chains.ts).
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../../lib/errno/errno.ts';
 import { NETLINK_NETFILTER } from '../../lib/netfilter/nfnl/constants.ts';
@@ -12,17 +15,26 @@ import { openNetns, withNetns } from '../../lib/netns/index.ts';
 import { sys } from '../../lib/sys/index.ts';
 import type { Cluster, ClusterNode } from '../../testkit/cluster.ts';
 import { kubeProxyArgv, stopKubeProxy } from '../../testkit/kube-proxy.ts';
+import { killProcessesIn } from '../../testkit/netns-sweep.ts';
 import { nsExec } from '../../testkit/topology.ts';
+import { clearLegacy, legacyRuleCount, writeLegacyBin } from './services-peer-legacy.ts';
 
-/** The peers, in the order they run. */
-export type PeerName = 'weft' | 'kube-proxy-nftables' | 'kube-proxy-iptables';
-export const PEERS: readonly PeerName[] = ['weft', 'kube-proxy-nftables', 'kube-proxy-iptables'];
+/** The peers (each on its own node: the index here). */
+export type PeerName = 'weft' | 'kube-proxy-nftables' | 'kube-proxy-iptables' | 'kube-proxy-iptables-legacy';
+export const PEERS: readonly PeerName[] = ['weft', 'kube-proxy-nftables', 'kube-proxy-iptables', 'kube-proxy-iptables-legacy'];
+
+/** kube-proxy's --proxy-mode for a peer (none for weft). Pure. */
+export function peerMode(peer: PeerName): 'nftables' | 'iptables' | undefined {
+  return peer === 'weft' ? undefined : peer === 'kube-proxy-nftables' ? 'nftables' : 'iptables';
+}
 
 /** A running peer: its process (the pid /proc is read for) and how to stop it and clear its rules. */
 export interface RunningPeer {
   proc: ChildProcess;
   /** Its log file (in the node's directory, removed with the cluster). */
   log: string;
+  /** The legacy peer's restore record (services-peer-legacy.ts). */
+  restores?: string;
   stop(): Promise<void>;
 }
 
@@ -34,11 +46,72 @@ export async function startPeer(c: Cluster, n: ClusterNode, peer: PeerName): Pro
     const proc = c.topo.spawnIn(n.netns, [...c.weftdArgv(n), '--service-proxy'], log);
     return { proc, log, stop: async () => { await stopProc(proc); await clearRules(n, peer); } };
   }
-  const mode = peer === 'kube-proxy-nftables' ? 'nftables' : 'iptables';
+  const mode = peerMode(peer) ?? 'iptables';
   // minSyncPeriod left at its default (1 s), as a cluster runs it.
-  const log = join(n.dir, `kube-proxy-${mode}.log`);
-  const proc = c.topo.spawnIn(n.netns, kubeProxyArgv(n, mode, c.kube!.kubeconfig, '10.244.0.0/16'), log);
-  return { proc, log, stop: async () => { await stopKubeProxy(proc); await clearRules(n, peer); } };
+  const log = join(n.dir, `${peer}.log`);
+  const legacy = peer === 'kube-proxy-iptables-legacy' ? writeLegacyBin(n.dir) : undefined;
+  const wrap = legacy === undefined ? [] : ['env', `PATH=${legacy.bin}:${process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`];
+  const proc = c.topo.spawnIn(n.netns, kubeProxyArgv(n, mode, c.kube!.kubeconfig, '10.244.0.0/16'), log, wrap);
+  const stop = async () => {
+    await stopKubeProxy(proc);
+    // A restore still running (iptables-nft's first one takes minutes at 5,000 Services) outlives kube-proxy: it would hold a core through the next peer's figures.
+    killProcessesIn(n.netns);
+    await clearRules(n, peer);
+  };
+  return { proc, log, ...(legacy === undefined ? {} : { restores: legacy.record }), stop };
+}
+
+/** The pids of the processes in `n`'s namespace (undefined when it is gone). */
+function netnsPids(n: ClusterNode): number[] | undefined {
+  try {
+    return execFileSync('ip', ['netns', 'pids', n.netns], { encoding: 'utf8' }).split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The processes in `n`'s namespace but `except`, as "name pid (CPU s, running s)": what a peer that did not finish is still running. */
+export function netnsProcs(n: ClusterNode, except: number | undefined): string {
+  const pids = netnsPids(n);
+  if (pids === undefined) return '(namespace gone)';
+  const ticksUp = Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 100;
+  const one = (pid: number): string => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      return `${comm} ${pid} (CPU ${((Number(f[11]) + Number(f[12])) / 100).toFixed(1)} s, running ${((ticksUp - Number(f[19])) / 100).toFixed(0)} s)`;
+    } catch {
+      return `${pid} (gone)`;
+    }
+  };
+  const rest = pids.filter((p) => p !== except).map(one);
+  return rest.length > 0 ? rest.join(', ') : 'nothing';
+}
+
+/** user + system (+ children's reaped) CPU ticks of a /proc/PID/stat, in ms; NaN when gone. */
+function statCpuMs(pid: number, reaped: boolean): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    return ((f[11] ?? NaN) + (f[12] ?? NaN) + (reaped ? (f[13] ?? NaN) + (f[14] ?? NaN) : 0)) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * CPU (ms) of a peer's children so far: those it has reaped (its cutime + cstime: kube-proxy's `nft`
+ * and `iptables-restore` runs, weftd's `nft`) plus every other process still running in its node
+ * namespace (a restore not yet reaped). A difference of two readings is then the children's CPU in
+ * that window, also for a child that started before it.
+ */
+export function childrenCpuMs(n: ClusterNode, pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  // Namespace gone: its children's CPU is in the reaped part.
+  const pids = netnsPids(n) ?? [];
+  const own = statCpuMs(pid, true) - statCpuMs(pid, false);
+  return pids.filter((p) => p !== pid).reduce((sum, p) => { const c = statCpuMs(p, true); return Number.isNaN(c) ? sum : sum + c; }, own);
 }
 
 async function stopProc(p: ChildProcess): Promise<void> {
@@ -52,6 +125,7 @@ async function stopProc(p: ChildProcess): Promise<void> {
 async function clearRules(n: ClusterNode, peer: PeerName): Promise<void> {
   if (peer === 'weft') await nsExec(n.netns, ['nft', 'delete', 'table', 'inet', 'weft-svc']);
   else await nsExec(n.netns, ['nft', 'flush', 'ruleset']);
+  if (peer === 'kube-proxy-iptables-legacy') await clearLegacy(n);
 }
 
 /** The set whose element for a ClusterIP makes a Service reachable (weft adds it after the Service's endpoint slots); none for iptables mode. */
@@ -61,8 +135,8 @@ export function serviceSet(peer: PeerName): string | undefined {
 
 /** True once `clusterIP`:80/tcp is in the peer's kernel state (one element, or one chain for iptables): seconds per look-up at 5,000 Services. */
 export async function serviceProgrammed(n: ClusterNode, peer: PeerName, clusterIP: string): Promise<boolean> {
-  if (peer === 'kube-proxy-iptables') {
-    const r = await nsExec(n.netns, ['iptables', '-w', '-t', 'nat', '-S', 'KUBE-SERVICES'], { timeoutMs: 120_000 });
+  if (peerMode(peer) === 'iptables') {
+    const r = await nsExec(n.netns, [peer === 'kube-proxy-iptables' ? 'iptables' : 'iptables-legacy', '-w', '-t', 'nat', '-S', 'KUBE-SERVICES'], { timeoutMs: 120_000 });
     return r.code === 0 && r.stdout.includes(`-d ${clusterIP}/32 `);
   }
   const [family, table, map] = peer === 'weft' ? ['inet', 'weft-svc', 'svc4'] : ['ip', 'kube-proxy', 'service-ips'];
@@ -70,8 +144,9 @@ export async function serviceProgrammed(n: ClusterNode, peer: PeerName, clusterI
   return r.code === 0;
 }
 
-/** Rules and set/map elements of the peer's tables (weft: inet weft-svc; kube-proxy: the namespace's whole ruleset). */
+/** Rules and set/map elements of the peer's tables (weft: inet weft-svc; kube-proxy: the namespace's whole ruleset, legacy tables for the legacy peer). */
 export async function ruleCounts(n: ClusterNode, peer: PeerName): Promise<{ rules: number; elements: number }> {
+  if (peer === 'kube-proxy-iptables-legacy') return { rules: await legacyRuleCount(n), elements: 0 };
   const argv = peer === 'weft' ? ['nft', '-j', 'list', 'table', 'inet', 'weft-svc'] : ['nft', '-j', 'list', 'ruleset'];
   const r = await nsExec(n.netns, argv, { timeoutMs: 600_000 });
   const json = JSON.parse(r.stdout || '{"nftables":[]}') as { nftables: Array<{ rule?: unknown; map?: { elem?: unknown[] }; set?: { elem?: unknown[] } }> };

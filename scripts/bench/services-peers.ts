@@ -1,15 +1,17 @@
 // `npm run bench -- services-peers` (and the end of `services`): weftd --service-proxy beside the real
-// kube-proxy v1.34.4 in nftables and iptables mode, from one real kube-apiserver. The bench writes N
+// kube-proxy v1.34.4 in nftables mode and in iptables mode on iptables-nft (`kube-proxy-iptables`) and
+// on iptables-legacy (`kube-proxy-iptables-legacy`), from one real kube-apiserver. The bench writes N
 // Services x 10 endpoints (EndpointSlices without selector, as a controller would) and then, per peer
 // alone in its own node namespace: start from cold -> the last-created Service in the kernel, one
 // EndpointSlice change (one endpoint replaced) -> the new endpoint in the kernel (p50/p99), rule and
-// element counts, the process's CPU and peak RSS from /proc. kube-proxy keeps its default minSyncPeriod (1 s).
+// element counts, the process's CPU (and its children's: nft, iptables-restore) and peak RSS from /proc. kube-proxy keeps its default minSyncPeriod (1 s).
 // WEFT_BENCH_SVC_PEER_SIZES=1,1000 (default 1,1000,5000,10000), WEFT_BENCH_SVC_PEER_BIG=0 skips the
-// 1 x 10,000-endpoint Service, WEFT_BENCH_SVC_PEERS=weft,kube-proxy-nftables picks peers (default all;
+// 1 x 10,000-endpoint Service, WEFT_BENCH_SVC_PEERS=weft,kube-proxy-nftables picks peers and their order (default all;
 // `npm run bench -- services` runs this part only when it is set),
 // WEFT_BENCH_SVC_PEER_CHANGES (default 20), WEFT_BENCH_SVC_PEER_LIMIT_S (default 600: each cold start's time limit),
 // WEFT_BENCH_SVC_PEER_GAP_MS (default 1100: the pause between changes), WEFT_BENCH_SVC_PEER_POLL_MS
-// (default 20: the period of kube-proxy's chain probe, services-peer-chains.ts).
+// (default 20: the period of kube-proxy's chain probe, services-peer-chains.ts, and of the legacy
+// peer's restore record, services-peer-legacy.ts).
 import { readFileSync } from 'node:fs';
 import { Cluster, type ClusterNode } from '../../testkit/cluster.ts';
 import { kubeProxyPresent } from '../../testkit/kube-proxy.ts';
@@ -18,7 +20,8 @@ import type { KubeReq } from './kube-writer.ts';
 import { startHelper } from './lease-writers.ts';
 import { cpuMs, statusMib } from './proc-stats.ts';
 import { chainTable, nftEndpointChain, nftServiceChain, pollChains, sepChain, svcChain, type ChainPoller } from './services-peer-chains.ts';
-import { PEERS, monitorAddresses, ruleCounts, serviceProgrammed, serviceSet, startPeer, type AddressMonitor, type PeerName } from './services-peer-kernel.ts';
+import { PEERS, childrenCpuMs, monitorAddresses, netnsProcs, peerMode, ruleCounts, serviceProgrammed, serviceSet, startPeer, type AddressMonitor, type PeerName } from './services-peer-kernel.ts';
+import { watchRestores } from './services-peer-legacy.ts';
 import { loadAverage, quantile, round, type BenchResult } from './util.ts';
 
 const env = (k: string, d: string): string => process.env[k] ?? d;
@@ -73,14 +76,15 @@ const svcName = (ip: string): string => { const [, , a, b] = ip.split('.').map(N
 /**
  * Wall ms at which endpoint ip:8080 of Service `svc` is in the kernel: the first of a notification
  * carrying the address and (kube-proxy) its endpoint chain seen by the probe, which is late by at most
- * one poll period; `by` counts which one saw it first.
+ * one poll period; `by` counts which one saw it first. The legacy peer raises no notification
+ * (`notifies` false): only its probe can see it.
  */
-function changeSeen(mon: AddressMonitor, probe: ChainPoller | undefined, mode: 'nftables' | 'iptables' | undefined, svc: string, ip: string, by: { notification: number; poll: number }): Promise<number> {
+function changeSeen(mon: AddressMonitor, probe: ChainPoller | undefined, mode: 'nftables' | 'iptables' | undefined, notifies: boolean, svc: string, ip: string, by: { notification: number; poll: number }): Promise<number> {
   let first: 'notification' | 'poll' | undefined;
-  const note = mon.next(ip, CHANGE_LIMIT_MS).then((t) => { first ??= 'notification'; return t; });
-  if (probe === undefined || mode === undefined) return note.then((t) => { by.notification++; return t; });
+  if (probe === undefined || mode === undefined) return mon.next(ip, CHANGE_LIMIT_MS).then((t) => { by.notification++; return t; });
   const chain = mode === 'nftables' ? nftEndpointChain('default', svc, 'http', ip, 8080) : sepChain(`default/${svc}:http`, `${ip}:8080`);
   const poll = probe.next(chainTable(mode)[1], chain, CHANGE_LIMIT_MS).then((t) => { first ??= 'poll'; return t; });
+  const note = notifies ? mon.next(ip, CHANGE_LIMIT_MS).then((t) => { first ??= 'notification'; return t; }) : Promise.reject(new Error('no notifications'));
   return Promise.any([note, poll]).then((t) => { by[first ?? 'poll']++; return t; }, () => {
     throw new Error(`${svc} -> ${ip}: neither a notification nor its chain ${chain} in ${CHANGE_LIMIT_MS} ms (${mon.overruns()} overruns)`);
   });
@@ -93,12 +97,14 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
   // Subscribed before the peer starts: its Service's verdict element is seen as it is committed (nft's own look-ups take seconds at 5,000 Services).
   const mon = monitorAddresses(n);
   const set = serviceSet(peer);
-  const mode = peer === 'weft' ? undefined : peer === 'kube-proxy-nftables' ? 'nftables' as const : 'iptables' as const;
+  const mode = peerMode(peer);
   // kube-proxy's bursts overrun the socket's 1 MiB buffer at 5,000 Services: its chains are probed by name as well.
-  const probe = mode === undefined ? undefined : pollChains(n, POLL_MS);
+  let probe = mode === undefined || peer === 'kube-proxy-iptables-legacy' ? undefined : pollChains(n, POLL_MS);
   const t0 = performance.timeOrigin + performance.now();
   const p = await startPeer(c, n, peer);
   const pid = p.proc.pid;
+  // The record is written before kube-proxy starts and read from its first line: nothing is missed by opening it now.
+  if (p.restores !== undefined) probe = watchRestores(n, p.restores, POLL_MS);
   try {
     let reached = true;
     let at = NaN;
@@ -112,7 +118,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
       // kube-proxy: the last Service's chain, written in the transaction that fills service-ips / KUBE-SERVICES.
       const table = chainTable(mode)[1];
       const chain = mode === 'nftables' ? nftServiceChain('default', svcName(w.lastIP), 'http') : svcChain(`default/${svcName(w.lastIP)}:http`);
-      const byPoll = probe.next(table, chain, LIMIT_MS).then((t) => { coldBy ??= `chain poll every ${POLL_MS} ms`; return t; });
+      const byPoll = probe.next(table, chain, LIMIT_MS).then((t) => { coldBy ??= probe?.what ?? 'probe'; return t; });
       const byNote = set === undefined ? new Promise<number>(() => {}) : mon.next(w.lastIP, LIMIT_MS, set).then((t) => { coldBy ??= 'notification'; return t; });
       at = await Promise.race([byNote, byPoll, exited]).catch((e: unknown) => { reached = false; why = e instanceof Error ? e.message : String(e); return NaN; });
       if (reached) named = `; chain ${chain} ${probe.exists(table, chain) ? 'found' : 'NOT found'} by the probe`;
@@ -132,13 +138,14 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     }
     const coldMs = at - t0;
     const coldCpu = cpuMs(pid);
-    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}; seen by ${coldBy ?? 'none'}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns` : ''}${named})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s (${why})` }];
+    const coldKids = childrenCpuMs(n, pid);
+    const rows: BenchResult[] = [{ name: `${tag}: start -> last-created Service programmed (load ${round(load0, 1)}; seen by ${coldBy ?? 'none'}${mon.overruns() > 0 ? `; ${mon.overruns()} notification overruns` : ''}${named})`, value: reached ? round(coldMs / 1000, 2) : NaN, unit: reached ? `s (CPU ${round(coldCpu / 1000, 2)} s, its children ${round(coldKids / 1000, 2)} s)` : `s: not reached in ${LIMIT_MS / 1000} s (${why}; CPU ${round(coldCpu / 1000, 2)} s, its children ${round(coldKids / 1000, 2)} s)` }];
     if (!reached) {
       // The log goes with the cluster: its end says how far the peer got.
       let text = '(no log)';
       try { text = readFileSync(p.log, 'utf8'); } catch { /* none written */ }
       const tail = text.trimEnd().split('\n').slice(-8).join('\n    ');
-      process.stderr.write(`  ${tag}: not reached (${why}); its log ends:\n    ${tail}\n`);
+      process.stderr.write(`  ${tag}: not reached (${why}); still running in its namespace: ${netnsProcs(n, pid)}; its log ends:\n    ${tail}\n`);
       return rows;
     }
     // Let a kube-proxy sync still running end (it is rate-limited to one per second) before the first change.
@@ -148,6 +155,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
     // A change not seen in CHANGE_LIMIT_MS is counted and the step goes on: its counts and RSS are still reported.
     const missed: string[] = [];
     const cpu1 = cpuMs(pid);
+    const kids1 = childrenCpuMs(n, pid);
     const names = [...w.slices.keys()];
     for (let i = 0; i < CHANGES; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, GAP_MS));
@@ -155,19 +163,20 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
       const ips = [...(w.slices.get(name) ?? []).slice(1), newIP(seq.next++)];
       w.slices.set(name, ips);
       const ip = ips[ips.length - 1] as string;
-      const seen = changeSeen(mon, probe, mode, w.serviceOf(name), ip, by);
+      const seen = changeSeen(mon, probe, mode, peer !== 'kube-proxy-iptables-legacy', w.serviceOf(name), ip, by);
       const tw = await writer.write([['PATCH', `${SLICES}/${name}`, sliceBody(ips), 'application/merge-patch+json']]);
       await seen.then((t) => { lat.push(t - tw); }, (e: unknown) => { missed.push(e instanceof Error ? e.message : String(e)); });
     }
     const changeCpu = (cpuMs(pid) - cpu1) / CHANGES;
+    const changeKids = (childrenCpuMs(n, pid) - kids1) / CHANGES;
     const { rules, elements } = await ruleCounts(n, peer);
     process.stderr.write(`  ${tag}: change latencies (ms, sorted): ${[...lat].sort((a, b) => a - b).map((x) => x.toFixed(0)).join(' ')}${missed.length > 0 ? `; not seen: ${missed.join('; ')}` : ''}\n`);
-    const seenText = `${missed.length === 0 ? `${CHANGES} changes` : `${lat.length} of ${CHANGES} changes seen, ${missed.length} not in ${CHANGE_LIMIT_MS / 1000} s`}; first seen by notification ${by.notification}${probe === undefined ? '' : `, by chain poll every ${POLL_MS} ms ${by.poll}`}; ${mon.overruns()} notification overruns`;
+    const seenText = `${missed.length === 0 ? `${CHANGES} changes` : `${lat.length} of ${CHANGES} changes seen, ${missed.length} not in ${CHANGE_LIMIT_MS / 1000} s`}; first seen by notification ${by.notification}${probe === undefined ? '' : `, by ${probe.what} ${by.poll}`}; ${mon.overruns()} notification overruns`;
     const hwm = statusMib(pid, 'VmHWM');
     rows.push(
       { name: `${tag}: one EndpointSlice change -> new endpoint in the kernel, p50 (${seenText}, ${GAP_MS} ms apart)`, value: lat.length > 0 ? round(quantile(lat, 0.5), 1) : NaN, unit: 'ms' },
       { name: `${tag}: the same, p99`, value: lat.length > 0 ? round(quantile(lat, 0.99), 1) : NaN, unit: 'ms', ...(peer === 'weft' && w.label.startsWith('10000 ') ? { target: '<= 50 ms at 10,000 Services', ok: missed.length === 0 && quantile(lat, 0.99) <= 50 } : {}) },
-      { name: `${tag}: CPU per change`, value: round(changeCpu, 1), unit: 'ms' },
+      { name: `${tag}: CPU per change`, value: round(changeCpu, 1), unit: `ms (its children ${round(changeKids, 1)} ms)` },
       { name: `${tag}: rules / set+map elements`, value: rules, unit: `rules, ${elements} elements` },
       { name: `${tag}: peak RSS (VmHWM)`, value: round(hwm, 1), unit: `MiB (RSS now ${round(statusMib(pid, 'VmRSS'), 1)} MiB; load at end ${round(loadAverage(), 1)})`, ...(peer === 'weft' && w.label.startsWith('10000 ') ? { target: '<= 100 MiB at 10,000 Services', ok: hwm <= 100 } : {}) },
     );
@@ -182,7 +191,7 @@ async function measurePeer(c: Cluster, n: ClusterNode, peer: PeerName, w: World,
 /** The side-by-side rows: the big Service first (then deleted), then the ladder of sizes. */
 export async function benchServicePeers(): Promise<BenchResult[]> {
   if (!kubeProxyPresent()) throw new Error('kube-proxy v1.34.4 is not built (/var/cache/weft/go-bin/kube-v1.34.4)');
-  const c = await Cluster.create({ backend: 'vxlan', store: 'kube', nodes: 3, podsPerNode: 0, network: '10.244.0.0/16', onProgress: (m) => process.stderr.write(`  ${m}\n`) });
+  const c = await Cluster.create({ backend: 'vxlan', store: 'kube', nodes: PEERS.length, podsPerNode: 0, network: '10.244.0.0/16', onProgress: (m) => process.stderr.write(`  ${m}\n`) });
   const writer = startWriter(c);
   const out: BenchResult[] = [];
   const report = (rows: BenchResult[]) => { for (const r of rows) process.stderr.write(`  | ${r.name} | ${r.value} ${r.unit} | ${r.target ?? ''} ${r.ok === false ? 'MISSED' : ''} |\n`); out.push(...rows); };

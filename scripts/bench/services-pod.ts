@@ -9,7 +9,8 @@
 // (it runs in the same node namespace, so it also pays weft's filter-hook rules and svc4 miss: the
 // ClusterIP / one-rule DNAT row is what weft's lookup and choosing chain add per new connection);
 // each path connects from its own pod address, so their TIME_WAIT tuples never meet.
-// Then single-stream bulk TCP (services-bulk.ts) from the same client.
+// Then single-stream bulk TCP (services-bulk.ts) from the same client, through the ClusterIP, the
+// one-rule DNAT (so ClusterIP ÷ DNAT is what weft's table adds per packet of an established flow) and direct.
 // WEFT_BENCH_SVC_POD_SIZES (default 1,10000), WEFT_BENCH_SVC_POD_ROUNDS (default 9),
 // WEFT_BENCH_SVC_POD_CONNECTS (default 400), WEFT_BENCH_SVC_POD_SECONDS (default 2).
 import { execFileSync, spawn } from 'node:child_process';
@@ -21,7 +22,7 @@ import { createAgentLog } from '../../agent/log.ts';
 import { Metrics } from '../../agent/metrics.ts';
 import { ServiceProxy } from '../../agent/services/proxy.ts';
 import type { EndpointSlice, Service } from '../../agent/services/types.ts';
-import { BULK_PORT, bulkRows } from './services-bulk.ts';
+import { BULK_PORT, bulkRows, perRoundRatio } from './services-bulk.ts';
 import { ROOT, loadAverage, quantile, round, type BenchResult } from './util.ts';
 
 const env = (k: string, d: string): number[] => (process.env[k] ?? d).split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
@@ -92,7 +93,9 @@ async function startLab(size: number): Promise<Lab> {
     // The floor: one prerouting rule DNATing an address over the same 10 servers (numgen, as weft's choosing chains), no masquerade.
     const spread = `numgen inc mod ${SERVER_IPS.length} map { ${SERVER_IPS.map((a, i) => `${i} : ${a}`).join(', ')} }`;
     runNft(['-f', '-'], ['add table ip wbench-dnat', 'add chain ip wbench-dnat pre { type nat hook prerouting priority -100; }',
-      `add rule ip wbench-dnat pre ip daddr ${PLAIN_DNAT} tcp dport 80 dnat to ${spread} : 8080`, ''].join('\n'), { netnsPath: node.path });
+      `add rule ip wbench-dnat pre ip daddr ${PLAIN_DNAT} tcp dport 80 dnat to ${spread} : 8080`,
+      // The bulk stream's floor: the same rule for the Service's second port (one iperf3 server listens on every address).
+      `add rule ip wbench-dnat pre ip daddr ${PLAIN_DNAT} tcp dport ${BULK_PORT} dnat to ${spread} : ${BULK_PORT}`, ''].join('\n'), { netnsPath: node.path });
     const p = spawn('ip', ['netns', 'exec', srv.name, process.execPath, PROBE, 'server', '8080', ...SERVER_IPS], { stdio: ['ignore', 'pipe', 'inherit'] });
     cleanups.push(() => p.kill('SIGKILL'));
     await new Promise<void>((resolve, reject) => {
@@ -123,8 +126,7 @@ function stat(xs: number[], digits: number): { med: number; text: string } {
 
 /** The median over rounds of one path's figure divided by its baseline's in the same round. */
 function perRound(xs: readonly Probe[], base: readonly Probe[], f: (p: Probe) => number): number {
-  const rs = xs.map((x, i) => f(x) / f(base[i] as Probe)).filter((r) => Number.isFinite(r));
-  return quantile(rs, 0.5);
+  return perRoundRatio(xs.map(f), base.map(f));
 }
 
 /** The benchmark's rows. */
@@ -175,8 +177,8 @@ export async function benchServicesPod(): Promise<BenchResult[]> {
     }
     for (const l of labs) {
       out.push(...(await bulkRows(l.pod, l.server, `weft ${l.size} Services x 10 endpoints, from a pod`, [
-        { label: 'via the ClusterIP', host: l.vip }, { label: 'direct to the pod', host: SERVER_IPS[0] as string },
-      ], 'direct to the pod')));
+        { label: 'via the ClusterIP', host: l.vip }, { label: 'via the one-rule DNAT', host: PLAIN_DNAT }, { label: 'direct to the pod', host: SERVER_IPS[0] as string },
+      ], 'direct to the pod', [['via the ClusterIP', 'via the one-rule DNAT'], ['via the one-rule DNAT', 'direct to the pod']])));
     }
     return out;
   } finally {
