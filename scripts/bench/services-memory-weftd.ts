@@ -43,7 +43,8 @@ const port = await new Promise<number>((resolve) => api.stdout?.once('data', (b:
 step('start');
 const ns = createTestNetnsSync('wsvcw');
 const log = createAgentLog('warn');
-const cache = new WatchCache(new KubeClient({ server: `http://127.0.0.1:${port}` }), { log });
+// WEFT_BENCH_SVC_MEM_PAGE: items per list page (weftd: 500).
+const cache = new WatchCache(new KubeClient({ server: `http://127.0.0.1:${port}` }), { log, pageSize: Number(process.env['WEFT_BENCH_SVC_MEM_PAGE'] ?? 500) });
 let seen: ((key: string) => void) | undefined;
 const proxy = new ServiceProxy({
   services: cache.informer<Service>({ path: '/api/v1/services', project: SLIM_SERVICE }),
