@@ -43,8 +43,9 @@ const port = await new Promise<number>((resolve) => api.stdout?.once('data', (b:
 step('start');
 const ns = createTestNetnsSync('wsvcw');
 const log = createAgentLog('warn');
-// WEFT_BENCH_SVC_MEM_PAGE: items per list page (weftd: 500).
-const cache = new WatchCache(new KubeClient({ server: `http://127.0.0.1:${port}` }), { log, pageSize: Number(process.env['WEFT_BENCH_SVC_MEM_PAGE'] ?? 500) });
+// WEFT_BENCH_SVC_MEM_PAGE: items per list page (default: the watch cache's).
+const page = process.env['WEFT_BENCH_SVC_MEM_PAGE'];
+const cache = new WatchCache(new KubeClient({ server: `http://127.0.0.1:${port}` }), { log, ...(page !== undefined ? { pageSize: Number(page) } : {}) });
 let seen: ((key: string) => void) | undefined;
 const proxy = new ServiceProxy({
   services: cache.informer<Service>({ path: '/api/v1/services', project: SLIM_SERVICE }),
