@@ -2,7 +2,7 @@
 import { CommanderError } from 'commander';
 import { flanneldArgv } from './flanneld-argv.ts';
 import { normalizeWeftdFlags, weftdCommand, type RawFlags } from './flags.ts';
-import { controllerMemoryFlags, setMemoryFlags, setV8Flags } from './memory.ts';
+import { CONTROLLER_YOUNG_MIB, capYoungGeneration, controllerMemoryFlags, setMemoryFlags, setV8Flags } from './memory.ts';
 import { Weftd } from './weftd.ts';
 import { isoNow } from '../lib/time/format.ts';
 import { WEFT_VERSION } from '../lib/version.ts';
@@ -23,7 +23,9 @@ async function main(): Promise<void> {
     cmd.parse(flanneldArgv(process.argv.slice(2), process.env), { from: 'user' });
     opts = normalizeWeftdFlags(cmd.opts<RawFlags>());
     // Once the flags say which controllers run, before any of them allocates.
-    setV8Flags(controllerMemoryFlags(opts, memoryFlags));
+    const young = controllerMemoryFlags(opts, memoryFlags);
+    setV8Flags(young);
+    if (young.length > 0) capYoungGeneration(CONTROLLER_YOUNG_MIB);
   } catch (e) {
     // commander printed its own message (or the help or version, exit 0).
     if (e instanceof CommanderError) process.exit(e.exitCode === 0 ? 0 : 2);

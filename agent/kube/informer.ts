@@ -6,6 +6,7 @@
 import type { KubeClient } from './client.ts';
 import type { CacheEvent, Informer, KubeObject, ResourceSpec } from './watch-cache-types.ts';
 import { objectKey } from './watch-cache-types.ts';
+import { paceYoungGeneration } from '../memory.ts';
 
 /** How the informer reports and paces itself. */
 export interface InformerOptions {
@@ -109,6 +110,7 @@ export class ResourceInformer<T extends KubeObject> implements Informer<T> {
       for (const item of page.items ?? []) fresh.set(objectKey(item), this.keep(item));
       cont = page.metadata?.continue ?? '';
       rv = page.metadata?.resourceVersion ?? rv;
+      paceYoungGeneration();
     } while (cont !== '' && !this.stopped);
     if (this.stopped) return;
     for (const [k, old] of this.objects) {

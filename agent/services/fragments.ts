@@ -3,6 +3,7 @@
 import { emptyContent, type FixedMapName, type SvcContent } from './content.ts';
 import type { ElemOp } from './diff.ts';
 import type { ServicePortUnit } from './model.ts';
+import { addrKey } from './endpoint-refs.ts';
 
 /** Adds `part` into `into` (chains, elements, affinity maps). */
 export function mergeInto(into: SvcContent, part: SvcContent): void {
@@ -54,9 +55,9 @@ export function unitHairpins(units: readonly ServicePortUnit[] | undefined): Hai
   return out;
 }
 
-/** Reference counts of hairpin endpoints over all Services, keyed by the address itself (the endpoint's string, shared with the informer's object); `update` returns the element changes. */
+/** Reference counts of hairpin endpoints over all Services, keyed by addrKey (IPv4 as a number: no string kept per address); `update` returns the element changes. */
 export class HairpinCounts {
-  private readonly counts = new Map<FixedMapName, Map<string, number>>(HAIRPIN_MAPS.map((h) => [h, new Map()]));
+  private readonly counts = new Map<FixedMapName, Map<number | string, number>>(HAIRPIN_MAPS.map((h) => [h, new Map()]));
 
   /** Counts every Service from scratch (after a full sync). */
   reset(parts: Iterable<HairpinIps>): void {
@@ -69,22 +70,24 @@ export class HairpinCounts {
     const out: ElemOp[] = [];
     const none = new Set<string>();
     for (const h of HAIRPIN_MAPS) {
-      const counts = this.counts.get(h) ?? new Map<string, number>();
+      const counts = this.counts.get(h) ?? new Map<number | string, number>();
       const old = before?.get(h) ?? none;
       const neu = after?.get(h) ?? none;
       for (const ip of neu) {
         if (old.has(ip)) continue;
-        const n = counts.get(ip) ?? 0;
-        counts.set(ip, n + 1);
+        const a = addrKey(ip);
+        const n = counts.get(a) ?? 0;
+        counts.set(a, n + 1);
         if (n === 0) out.push({ verb: 'add', map: h, key: `${ip} . ${ip}`, value: '' });
       }
       for (const ip of old) {
         if (neu.has(ip)) continue;
-        const n = (counts.get(ip) ?? 1) - 1;
+        const a = addrKey(ip);
+        const n = (counts.get(a) ?? 1) - 1;
         if (n <= 0) {
-          counts.delete(ip);
+          counts.delete(a);
           out.push({ verb: 'delete', map: h, key: `${ip} . ${ip}`, value: '' });
-        } else counts.set(ip, n);
+        } else counts.set(a, n);
       }
     }
     return out;

@@ -8,6 +8,7 @@ import { HAIRPIN_MAPS, unitHairpins, type HairpinCounts } from './fragments.ts';
 import type { ServicePortUnit } from './model.ts';
 import { FIXED_CHAINS } from './skeleton.ts';
 import { assignSlots, sharedSlots } from './slots.ts';
+import { paceYoungGeneration } from '../memory.ts';
 
 const T = `${SVC_TABLE.family} ${SVC_TABLE.name}`;
 
@@ -113,6 +114,7 @@ export function fullSync(keys: Iterable<string>, render: (key: string) => { frag
     for (const p of pending) done(p.key, p.frag, p.units);
     res.services += pending.length;
     pending = [];
+    paceYoungGeneration();
   };
   for (const key of keys) {
     pending.push({ key, ...render(key) });

@@ -23,6 +23,7 @@ import type { Informer } from './informer.ts';
 import { parseSvcListing, readSvcTable } from './kernel.ts';
 import { serviceUnits, type ServicePortUnit } from './model.ts';
 import { SM, defineServiceMetrics, observeLatency } from './metrics.ts';
+import { paceYoungGeneration } from '../memory.ts';
 import { capacitiesOf, renderAll } from './render.ts';
 import { flushStaleUdp, staleUdpEndpoints, type StaleUdp } from './conntrack.ts';
 import { SERVICE_NAME_LABEL, type EndpointSlice, type ProxyNodeConfig, type Service } from './types.ts';
@@ -198,6 +199,8 @@ export class ServiceProxy {
   /** One sync (synchronous): full when needed, else only the dirty Services. */
   syncNow(): void {
     if (this.stopped) return;
+    // The young generation may have shrunk while idle: it may grow again, up to the cap.
+    paceYoungGeneration();
     const t0 = performance.now();
     const since = this.pendingSince;
     const full = this.needFull;

@@ -50,3 +50,28 @@ describe('the young generation cap at run time', () => {
     assert.ok(free >= 4 * capped, `uncapped young generation ${free} MiB, capped ${capped} MiB: the cap is not what keeps it small`);
   });
 });
+
+describe('capYoungGeneration / paceYoungGeneration', () => {
+  // Keeps 60 MB of objects alive (survivors grow the young generation) and prints its largest size (MiB).
+  const script = (cap: number) => `
+    import { capYoungGeneration, paceYoungGeneration, setV8Flags } from ${JSON.stringify(new URL('../../../agent/memory.ts', import.meta.url).href)};
+    import { getHeapSpaceStatistics } from 'node:v8';
+    setV8Flags(['--semi-space-growth-factor=2']);
+    if (${cap} > 0) capYoungGeneration(${cap});
+    let max = 0;
+    const keep = [];
+    for (let r = 0; r < 300; r++) {
+      for (let i = 0; i < 5000; i++) keep.push({ i, s: 'x' + i });
+      paceYoungGeneration();
+      max = Math.max(max, getHeapSpaceStatistics().find((x) => x.space_name === 'new_space').space_size / 1048576);
+    }
+    console.log(max);`;
+  const youngMax = (cap: number) => Number(spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(cap)], { encoding: 'utf8' }).stdout.trim());
+
+  it('lets the young generation grow up to the cap and no further', () => {
+    const capped = youngMax(8);
+    const free = youngMax(0);
+    assert.ok(capped >= 4 && capped <= 8, `capped young generation at ${capped} MiB`);
+    assert.ok(free > 8, `uncapped young generation only reached ${free} MiB: the test does not make it grow`);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EndpointRefs } from '../../../../agent/services/endpoint-refs.ts';
+import { EndpointRefs, addrKey } from '../../../../agent/services/endpoint-refs.ts';
 
 void describe('services endpoint refs', () => {
   it('counts distinct endpoints by address, port and protocol, forgetting one at zero', () => {
@@ -33,5 +33,16 @@ void describe('services endpoint refs', () => {
     assert.equal(r.size, 1);
     r.move('fd00::1', 65535, 'udp', -1);
     assert.equal(r.size, 0);
+  });
+
+  it('keys canonical IPv4 text by its value and anything else by its text, so different texts never share a key', () => {
+    assert.equal(addrKey('10.244.1.6'), ((10 << 24) | (244 << 16) | (1 << 8) | 6));
+    assert.equal(addrKey('0.0.0.0'), 0);
+    assert.equal(addrKey('255.255.255.255'), -1);
+    for (const s of ['010.244.1.6', '10.244.1.06', '10.244.1', '10.244.1.6.7', '10.256.1.6', '1..2.3', '.1.2.3', '1.2.3.', 'fd00::1', '::ffff:10.0.0.1', '']) assert.equal(addrKey(s), s, s);
+    const r = new EndpointRefs();
+    r.move('10.0.0.1', 80, 'tcp', 1);
+    r.move('010.0.0.1', 80, 'tcp', 1);
+    assert.equal(r.size, 2);
   });
 });

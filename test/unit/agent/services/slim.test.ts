@@ -33,7 +33,8 @@ void describe('services slim objects', () => {
     assert.deepEqual(slimService(API_SVC), {
       metadata: { name: 'lb', namespace: 'default', resourceVersion: '41' },
       spec: {
-        type: 'LoadBalancer', clusterIP: '10.96.0.20', clusterIPs: ['10.96.0.20'], externalIPs: ['192.0.2.7'], sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } },
+        // clusterIP is clusterIPs[0]: left out (the model reads clusterIPs first).
+        type: 'LoadBalancer', clusterIPs: ['10.96.0.20'], externalIPs: ['192.0.2.7'], sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } },
         externalTrafficPolicy: 'Local', internalTrafficPolicy: 'Cluster', healthCheckNodePort: 31000, ipFamilies: ['IPv4'],
         ports: [{ name: 'http', protocol: 'TCP', port: 80, nodePort: 30080 }],
       },
@@ -47,6 +48,20 @@ void describe('services slim objects', () => {
     assert.equal(s.endpoints?.[0]?.conditions, s.endpoints?.[2]?.conditions);
     assert.notEqual(s.endpoints?.[0]?.conditions, s.endpoints?.[1]?.conditions);
     assert.ok(Object.isFrozen(s.endpoints?.[0]?.conditions));
+  });
+
+  it('shares repeated port lists and IP families (frozen), and keeps a clusterIP that clusterIPs does not start with', () => {
+    const other = { ...API_SVC, metadata: { ...API_SVC.metadata, name: 'lb2' }, spec: { ...API_SVC.spec, clusterIP: '10.96.0.21', clusterIPs: undefined, ports: [{ name: 'http', protocol: 'TCP', port: 80, nodePort: 30080 }] } } as unknown as Service;
+    const a = slimService(API_SVC);
+    const b = slimService(other);
+    assert.equal(a.spec?.ports, b.spec?.ports);
+    assert.equal(a.spec?.ipFamilies, b.spec?.ipFamilies);
+    assert.ok(Object.isFrozen(a.spec?.ports) && Object.isFrozen(a.spec?.ports?.[0]));
+    assert.equal(b.spec?.clusterIP, '10.96.0.21');
+    assert.deepEqual(serviceUnits(b, [], NODE).map((u) => u.clusterIP), ['10.96.0.21']);
+    const s1 = slimSlice(API_SLICE);
+    const s2 = slimSlice({ ...API_SLICE, metadata: { ...API_SLICE.metadata, name: 'lb-def' } } as EndpointSlice);
+    assert.equal(s1.ports, s2.ports);
   });
 
   it('the model makes the same units of the slim objects as of the full ones', () => {
