@@ -56,11 +56,24 @@ export class KubeClient {
     };
   }
 
-  /** One request; resolves with any status (callers check), rejects on network errors and timeouts. */
+  /**
+   * One request; resolves with any status (callers check), rejects on network errors and timeouts.
+   * Sent once more on a new connection when the server had closed the kept-alive one it went out on
+   * (see staleSocket).
+   */
   request(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeResponse> {
+    return this.requestOnce(method, path, body, contentType).catch((e: unknown) => {
+      if (!staleSocket(e)) throw e;
+      return this.requestOnce(method, path, body, contentType);
+    });
+  }
+
+  private requestOnce(method: string, path: string, body: unknown, contentType: string): Promise<KubeResponse> {
     return new Promise((resolve, reject) => {
       const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+      let answered = false;
       const req = this.mod.request(this.options(method, path, data ? { 'Content-Type': contentType, 'Content-Length': String(data.length) } : {}), (res) => {
+        answered = true;
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
@@ -70,7 +83,7 @@ export class KubeClient {
         res.on('error', reject);
       });
       req.setTimeout(this.timeoutMs, () => req.destroy(new Error(`kube API ${method} ${path}: no answer in ${this.timeoutMs} ms`)));
-      req.on('error', reject);
+      req.on('error', (e) => reject(req.reusedSocket && !answered ? markReused(e) : e));
       req.end(data);
     });
   }
@@ -89,10 +102,25 @@ export class KubeClient {
    * keep-alive takes to notice, and no event would arrive meanwhile.
    */
   watch(path: string, onEvent: (ev: unknown) => void, idleMs?: number): KubeWatch {
+    let current = this.watchOnce(path, onEvent, idleMs);
+    let aborted = false;
+    const done = current.done.then((end) => {
+      // A watch that died with no answer on a stale kept-alive connection is opened again at once:
+      // otherwise the informer would take it for a broken watch and re-list everything.
+      if (aborted || !staleSocket(end.error)) return end;
+      current = this.watchOnce(path, onEvent, idleMs);
+      return current.done;
+    });
+    return { done, abort: () => { aborted = true; current.abort(); } };
+  }
+
+  private watchOnce(path: string, onEvent: (ev: unknown) => void, idleMs?: number): KubeWatch {
     let req: http.ClientRequest | undefined;
     let aborted = false;
+    let answered = false;
     const done = new Promise<WatchEnd>((resolve) => {
       req = this.mod.request(this.options('GET', path, {}), (res) => {
+        answered = true;
         if (res.statusCode !== 200) {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -116,7 +144,7 @@ export class KubeClient {
         res.on('error', (e) => resolve(aborted ? {} : { error: e }));
         res.on('close', () => resolve(aborted ? {} : { error: new Error('kube API watch: connection closed') }));
       });
-      req.on('error', (e) => resolve(aborted ? {} : { error: e }));
+      req.on('error', (e) => resolve(aborted ? {} : { error: req?.reusedSocket === true && !answered ? markReused(e) : e }));
       if (idleMs !== undefined) req.setTimeout(idleMs, () => req?.destroy(new Error(`kube API watch: nothing received for ${idleMs} ms`)));
       req.end();
     });
@@ -127,6 +155,22 @@ export class KubeClient {
   close(): void {
     this.agent.destroy();
   }
+}
+
+const REUSED = Symbol('sent on a reused connection');
+
+/** Tags an error of a request that went out on a kept-alive connection, for staleSocket. */
+function markReused(e: Error): Error {
+  return Object.assign(e, { [REUSED]: true });
+}
+
+/**
+ * Whether a request failed because the server had already closed the idle kept-alive connection it
+ * was written to (ECONNRESET before any answer, on a reused socket): the server never read it, so
+ * sending it again on a new connection is safe. Node's http documentation names this race.
+ */
+function staleSocket(e: unknown): boolean {
+  return e instanceof Error && (e as Error & { [REUSED]?: boolean })[REUSED] === true && (e as NodeJS.ErrnoException).code === 'ECONNRESET';
 }
 
 /** JSON body or null (empty, or not JSON such as a proxy's HTML error page). */

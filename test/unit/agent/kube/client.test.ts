@@ -49,3 +49,48 @@ void describe('kube client watch', () => {
     assert.ok(events.length > 10, `events kept flowing past the idle time (${events.length})`);
   });
 });
+
+// The server closing a kept-alive connection just as the next request goes out on it (an idle
+// timeout, a load balancer): the request never reached a handler, so it is sent again on a new one.
+void describe('kube client on a connection the server closed', () => {
+  let server: Server;
+  let url = '';
+  const seen: string[] = [];
+  before(async () => {
+    const served = new WeakMap<object, number>();
+    server = createServer((req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      seen.push(`${req.url ?? ''}#${n}`);
+      // Every second request on one connection is dropped unanswered, as a server closing it would.
+      if (n === 2) { req.socket.destroy(); return; }
+      res.writeHead(200, { 'Content-Type': 'application/json', Connection: 'keep-alive' });
+      if (req.url?.startsWith('/watch')) { res.end(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'w' } } })}\n`); return; }
+      res.end(JSON.stringify({ path: req.url }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  void it('sends a request again on a new connection, once', async (t) => {
+    const client = new KubeClient({ server: url });
+    t.after(() => client.close());
+    seen.length = 0;
+    assert.deepEqual(await client.call('GET', '/a'), { path: '/a' });
+    assert.deepEqual(await client.call('GET', '/b'), { path: '/b' });
+    assert.deepEqual(seen, ['/a#1', '/b#2', '/b#1']);
+  });
+
+  void it('opens a watch again on a new connection instead of ending it with an error', async (t) => {
+    const client = new KubeClient({ server: url });
+    t.after(() => client.close());
+    seen.length = 0;
+    assert.deepEqual(await client.call('GET', '/c'), { path: '/c' });
+    const events: unknown[] = [];
+    const end = await client.watch('/watch', (ev) => events.push(ev)).done;
+    assert.deepEqual(end, {});
+    assert.equal(events.length, 1);
+    assert.deepEqual(seen, ['/c#1', '/watch#2', '/watch#1']);
+  });
+});
