@@ -2,6 +2,7 @@
 // endpoint count: kept per address (an IPv4 address as a number: addrKey) with the port, protocol
 // and count packed in one small integer, instead of a key string per endpoint (100,000 of them at
 // 10,000 Services). Pure.
+import { parseV4Number } from '../../lib/ip/index.ts';
 
 /** Counts up to this stay packed with their address; one more moves the endpoint to the string-keyed map. */
 const MAX_PACKED = 8191;
@@ -18,26 +19,8 @@ function portProto(port: number, proto: 'tcp' | 'udp'): number {
  * two different texts never share a key.
  */
 export function addrKey(ip: string): number | string {
-  let v = 0;
-  let octet = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < ip.length; i++) {
-    const c = ip.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || dots === 3) return ip;
-      v = v * 256 + octet;
-      octet = 0;
-      digits = 0;
-      dots++;
-      continue;
-    }
-    if (c < 48 || c > 57 || (digits === 1 && octet === 0)) return ip;
-    octet = octet * 10 + (c - 48);
-    digits++;
-    if (octet > 255) return ip;
-  }
-  return dots === 3 && digits > 0 ? (v * 256 + octet) | 0 : ip;
+  const v = parseV4Number(ip);
+  return v === null ? ip : v | 0;
 }
 
 /** Reference counts of endpoints (see the module comment). */

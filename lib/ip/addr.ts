@@ -37,6 +37,12 @@ export function ipAddr(family: Family, value: bigint): IpAddr {
 }
 
 function parseV4Value(s: string): bigint | null {
+  const n = parseV4Number(s);
+  return n === null ? null : BigInt(n);
+}
+
+/** Dotted-quad IPv4 text as its 32-bit value (0 to 2^32 - 1), Go's rules (no leading zeros); null when it is not one. */
+export function parseV4Number(s: string): number | null {
   // A hand-written loop: this runs once per reservation file in a cold process, where regexes and
   // split() cost more than the I/O they serve.
   let value = 0;
@@ -62,7 +68,7 @@ function parseV4Value(s: string): bigint | null {
     }
   }
   if (digits === 0 || dots !== 3) return null;
-  return BigInt(value * 256 + part);
+  return value * 256 + part;
 }
 
 function parseV6Value(s: string): bigint | null {

@@ -13,6 +13,7 @@ export {
   nextIp,
   normalizeIp,
   parseIp,
+  parseV4Number,
   prevIp,
   toMapped,
 } from './addr.ts';

@@ -9,6 +9,7 @@ import {
   nextIp,
   normalizeIp,
   parseIp,
+  parseV4Number,
   prevIp,
   toMapped,
 } from '../../../../lib/ip/addr.ts';
@@ -48,6 +49,13 @@ const goForms: Array<[string, string]> = [
   ['::ffff:a01:203', '10.1.2.3'],
   ['fd00::ffff:ffff:ffff:ffff', 'fd00::ffff:ffff:ffff:ffff'],
 ];
+
+void test('parseV4Number: the 32-bit value of dotted IPv4 text, null for anything else', () => {
+  assert.equal(parseV4Number('10.244.1.2'), 0x0af40102);
+  assert.equal(parseV4Number('255.255.255.255'), 0xffffffff);
+  assert.equal(parseV4Number('0.0.0.0'), 0);
+  for (const bad of ['010.1.1.1', '1.2.3', '1.2.3.4.5', '1.2.3.256', '1..2.3', '1.2.3.4 ', '::1', '']) assert.equal(parseV4Number(bad), null, bad);
+});
 
 void test('IPv6 formatting matches Go net.IP.String', () => {
   for (const [input, want] of goForms) assert.equal(roundTrip(input), want, input);
