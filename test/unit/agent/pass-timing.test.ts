@@ -28,8 +28,11 @@ void describe('logPassTiming', () => {
     const lines: string[] = [];
     const t = logPassTiming(createAgentLog('debug', (l) => lines.push(l)));
     await new Promise((r) => setTimeout(r, 30));
-    const end = performance.now() + 120;
-    while (performance.now() < end) { /* the loop held */ }
+    // Held for 120 ms of this process's CPU, not of wall time: on a busy machine a wall-time loop gets
+    // a fraction of a core, and the stall it makes is one the process waited through, not spent.
+    const c0 = process.cpuUsage();
+    const spentUs = (): number => { const d = process.cpuUsage(c0); return d.user + d.system; };
+    while (spentUs() < 120_000) { /* the loop held */ }
     await new Promise((r) => setTimeout(r, 40));
     t.stop();
     const stalls = lines.map((l) => JSON.parse(l) as { msg: string; lateMs: number; cpuMs: number }).filter((r) => r.msg === 'loop stall');
