@@ -8,7 +8,9 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "npm run demo creates network namespaces: run it as root" >&2
   exit 1
 fi
-bash scripts/deps.sh
+# The simulated clusters need only the Debian and npm packages; --kube needs the Go-built peers too
+# (a first build takes 20-25 minutes, cached in /var/cache/weft).
+if [ "${1:-}" = --kube ]; then bash scripts/deps.sh; else bash scripts/deps.sh base; fi
 npm run --silent build
 if [ "${1:-}" = --kube ]; then
   shift
