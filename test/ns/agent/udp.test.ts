@@ -75,7 +75,8 @@ void describe('weftd udp backend in a namespace', rootOnly(), () => {
       const r = await ns.exec([...cmd]);
       assert.equal(r.code, 0, `${cmd.join(' ')}: ${r.stderr}`);
     }
-    writeFileSync(join(dir, 'net-conf.json'), JSON.stringify({ Network: '10.244.0.0/16', Backend: { Type: 'udp' } }));
+    // The own lease stays out of 10.244.{5,77,99}.0/24, the subnets the cases use as foreign, leased and unleased.
+    writeFileSync(join(dir, 'net-conf.json'), JSON.stringify({ Network: '10.244.0.0/16', SubnetMin: '10.244.100.0', SubnetMax: '10.244.250.0', Backend: { Type: 'udp' } }));
     const leases = join(dir, 'leases');
     weftd = spawnInNetns(node.name, [process.execPath, '--import', 'tsx', join(ROOT, 'agent', 'main.ts'),
       '--net-conf', join(dir, 'net-conf.json'), '--store', `file:${leases}`, '--iface', 'eth0', '--subnet-file', join(dir, 'subnet.env'),

@@ -18,8 +18,9 @@ import { createTestNetns, spawnInNetns, rootOnly, type TestNetns } from '../../.
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// The own lease stays below 10.244.200.0/24, the peer lease the cases write.
 function startWeftd(ns: TestNetns, dir: string, backend: string, extra: string[] = []): ChildProcess {
-  writeFileSync(join(dir, 'net-conf.json'), JSON.stringify({ Network: '10.244.0.0/16', Backend: { Type: backend } }));
+  writeFileSync(join(dir, 'net-conf.json'), JSON.stringify({ Network: '10.244.0.0/16', SubnetMax: '10.244.199.0', Backend: { Type: backend } }));
   return spawnInNetns(ns.name, [process.execPath, '--import', 'tsx', join(ROOT, 'agent', 'main.ts'),
     '--net-conf', join(dir, 'net-conf.json'), '--store', `file:${join(dir, 'leases')}`, '--iface', 'eth0',
     '--subnet-file', join(dir, 'subnet.env'), '--resync-interval', '500', ...extra], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
