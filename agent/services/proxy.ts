@@ -211,7 +211,7 @@ export class ServiceProxy {
     const stale: StaleUdp[] = [];
     try {
       if (full) {
-        const have = readSvcTable(this.nftOpts);
+        const have = readSvcTable(this.nftOpts, this.socket());
         const skeleton = !this.skeletonDone || have === null ? skeletonScript(this.o.node) : [];
         // Not at start: the table weftd finds is already in use, and its flows are translated.
         const flows = this.skeletonDone;

@@ -4,10 +4,13 @@ import { NftError } from './errors.ts';
 import { runNft } from './run.ts';
 import type { NftRunOptions } from './types.ts';
 
-/** Runs `nft -j list ...what` (caller's netns, or opts.netnsPath); null when nft says it is not there. */
-export function listJsonOrNull(what: readonly string[], opts: NftRunOptions = {}): string | null {
+/**
+ * Runs `nft -j list ...what` (caller's netns, or opts.netnsPath); null when nft says it is not there.
+ * `terse`: `nft -t`, sets and maps listed without their elements.
+ */
+export function listJsonOrNull(what: readonly string[], opts: NftRunOptions = {}, terse = false): string | null {
   try {
-    return runNft(['-j', 'list', ...what], undefined, opts).stdout;
+    return runNft(['-j', ...(terse ? ['-t'] : []), 'list', ...what], undefined, opts).stdout;
   } catch (err) {
     if (err instanceof NftError && err.isNotFound) return null;
     throw err;

@@ -70,9 +70,20 @@ export class NlSocket {
 
   /** Sends a dump request (NLM_F_DUMP) and returns every message up to NLMSG_DONE, retrying interrupted dumps. */
   dump(op: string, type: number, payload: Uint8Array): NlMsg[] {
+    let out: NlMsg[] = [];
+    this.dumpEach(op, type, payload, (m) => { out.push(m); }, () => { out = []; });
+    return out;
+  }
+
+  /**
+   * A dump whose messages go to `each` as they arrive, so that a large one (a map of 100,000
+   * elements) is never held whole. When the kernel flags the dump interrupted (NLM_F_DUMP_INTR:
+   * the object changed meanwhile, what was read may be inconsistent) `restart` is called, and the
+   * dump is sent again.
+   */
+  dumpEach(op: string, type: number, payload: Uint8Array, each: (m: NlMsg) => void, restart: () => void): void {
     for (let attempt = 0; ; attempt++) {
       const seq = this.send(type, NLM_F_REQUEST | NLM_F_DUMP, payload);
-      const out: NlMsg[] = [];
       let interrupted = false;
       this.receive(op, seq, (m) => {
         if (m.flags & NLM_F_DUMP_INTR) interrupted = true;
@@ -86,12 +97,13 @@ export class NlSocket {
           if (st.errno !== 0) throw new NetlinkError(op, st.errno, st.extAck);
           return true;
         }
-        out.push(m);
+        each(m);
         return false;
       });
       traceStep(op);
-      if (!interrupted) return out;
+      if (!interrupted) return;
       if (attempt >= DUMP_RETRIES) throw new NetlinkError(`${op} (dump kept being interrupted)`, EINTR);
+      restart();
     }
   }
 

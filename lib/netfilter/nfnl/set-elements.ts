@@ -86,6 +86,24 @@ export function listSetElems(sock: NfnlSocket, table: NftTableRef, set: string):
   }
 }
 
+/**
+ * Every element of a set or map handed to `each` one dump message at a time (a 100,000-element map
+ * is never held whole); `restart` is called before an interrupted dump is read again. False when
+ * the set or its table does not exist.
+ */
+export function eachSetElem(sock: NfnlSocket, table: NftTableRef, set: string, each: (e: NfnlListedElem) => void, restart: () => void): boolean {
+  const payload = formatSetElemPayload(validateFamily(table.family), validateName('table', table.name), validateName('set', set));
+  try {
+    sock.dumpEach(`list elements of ${table.family} ${table.name} ${set}`, NFT_MSG_GETSETELEM, payload, (m) => {
+      for (const e of parseSetElemPayload(m.payload).elems) each(e);
+    }, restart);
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    throw e;
+  }
+}
+
 /** The elements of a set whose comment is `comment` (e.g. `<containerID>/<ifname>`); empty when the set is absent. */
 export function findSetElemsByComment(sock: NfnlSocket, table: NftTableRef, set: string, comment: string): NfnlListedElem[] {
   return (listSetElems(sock, table, set) ?? []).filter((e) => e.comment === comment);

@@ -127,6 +127,11 @@ export class NfnlSocket {
   dump(op: string, msg: number, payload: Uint8Array): NlMsg[] {
     return this.dumper.dump(op, nftMsgType(msg), payload);
   }
+
+  /** A dump of nf_tables message `msg` handed to `each` message by message; `restart` before an interrupted dump is sent again (NlSocket.dumpEach). */
+  dumpEach(op: string, msg: number, payload: Uint8Array, each: (m: NlMsg) => void, restart: () => void): void {
+    this.dumper.dumpEach(op, nftMsgType(msg), payload, each, restart);
+  }
 }
 
 /** Runs `fn` with a socket opened in the calling thread's netns, closing it afterwards (also on throw). */

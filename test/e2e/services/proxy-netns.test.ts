@@ -10,7 +10,8 @@ import type { EndpointSlice, Service } from '../../../agent/services/types.ts';
 import { waitFor } from '../../../testkit/cluster.ts';
 import { FakeInformer } from '../../../testkit/fake-informer.ts';
 import { createTestNetns, rootOnly, run } from '../../../testkit/netns.ts';
-import { readSvcTable } from '../../../agent/services/kernel.ts';
+import { parseSvcListing, readSvcTable } from '../../../agent/services/kernel.ts';
+import { listJsonOrNull } from '../../../lib/netfilter/list-json.ts';
 import { checkServicesOnNode } from '../../../cli/doctor/check-services.ts';
 
 function objects(n: number): { svcs: Service[]; slices: EndpointSlice[] } {
@@ -187,6 +188,36 @@ void describe('ServiceProxy in a namespace', rootOnly(), () => {
       const bad = await checkServicesOnNode(sources);
       assert.equal(bad.problems.length, 1, JSON.stringify(bad.problems));
       assert.match(bad.problems[0]?.detail ?? '', /endpoints differ/);
+    } finally {
+      await ns.destroy();
+    }
+  });
+
+  it('the table read over netlink (elements) and `nft -j -t` (structure) equals the full `nft -j` listing: IPv4, IPv6, NodePorts, slots, hairpin, pinned clients', async () => {
+    const ns = await createTestNetns('wsvcp');
+    try {
+      const v6: Service = { metadata: { name: 's6', namespace: 't' }, spec: { type: 'NodePort', clusterIP: 'fd00:96::a', clusterIPs: ['fd00:96::a'], ipFamilies: ['IPv6'], ports: [{ name: 'http', port: 80, protocol: 'UDP', nodePort: 30090 }] } };
+      const v6Slice: EndpointSlice = { metadata: { name: 's6-x', namespace: 't', labels: { 'kubernetes.io/service-name': 's6' } }, addressType: 'IPv6',
+        endpoints: [{ addresses: ['fd00:244:1::5'], conditions: { ready: true } }, { addresses: ['fd00:244:2::5'], conditions: { ready: true } }], ports: [{ name: 'http', port: 5353, protocol: 'UDP' }] };
+      const { svcs, slices } = objects(30);
+      const aff = svcs[3]!;
+      aff.spec = { ...aff.spec, type: 'NodePort', sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } } };
+      const p = new ServiceProxy({ services: new FakeInformer([...svcs, v6]), slices: new FakeInformer([...slices, v6Slice]), node: { nodeName: 'n1', clusterCidrs: ['10.244.0.0/16', 'fd00:244::/48'], nodePortAddresses: [] }, log: createAgentLog('error'), metrics: new Metrics(), nft: { netnsPath: ns.path } });
+      await p.start();
+      p.stop();
+      // A client pinned by the packet path (here added by hand, as the kernel's dynamic update would).
+      const pin = await run(['ip', 'netns', 'exec', ns.name, 'nft', 'add', 'element', 'inet', 'weft-svc', 'aff4', '{ 192.0.2.1 . 10.96.0.4 . tcp . 80 : 10.244.1.4 . 8080 }']);
+      assert.equal(pin.code, 0, pin.stderr);
+      const viaNetlink = readSvcTable({ netnsPath: ns.path });
+      const full = listJsonOrNull(['table', 'inet', 'weft-svc'], { netnsPath: ns.path });
+      assert.ok(viaNetlink !== null && full !== null);
+      assert.deepEqual(viaNetlink, parseSvcListing(full));
+      assert.equal(viaNetlink.elements.get('svc6')?.size, 1);
+      assert.equal(viaNetlink.elements.get('hairpin6')?.size, 2);
+      assert.ok(viaNetlink.epMaps.size >= 31);
+      assert.deepEqual([...(viaNetlink.affinity.get('10.96.0.4 . tcp . 80')?.clients ?? [])], [['192.0.2.1 . 10.96.0.4 . tcp . 80', '10.244.1.4 . 8080']]);
+      assert.equal((await run(['ip', 'netns', 'exec', ns.name, 'nft', 'delete', 'table', 'inet', 'weft-svc'])).code, 0);
+      assert.equal(readSvcTable({ netnsPath: ns.path }), null, 'no table: null');
     } finally {
       await ns.destroy();
     }

@@ -68,6 +68,22 @@ test('dump: NLM_F_DUMP_INTR makes it start over; DONE with an errno throws', () 
   assert.throws(() => Rtnl.fromTransport(bad).listLinks(), (e: unknown) => e instanceof NetlinkError && e.code === 'EINVAL');
 });
 
+test('dumpEach: messages go out as they arrive; an interrupted dump calls restart before it is read again', () => {
+  let n = 0;
+  const k = new FakeKernel((req) => {
+    n++;
+    return [part(req, RTM_NEWLINK, linkMsg(n, 'a')), Buffer.concat([part(req, RTM_NEWLINK, linkMsg(n, 'b'), n === 1 ? NLM_F_DUMP_INTR : 0), done(req)])];
+  });
+  const seen: string[] = [];
+  new NlSocket(k).dumpEach('x', RTM_GETLINK, formatIfinfo({}), (m) => seen.push(`${m.type}:${m.payload.length}:${n}`), () => seen.push('restart'));
+  assert.equal(n, 2);
+  assert.deepEqual(seen.map((x) => x.split(':')[0] === 'restart' ? 'restart' : x.split(':')[2]), ['1', '1', 'restart', '2', '2']);
+  let always = 0;
+  const intr = new FakeKernel((req) => { always++; return [Buffer.concat([part(req, RTM_NEWLINK, linkMsg(1, 'a'), NLM_F_DUMP_INTR), done(req)])]; });
+  assert.throws(() => new NlSocket(intr).dumpEach('y', RTM_GETLINK, formatIfinfo({}), () => {}, () => {}), (e: unknown) => e instanceof NetlinkError && e.code === 'EINTR');
+  assert.equal(always, 4, 'the first dump and three retries');
+});
+
 test('getLink maps ENODEV to null but rethrows other errors', () => {
   const r = Rtnl.fromTransport(new FakeKernel((req) => [ack(req, 19)]));
   assert.equal(r.getLink('nope'), null);
