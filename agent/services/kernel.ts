@@ -8,9 +8,9 @@ import { eachItem, eachMember, skipSpace } from './json-scan.ts';
 import type { NftDataType, NftRunOptions } from '../../lib/netfilter/types.ts';
 import { eachSetElem } from '../../lib/netfilter/nfnl/set-elements.ts';
 import { parseKeyBytes } from '../../lib/netfilter/nfnl/key-codec.ts';
-import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
+import type { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
+import { openNfnlSocketIn } from '../../lib/netfilter/nfnl/open-in.ts';
 import type { NfnlListedElem } from '../../lib/netfilter/nfnl/elem.ts';
-import { openNetns, withNetns } from '../../lib/netns/index.ts';
 
 type J = Record<string, unknown>;
 
@@ -164,7 +164,7 @@ export function readSvcTable(opts: NftRunOptions = {}, sock?: NfnlSocket): Kerne
   if (json === null) return null;
   const out = parseSvcListing(json, sets);
   if (sets.length === 0) return out;
-  const own = sock ?? openSocket(opts.netnsPath);
+  const own = sock ?? openNfnlSocketIn(opts.netnsPath);
   try {
     for (const set of sets) readSetElements(own, set, out);
   } finally {
@@ -181,14 +181,4 @@ function readSetElements(sock: NfnlSocket, set: ListedSet, out: KernelContent): 
     if (set.name === AFFINITY_MAP) out.affinity.clear();
   };
   eachSetElem(sock, SVC_TABLE, set.name, (e) => noteListedElem(out, set, e), restart);
-}
-
-function openSocket(netnsPath: string | undefined): NfnlSocket {
-  if (netnsPath === undefined) return NfnlSocket.open();
-  const h = openNetns(netnsPath);
-  try {
-    return withNetns(h, () => NfnlSocket.open());
-  } finally {
-    h.close();
-  }
 }

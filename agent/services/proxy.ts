@@ -14,8 +14,8 @@ import { FIXED_CHAINS, skeletonScript } from './skeleton.ts';
 import { nothingHeld, syncScript } from './apply.ts';
 import { FULL_SYNC_BATCH, fullSync } from './full-sync.ts';
 import { commitElemCommands, elemOpBatches, elemOpCommands } from './nfnl-apply.ts';
-import { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
-import { openNetns, withNetns } from '../../lib/netns/index.ts';
+import type { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
+import { openNfnlSocketIn } from '../../lib/netfilter/nfnl/open-in.ts';
 import { EndpointRefs } from './endpoint-refs.ts';
 import { HairpinCounts, compactContent, unitHairpins, withoutHairpin } from './fragments.ts';
 import { decodeUnits, programmedOf, replay, type Programmed } from './programmed.ts';
@@ -166,18 +166,7 @@ export class ServiceProxy {
 
   /** The netlink socket in the table's netns, opened on first use. */
   private socket(): NfnlSocket {
-    if (this.sock === undefined) {
-      const path = this.o.nft?.netnsPath;
-      if (path === undefined) this.sock = NfnlSocket.open();
-      else {
-        const h = openNetns(path);
-        try {
-          this.sock = withNetns(h, () => NfnlSocket.open());
-        } finally {
-          h.close();
-        }
-      }
-    }
+    this.sock ??= openNfnlSocketIn(this.o.nft?.netnsPath);
     return this.sock;
   }
 

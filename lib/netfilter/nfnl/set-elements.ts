@@ -77,13 +77,8 @@ export class NfnlElemBatch {
 
 /** Every element of a set or map, as the kernel lists it; null when the set or its table does not exist. */
 export function listSetElems(sock: NfnlSocket, table: NftTableRef, set: string): NfnlListedElem[] | null {
-  const payload = formatSetElemPayload(validateFamily(table.family), validateName('table', table.name), validateName('set', set));
-  try {
-    return sock.dump(`list elements of ${table.family} ${table.name} ${set}`, NFT_MSG_GETSETELEM, payload).flatMap((m) => parseSetElemPayload(m.payload).elems);
-  } catch (e) {
-    if (isNotFound(e)) return null;
-    throw e;
-  }
+  let out: NfnlListedElem[] = [];
+  return eachSetElem(sock, table, set, (e) => { out.push(e); }, () => { out = []; }) ? out : null;
 }
 
 /**
