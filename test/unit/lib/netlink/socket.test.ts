@@ -84,6 +84,20 @@ test('dumpEach: messages go out as they arrive; an interrupted dump calls restar
   assert.equal(always, 4, 'the first dump and three retries');
 });
 
+test('dumpEach: the reply timeout runs from the last datagram, so a slow reader of a long dump is not cut off', (t) => {
+  t.mock.timers.enable({ apis: ['Date'] });
+  const waits: number[] = [];
+  const k = new FakeKernel((req) => [part(req, RTM_NEWLINK, linkMsg(1, 'a')), part(req, RTM_NEWLINK, linkMsg(2, 'b')), part(req, RTM_NEWLINK, linkMsg(3, 'c')), done(req)]);
+  const recv = k.recv.bind(k);
+  k.recv = (timeoutMs) => { waits.push(timeoutMs); return recv(timeoutMs); };
+  let seen = 0;
+  // Each message takes the reader 3 s (a collection, a loaded node): 9 s in all, longer than one wait.
+  new NlSocket(k).dumpEach('slow', RTM_GETLINK, formatIfinfo({}), () => { seen++; t.mock.timers.tick(3000); }, () => {});
+  assert.equal(seen, 3);
+  assert.equal(waits.length, 4);
+  assert.ok(waits.every((w) => w === waits[0] && w >= 1000), `every wait is the whole timeout: ${waits.join(', ')}`);
+});
+
 test('getLink maps ENODEV to null but rethrows other errors', () => {
   const r = Rtnl.fromTransport(new FakeKernel((req) => [ack(req, 19)]));
   assert.equal(r.getLink('nope'), null);
