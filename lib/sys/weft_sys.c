@@ -344,6 +344,9 @@ static napi_value js_nl_send(napi_env env, napi_callback_info info) {
   }
 }
 
+/** What a peek offers the kernel: the dump skb size netlink_dump grows to (SKB_WITH_OVERHEAD(32768) caps it). */
+#define NL_PEEK_LEN 32768
+
 static napi_value js_nl_recv(napi_env env, napi_callback_info info) {
   ARGS(env, info, 2);
   int32_t fd, timeout;
@@ -368,8 +371,14 @@ static napi_value js_nl_recv(napi_env env, napi_callback_info info) {
       }
     }
     // MSG_PEEK|MSG_TRUNC returns the whole datagram's length (net/netlink/af_netlink.c),
-    // so the buffer is sized exactly and nothing is ever truncated.
-    ssize_t want = recv(fd, NULL, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+    // so the buffer is sized exactly and nothing is ever truncated. The peek offers NL_PEEK_LEN
+    // bytes, not 0: netlink_recvmsg records the largest length a reader offered
+    // (nlk->max_recvmsg_len) and netlink_dump then fills skbs of that size (up to 32 KiB) instead of
+    // NLMSG_GOODSIZE (~4 KiB). A set dump restarts its walk from the first element for every skb
+    // (nf_tables_dump_set skips what was sent), so 8x larger skbs make a 100,000-element dump 8x
+    // cheaper in the kernel.
+    char peek[NL_PEEK_LEN];
+    ssize_t want = recv(fd, peek, sizeof peek, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
     if (want < 0) {
       int err = errno;
       if (err == EINTR) continue;

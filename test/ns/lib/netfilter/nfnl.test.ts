@@ -4,6 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NfnlBatchError, NfnlElemBatch, NfnlSocket, findSetElemsByComment, formatKeyBytes, listSetElems, parseKeyBytes, prefixElems } from '../../../../lib/netfilter/nfnl/index.ts';
 import { openNetns, withNetns } from '../../../../lib/netns/index.ts';
+import { openSysTransport } from '../../../../lib/netlink/socket.ts';
+import { NETLINK_NETFILTER } from '../../../../lib/netfilter/nfnl/constants.ts';
 import { createTestNetns, rootOnly, run, type TestNetns, inNetns } from '../../../../testkit/netns.ts';
 
 const T = { family: 'inet', name: 'weft' } as const;
@@ -128,6 +130,31 @@ describe('nf_tables elements over netlink', rootOnly(), () => {
     assert.deepEqual(parseKeyBytes(types, data), ['10.1.2.4', 80]);
     const verdicts = (listSetElems(sock, T, 'vmap-1') ?? []).map((e) => [parseKeyBytes('inet_service', e.key)[0], e.data]);
     assert.deepEqual(verdicts.sort(), [[22, { verdict: 'drop' }], [53, { verdict: 'jump', chain: 'sub-1' }]]);
+  });
+
+  it('a large set is dumped in skbs of up to 32 KiB, not ~4 KiB ones (each skb restarts the set walk)', async () => {
+    await nft('add', 'set', 'inet', 'weft', 'big4', '{ type ipv4_addr . ipv4_addr; }');
+    const ips = Array.from({ length: 20_000 }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    for (let i = 0; i < ips.length; i += 2000) new NfnlElemBatch(T).add('big4', ips.slice(i, i + 2000).map((ip) => ({ key: formatKeyBytes(['ipv4_addr', 'ipv4_addr'], [ip, ip]) }))).commit(sock);
+    const h = openNetns(ns.path);
+    const sizes: number[] = [];
+    try {
+      const t = withNetns(h, () => openSysTransport(NETLINK_NETFILTER, 0));
+      const recorded = { send: t.send, close: t.close, recv: (ms: number) => { const b = t.recv(ms); if (b !== null) sizes.push(b.length); return b; } };
+      const s = NfnlSocket.fromTransport(recorded);
+      try {
+        assert.equal(listSetElems(s, T, 'big4')?.length, 20_000);
+      } finally {
+        s.close();
+      }
+    } finally {
+      h.close();
+    }
+    // netlink_dump sizes its skbs by the largest buffer the reader offered (max_recvmsg_len): a
+    // reader offering only what each datagram needs keeps them at NLMSG_GOODSIZE.
+    const biggest = Math.max(...sizes);
+    assert.ok(biggest > 16_384, `largest datagram ${biggest} bytes over ${sizes.length} datagrams`);
+    assert.ok(sizes.length < 60, `${sizes.length} datagrams for 20,000 elements`);
   });
 
   it('listing an absent set or table gives null', () => {
