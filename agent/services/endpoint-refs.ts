@@ -1,8 +1,9 @@
 // How many Service ports hold each programmed endpoint (address, port, protocol), for the proxy's
 // endpoint count: kept per address (an IPv4 address as a number: addrKey) with the port, protocol
 // and count packed in one small integer, instead of a key string per endpoint (100,000 of them at
-// 10,000 Services). Pure.
+// 10,000 Services), in an AddrTable (typed arrays for IPv4). Pure.
 import { parseV4Number } from '../../lib/ip/index.ts';
+import { AddrTable } from './addr-table.ts';
 
 /** Counts up to this stay packed with their address; one more moves the endpoint to the string-keyed map. */
 const MAX_PACKED = 8191;
@@ -26,7 +27,7 @@ export function addrKey(ip: string): number | string {
 /** Reference counts of endpoints (see the module comment). */
 export class EndpointRefs {
   /** address -> portProto << 13 | count, for the first (port, protocol) seen at that address. */
-  private readonly packed = new Map<number | string, number>();
+  private readonly packed = new AddrTable();
   /** `address|portProto` -> count, for every other (port, protocol) of an address and for counts past MAX_PACKED. */
   private readonly rest = new Map<string, number>();
 

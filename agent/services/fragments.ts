@@ -4,6 +4,7 @@ import { emptyContent, type FixedMapName, type SvcContent } from './content.ts';
 import type { ElemOp } from './diff.ts';
 import type { ServicePortUnit } from './model.ts';
 import { addrKey } from './endpoint-refs.ts';
+import { AddrTable } from './addr-table.ts';
 
 /** Adds `part` into `into` (chains, elements, affinity maps). */
 export function mergeInto(into: SvcContent, part: SvcContent): void {
@@ -55,9 +56,9 @@ export function unitHairpins(units: readonly ServicePortUnit[] | undefined): Hai
   return out;
 }
 
-/** Reference counts of hairpin endpoints over all Services, keyed by addrKey (IPv4 as a number: no string kept per address); `update` returns the element changes. */
+/** Reference counts of hairpin endpoints over all Services, keyed by addrKey (IPv4 as a number in typed arrays: no string or Map entry kept per address); `update` returns the element changes. */
 export class HairpinCounts {
-  private readonly counts = new Map<FixedMapName, Map<number | string, number>>(HAIRPIN_MAPS.map((h) => [h, new Map()]));
+  private readonly counts = new Map<FixedMapName, AddrTable>(HAIRPIN_MAPS.map((h) => [h, new AddrTable()]));
 
   /** Counts every Service from scratch (after a full sync). */
   reset(parts: Iterable<HairpinIps>): void {
@@ -70,7 +71,7 @@ export class HairpinCounts {
     const out: ElemOp[] = [];
     const none = new Set<string>();
     for (const h of HAIRPIN_MAPS) {
-      const counts = this.counts.get(h) ?? new Map<number | string, number>();
+      const counts = this.counts.get(h) ?? new AddrTable();
       const old = before?.get(h) ?? none;
       const neu = after?.get(h) ?? none;
       for (const ip of neu) {

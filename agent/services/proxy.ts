@@ -26,7 +26,8 @@ import { SM, defineServiceMetrics, observeLatency } from './metrics.ts';
 import { paceYoungGeneration } from '../memory.ts';
 import { capacitiesOf, renderAll } from './render.ts';
 import { flushStaleUdp, staleUdpEndpoints, type StaleUdp } from './conntrack.ts';
-import { SERVICE_NAME_LABEL, type EndpointSlice, type ProxyNodeConfig, type Service } from './types.ts';
+import { SliceIndex } from './slice-index.ts';
+import type { EndpointSlice, ProxyNodeConfig, Service } from './types.ts';
 
 /** What the proxy needs. */
 export interface ServiceProxyOptions {
@@ -51,16 +52,11 @@ function perService(c: SvcContent | undefined): SvcContent {
   return { ...withoutHairpin(c ?? emptyContent()), chains: new Map() };
 }
 
-function sliceService(s: EndpointSlice): string | undefined {
-  const n = s.metadata.labels?.[SERVICE_NAME_LABEL];
-  return n === undefined || n === '' ? undefined : `${s.metadata.namespace ?? ''}/${n}`;
-}
-
 /** The running Service proxy. */
 export class ServiceProxy {
   /** Per programmed Service, its units and slot state in compact form (programmed.ts); a sync re-renders the "before" of the Services it touches from it. */
   private readonly programmed = new Map<string, Programmed>();
-  private readonly slicesOf = new Map<string, Map<string, EndpointSlice>>();
+  private readonly slicesOf = new SliceIndex();
   private readonly hairpin = new HairpinCounts();
   private readonly dirty = new Set<string>();
   private pendingSince: number | undefined;
@@ -117,16 +113,8 @@ export class ServiceProxy {
   }
 
   private indexSlice(s: EndpointSlice, remove: boolean, markIt = true): void {
-    const svc = sliceService(s);
-    if (svc === undefined) return;
-    const k = `${s.metadata.namespace ?? ''}/${s.metadata.name}`;
-    let m = this.slicesOf.get(svc);
-    if (remove) m?.delete(k);
-    else {
-      if (m === undefined) this.slicesOf.set(svc, (m = new Map()));
-      m.set(k, s);
-    }
-    if (markIt) this.mark(svc);
+    const svc = remove ? this.slicesOf.remove(s) : this.slicesOf.add(s);
+    if (svc !== undefined && markIt) this.mark(svc);
   }
 
   private mark(svcKey: string): void {
@@ -155,7 +143,7 @@ export class ServiceProxy {
   private renderService(key: string, before: SvcContent | undefined): { frag: SvcContent | undefined; units: ServicePortUnit[] } {
     const svc = this.o.services.get(key);
     if (svc === undefined) return { frag: undefined, units: [] };
-    const units = serviceUnits(svc, [...(this.slicesOf.get(key)?.values() ?? [])], this.o.node);
+    const units = serviceUnits(svc, this.slicesOf.of(key), this.o.node);
     return { frag: compactContent(renderAll(units, this.o.node, capacitiesOf(before))), units };
   }
 

@@ -13,7 +13,7 @@
 import { CONTROLLER_YOUNG_MIB, capYoungGeneration, controllerMemoryFlags, setMemoryFlags, setV8Flags } from '../../agent/memory.ts';
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { getHeapSpaceStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import { createTestNetnsSync } from '../../testkit/netns.ts';
 import { createAgentLog } from '../../agent/log.ts';
 import { Metrics } from '../../agent/metrics.ts';
@@ -34,8 +34,12 @@ const CHANGES = Number(process.argv[3] ?? 10);
 const status = (k: string) => (Number(new RegExp(`${k}:\\s+(\\d+)`).exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? NaN) / 1024).toFixed(1);
 const cpuMs = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
 /** V8's spaces as committed (size) MiB, for the spaces that move. */
-const spaces = () => getHeapSpaceStatistics().filter((s) => /new_space|old_space|large_object/.test(s.space_name)).map((s) => `${s.space_name.replace('_space', '')} ${(s.space_size / 1048576).toFixed(0)}`).join(', ');
-const step = (label: string) => process.stdout.write(`${label.padEnd(40)} RSS ${status('VmRSS')} MiB, peak ${status('VmHWM')} MiB, heap ${(process.memoryUsage().heapUsed / 1048576).toFixed(1)} MiB (${spaces()})\n`);
+const spaces = () => getHeapSpaceStatistics().filter((s) => s.space_size > 0).map((s) => `${s.space_name.replace('_space', '')} ${(s.space_size / 1048576).toFixed(1)}`).join(', ');
+const mib = (n: number) => (n / 1048576).toFixed(1);
+const step = (label: string) => {
+  const m = process.memoryUsage();
+  process.stdout.write(`${label.padEnd(40)} RSS ${status('VmRSS')} MiB (anon ${status('RssAnon')}, file ${status('RssFile')}), peak ${status('VmHWM')} MiB, heap used ${mib(m.heapUsed)} of ${mib(m.heapTotal)} MiB, external ${mib(m.external)} (array buffers ${mib(m.arrayBuffers)})\n    committed MiB: ${spaces()}\n`);
+};
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))] ?? NaN;
 
 const api = fork('scripts/bench/services-memory-api.cjs', [String(N)], { execArgv: [], stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
@@ -61,6 +65,9 @@ try {
   step(`after the lists (${Math.round(performance.now() - t0)} ms)`);
   await proxy.start();
   step(`after the cold sync (${Math.round(performance.now() - t0)} ms, CPU ${Math.round(cpuMs() - c0)} ms)`);
+  // WEFT_BENCH_SVC_MEM_SNAPSHOT=<dir>: a heap snapshot here, for what holds the live heap (it grows the process).
+  const snap = process.env['WEFT_BENCH_SVC_MEM_SNAPSHOT'];
+  if (snap !== undefined) process.stdout.write(`heap snapshot: ${writeHeapSnapshot(`${snap}/after-cold-sync.heapsnapshot`)}\n`);
   await new Promise((r) => setTimeout(r, 2000));
   const lat: number[] = [];
   const c1 = cpuMs();
