@@ -53,7 +53,7 @@ describe('the young generation cap at run time', () => {
 
 describe('capYoungGeneration / paceYoungGeneration', () => {
   // Keeps 60 MB of objects alive (survivors grow the young generation) and prints its largest size (MiB).
-  const script = (cap: number) => `
+  const script = (cap: number, paced = true) => `
     import { capYoungGeneration, paceYoungGeneration, setV8Flags } from ${JSON.stringify(new URL('../../../agent/memory.ts', import.meta.url).href)};
     import { getHeapSpaceStatistics } from 'node:v8';
     setV8Flags(['--semi-space-growth-factor=2']);
@@ -62,16 +62,23 @@ describe('capYoungGeneration / paceYoungGeneration', () => {
     const keep = [];
     for (let r = 0; r < 300; r++) {
       for (let i = 0; i < 5000; i++) keep.push({ i, s: 'x' + i });
-      paceYoungGeneration();
+      if (${paced}) paceYoungGeneration();
       max = Math.max(max, getHeapSpaceStatistics().find((x) => x.space_name === 'new_space').space_size / 1048576);
     }
     console.log(max);`;
-  const youngMax = (cap: number) => Number(spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(cap)], { encoding: 'utf8' }).stdout.trim());
+  const youngMax = (cap: number, paced = true) => Number(spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(cap, paced)], { encoding: 'utf8' }).stdout.trim());
 
   it('lets the young generation grow up to the cap and no further', () => {
     const capped = youngMax(8);
     const free = youngMax(0);
     assert.ok(capped >= 4 && capped <= 8, `capped young generation at ${capped} MiB`);
     assert.ok(free > 8, `uncapped young generation only reached ${free} MiB: the test does not make it grow`);
+  });
+
+  it('lets it grow only after a pace: work between capYoungGeneration and the first pace keeps the size it had', () => {
+    const unpaced = youngMax(32, false);
+    const paced = youngMax(32);
+    assert.ok(unpaced <= 4, `young generation grew to ${unpaced} MiB without a pace`);
+    assert.ok(paced > unpaced, `paced ${paced} MiB, unpaced ${unpaced} MiB: the test does not make it grow`);
   });
 });
