@@ -1,5 +1,6 @@
-// The metrics weftd exports: leases, programmed entries, reconcile runs and errors.
+// The metrics weftd exports: leases, programmed entries, reconcile runs and errors, and the process's own (process-metrics.ts).
 import { Metrics } from './metrics.ts';
+import { defineProcessMetrics } from './process-metrics.ts';
 
 /** Metric names, so the daemon and tests agree. */
 export const M = {
@@ -26,5 +27,6 @@ export function createAgentMetrics(): Metrics {
   m.define(M.leaseEvents, 'counter', 'Lease table events received, by type.');
   m.define(M.lastReconcile, 'gauge', 'Unix time of the last completed reconcile pass.');
   m.define(M.reconcileSeconds, 'gauge', 'Duration of the last reconcile pass.');
+  defineProcessMetrics(m);
   return m;
 }
