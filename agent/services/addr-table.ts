@@ -13,14 +13,14 @@ function home(k: number, shift: number): number {
 
 /** int32 keys -> positive int32 values; 0 marks an empty slot, so a value is never 0. */
 export class IntTable {
-  private keys: Int32Array;
+  private slotKeys: Int32Array;
   private vals: Int32Array;
   private bits: number;
   private count = 0;
 
   constructor() {
     this.bits = MIN_BITS;
-    this.keys = new Int32Array(1 << MIN_BITS);
+    this.slotKeys = new Int32Array(1 << MIN_BITS);
     this.vals = new Int32Array(1 << MIN_BITS);
   }
 
@@ -29,9 +29,9 @@ export class IntTable {
   }
 
   private slotOf(k: number): number {
-    const mask = this.keys.length - 1;
+    const mask = this.slotKeys.length - 1;
     for (let i = home(k, 32 - this.bits); ; i = (i + 1) & mask) {
-      if (this.vals[i] === 0 || this.keys[i] === k) return i;
+      if (this.vals[i] === 0 || this.slotKeys[i] === k) return i;
     }
   }
 
@@ -46,12 +46,12 @@ export class IntTable {
     k |= 0;
     let i = this.slotOf(k);
     if (this.vals[i] === 0) {
-      if ((this.count + 1) * 4 > this.keys.length * 3) {
+      if ((this.count + 1) * 4 > this.slotKeys.length * 3) {
         this.resize(this.bits + 1);
         i = this.slotOf(k);
       }
       this.count++;
-      this.keys[i] = k;
+      this.slotKeys[i] = k;
     }
     this.vals[i] = v;
   }
@@ -60,44 +60,52 @@ export class IntTable {
     let i = this.slotOf(k | 0);
     if (this.vals[i] === 0) return false;
     // Backward-shift deletion: later entries of the probe run move up, so no tombstones are left.
-    const mask = this.keys.length - 1;
+    const mask = this.slotKeys.length - 1;
     const shift = 32 - this.bits;
     for (let j = (i + 1) & mask; this.vals[j] !== 0; j = (j + 1) & mask) {
-      const h = home(this.keys[j] ?? 0, shift);
+      const h = home(this.slotKeys[j] ?? 0, shift);
       if (((j - h) & mask) >= ((j - i) & mask)) {
-        this.keys[i] = this.keys[j] ?? 0;
+        this.slotKeys[i] = this.slotKeys[j] ?? 0;
         this.vals[i] = this.vals[j] ?? 0;
         i = j;
       }
     }
     this.vals[i] = 0;
-    this.keys[i] = 0;
+    this.slotKeys[i] = 0;
     this.count--;
     // Shrinks when an eighth full, so a cluster that lost most of its endpoints gives the memory back.
-    if (this.bits > MIN_BITS && this.count * 8 < this.keys.length) this.resize(this.bits - 1);
+    if (this.bits > MIN_BITS && this.count * 8 < this.slotKeys.length) this.resize(this.bits - 1);
     return true;
+  }
+
+  /** The keys held now, as a copy (changes to the table do not disturb a caller walking it). */
+  keys(): Int32Array {
+    const out = new Int32Array(this.count);
+    let n = 0;
+    for (let s = 0; s < this.slotKeys.length; s++) if (this.vals[s] !== 0) out[n++] = this.slotKeys[s] ?? 0;
+    return out;
   }
 
   clear(): void {
     this.count = 0;
     this.bits = MIN_BITS;
-    this.keys = new Int32Array(1 << MIN_BITS);
+    this.slotKeys = new Int32Array(1 << MIN_BITS);
     this.vals = new Int32Array(1 << MIN_BITS);
   }
 
   private resize(bits: number): void {
-    const { keys, vals } = this;
+    const { slotKeys: keys, vals } = this;
     this.bits = bits;
-    this.keys = new Int32Array(1 << bits);
+    this.slotKeys = new Int32Array(1 << bits);
     this.vals = new Int32Array(1 << bits);
-    const mask = this.keys.length - 1;
+    const mask = this.slotKeys.length - 1;
     for (let s = 0; s < keys.length; s++) {
       const v = vals[s] ?? 0;
       if (v === 0) continue;
       const k = keys[s] ?? 0;
       let i = home(k, 32 - bits);
       while (this.vals[i] !== 0) i = (i + 1) & mask;
-      this.keys[i] = k;
+      this.slotKeys[i] = k;
       this.vals[i] = v;
     }
   }

@@ -101,7 +101,7 @@ export interface KernelContent {
   /** The shared affinity map's elements grouped by affinity key (`<address> . <proto> . <port>`). */
   affinity: Map<string, KernelAffinity>;
   /** Slots by slots name: slot -> `addr . port`. */
-  epMaps: Map<string, Map<number, string>>;
+  epMaps: Map<string, ReadonlyMap<number, string>>;
   /** Every chain name in the table, fixed ones included. */
   allChains: Set<string>;
 }

@@ -1,6 +1,7 @@
 // Reading weft's Service table back -> KernelContent (chains with their first rule's comment, fixed
 // maps' elements, endpoint slots, pinned affinity clients): the structure from `nft -j -t list table
-// inet weft-svc` (no elements), the elements set by set over nf_tables netlink. Parsing is pure.
+// inet weft-svc` (no elements), the elements set by set over nf_tables netlink; the hairpin pairs and
+// endpoint slots kept compact (listed.ts). Parsing is pure.
 import { AFFINITY_MAP, DYNAMIC_MAPS, DYNAMIC_SETS, SVC_TABLE, emptyContent, type FixedMapName, type KernelContent } from './content.ts';
 import { listJsonOrNull } from '../../lib/netfilter/list-json.ts';
 import { isSharedMap } from './slots.ts';
@@ -11,6 +12,8 @@ import { parseKeyBytes } from '../../lib/netfilter/nfnl/key-codec.ts';
 import type { NfnlSocket } from '../../lib/netfilter/nfnl/socket.ts';
 import { openNfnlSocketIn } from '../../lib/netfilter/nfnl/open-in.ts';
 import type { NfnlListedElem } from '../../lib/netfilter/nfnl/elem.ts';
+import { ListedPairs, ListedSlots } from './listed.ts';
+import { HAIRPIN_MAPS } from './fragments.ts';
 
 type J = Record<string, unknown>;
 
@@ -36,9 +39,9 @@ export function formatJsonValue(v: unknown): string {
 export function noteSlotElement(epMaps: KernelContent['epMaps'], map: string, key: string, endpoint: string): void {
   const cut = key.lastIndexOf(' . ');
   const slots = `${map}/${key.slice(0, cut)}`;
-  let m = epMaps.get(slots);
-  if (m === undefined) epMaps.set(slots, (m = new Map()));
-  m.set(Number(key.slice(cut + 3)), endpoint);
+  const slot = Number(key.slice(cut + 3));
+  if (epMaps instanceof ListedSlots) return epMaps.note(slots, slot, endpoint);
+  epMaps.set(slots, new Map(epMaps.get(slots)).set(slot, endpoint));
 }
 
 /** A set or map of a terse listing whose elements are read over netlink: its key and data types (data: none for a set, 'verdict' for a verdict map). */
@@ -85,7 +88,7 @@ function scanSet(t: string, at: number, out: KernelContent, fixed: Set<string>, 
     else if (k === 'type') key = JSON.parse(t.slice(s, e));
     else if (k === 'map') data = JSON.parse(t.slice(s, e));
   });
-  if (fixed.has(name)) out.elements.set(name as FixedMapName, new Map());
+  if (fixed.has(name)) out.elements.set(name as FixedMapName, (HAIRPIN_MAPS as readonly string[]).includes(name) ? new ListedPairs() : new Map());
   if (!kept(name, fixed)) return;
   if (elems < 0) {
     sets?.push({ name, key: typeNames(key), data: typeNames(data) });
@@ -104,7 +107,8 @@ function scanSet(t: string, at: number, out: KernelContent, fixed: Set<string>, 
 export function parseSvcListing(json: string, sets?: ListedSet[]): KernelContent {
   const fixed = new Set<string>([...Object.keys(DYNAMIC_MAPS), ...Object.keys(DYNAMIC_SETS)]);
   const base = emptyContent();
-  const out: KernelContent = { chains: new Map(), elements: base.elements, affinity: new Map(), epMaps: new Map(), allChains: new Set() };
+  for (const h of HAIRPIN_MAPS) base.elements.set(h, new ListedPairs());
+  const out: KernelContent = { chains: new Map(), elements: base.elements, affinity: new Map(), epMaps: new ListedSlots(), allChains: new Set() };
   eachMember(json, skipSpace(json, 0), (top, at) => {
     if (top !== 'nftables') return;
     eachItem(json, at, (is) => {

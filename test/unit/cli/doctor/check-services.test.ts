@@ -30,7 +30,7 @@ void describe('doctor check services', () => {
     t.elements.get('svc4')?.delete('10.96.0.21 . tcp . 80');
     t.elements.get('svc4')?.set('10.96.9.9 . tcp . 80', 'goto svc-0000000000000000');
     const web4 = [...t.epMaps].find(([, m]) => [...m.values()].includes('10.244.2.7 . 8080'));
-    web4?.[1].set(2, '10.244.9.9 . 8080');
+    if (web4 !== undefined) t.epMaps.set(web4[0], new Map(web4[1]).set(2, '10.244.9.9 . 8080'));
     t.epMaps.set('mepc-00000000000000ff', new Map([[0, '10.244.3.3 . 80']]));
     const r = compareServiceTable({ table: t, services: [LB, WEB], slices: SLICES, nodeName: 'n1' });
     const details = r.problems.map((p) => p.detail);
