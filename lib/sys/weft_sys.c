@@ -376,8 +376,9 @@ static napi_value js_nl_recv(napi_env env, napi_callback_info info) {
     // (nlk->max_recvmsg_len) and netlink_dump then fills skbs of that size (up to 32 KiB) instead of
     // NLMSG_GOODSIZE (~4 KiB). A set dump restarts its walk from the first element for every skb
     // (nf_tables_dump_set skips what was sent), so 8x larger skbs make a 100,000-element dump 8x
-    // cheaper in the kernel.
-    char peek[NL_PEEK_LEN];
+    // cheaper in the kernel. What the peek copies is never read, so one static buffer serves every
+    // thread (a stack one grew the addon's file by a page).
+    static char peek[NL_PEEK_LEN];
     ssize_t want = recv(fd, peek, sizeof peek, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
     if (want < 0) {
       int err = errno;
