@@ -58,11 +58,14 @@ export function setMemoryFlags(execArgv: readonly string[] = process.execArgv, n
 }
 
 /**
- * The young generation's cap with a kube controller (both semi-spaces): 10,000 Services in process
- * (scripts/bench/services-memory-weftd.ts), peak RSS through the cold sync 149 -> 128 MiB for the
- * same CPU; 8 MiB gave no lower peak and more CPU, 4 MiB (no growth) 40% more CPU.
+ * The young generation's cap with a kube controller (both semi-spaces). 10,000 Services in process
+ * (scripts/bench/services-memory-weftd.ts, bundled), 2026-12-08, three interleaved pairs at load 2-4:
+ * 8 MiB against 16, the cold sync's CPU 11.1-13.3 s against 11.5-12.7 s, its peak RSS 104-107 against
+ * 110-112 MiB, the 5-minute resync's 107-109 against 118-122 MiB, CPU per Service change 3.6-4.4 ms
+ * against 3.8-4.1. (Before the count tables and the listing were packed, 8 MiB gave no lower peak
+ * than 16; 4 MiB, no growth, costs 40% more CPU.)
  */
-export const CONTROLLER_YOUNG_MIB = 16;
+export const CONTROLLER_YOUNG_MIB = 8;
 
 /** The young generation's largest size (both semi-spaces, bytes) while paced; 0: not capped. */
 let youngCap = 0;
@@ -75,7 +78,7 @@ let youngGrowing = true;
  * and turned on by paceYoungGeneration() only while one more doubling stays within the cap. With
  * growth on from main's start and off only at a pace that found the cap reached, weftd's young
  * generation was at 32 MiB 1.3 s after start (its first full collection, the lease source starting),
- * 16 MiB over the cap, for good.
+ * twice the cap of the time (16 MiB), for good.
  */
 export function capYoungGeneration(mib: number): void {
   youngCap = mib * 1048576;
