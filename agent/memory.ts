@@ -62,8 +62,10 @@ export function setMemoryFlags(execArgv: readonly string[] = process.execArgv, n
  * (scripts/bench/services-memory-weftd.ts, bundled), 2026-12-08, three interleaved pairs at load 2-4:
  * 8 MiB against 16, the cold sync's CPU 11.1-13.3 s against 11.5-12.7 s, its peak RSS 104-107 against
  * 110-112 MiB, the 5-minute resync's 107-109 against 118-122 MiB, CPU per Service change 3.6-4.4 ms
- * against 3.8-4.1. (Before the count tables and the listing were packed, 8 MiB gave no lower peak
- * than 16; 4 MiB, no growth, costs 40% more CPU.)
+ * against 3.8-4.1. weftd itself through services-peers (real API objects, two runs, load 2-3): peak
+ * 103.2-104.9 against 109.0-111.3 MiB, but cold start CPU 15.6-16.4 against 11.6-13.5 s and 8-9
+ * against 6 ms per change. (Before the count tables and the listing were packed, 8 MiB gave no lower
+ * peak than 16; 4 MiB, no growth, costs 40% more CPU.)
  */
 export const CONTROLLER_YOUNG_MIB = 8;
 
