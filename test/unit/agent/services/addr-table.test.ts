@@ -1,21 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { makeRng } from '../../../fuzz/prng.ts';
 import { AddrTable, IntTable } from '../../../../agent/services/addr-table.ts';
 
-/** A small seeded generator (mulberry32), so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 test('IntTable agrees with a Map through 200,000 random sets and deletes (growing, shrinking, colliding keys)', () => {
-  const r = rng(7);
+  const r = makeRng(7).next;
   const t = new IntTable();
   const m = new Map<number, number>();
   // Keys from a narrow range collide and form long probe runs; 0 and negative keys are ordinary keys.

@@ -1,21 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { makeRng } from '../../../fuzz/prng.ts';
 import { ListedPairs, ListedSlots } from '../../../../agent/services/listed.ts';
 
-/** A small seeded generator (mulberry32), so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 test('ListedPairs is a Map of its elements through 20,000 random sets and deletes of every kind of key', () => {
-  const r = rng(11);
+  const r = makeRng(11).next;
   const ip = () => `10.${Math.floor(r() * 4)}.${Math.floor(r() * 256)}.${Math.floor(r() * 256)}`;
   const key = (): string => {
     const x = r();
