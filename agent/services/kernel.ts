@@ -70,6 +70,11 @@ function noteElement(out: KernelContent, name: string, k: string, v: string): vo
   }
 }
 
+/** An empty element map for fixed set `name` of a listing: the hairpin sets' packed (listed.ts). */
+function listedElements(name: string): Map<string, string> {
+  return (HAIRPIN_MAPS as readonly string[]).includes(name) ? new ListedPairs() : new Map();
+}
+
 /** A set's `type` or `map` member (a type name, an array of them, or `a . b`) as type names. */
 function typeNames(v: unknown): string[] {
   if (Array.isArray(v)) return v.map(String);
@@ -88,7 +93,7 @@ function scanSet(t: string, at: number, out: KernelContent, fixed: Set<string>, 
     else if (k === 'type') key = JSON.parse(t.slice(s, e));
     else if (k === 'map') data = JSON.parse(t.slice(s, e));
   });
-  if (fixed.has(name)) out.elements.set(name as FixedMapName, (HAIRPIN_MAPS as readonly string[]).includes(name) ? new ListedPairs() : new Map());
+  if (fixed.has(name)) out.elements.set(name as FixedMapName, listedElements(name));
   if (!kept(name, fixed)) return;
   if (elems < 0) {
     sets?.push({ name, key: typeNames(key), data: typeNames(data) });
@@ -107,7 +112,7 @@ function scanSet(t: string, at: number, out: KernelContent, fixed: Set<string>, 
 export function parseSvcListing(json: string, sets?: ListedSet[]): KernelContent {
   const fixed = new Set<string>([...Object.keys(DYNAMIC_MAPS), ...Object.keys(DYNAMIC_SETS)]);
   const base = emptyContent();
-  for (const h of HAIRPIN_MAPS) base.elements.set(h, new ListedPairs());
+  for (const h of HAIRPIN_MAPS) base.elements.set(h, listedElements(h));
   const out: KernelContent = { chains: new Map(), elements: base.elements, affinity: new Map(), epMaps: new ListedSlots(), allChains: new Set() };
   eachMember(json, skipSpace(json, 0), (top, at) => {
     if (top !== 'nftables') return;
